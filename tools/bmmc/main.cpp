@@ -1,3 +1,61 @@
+// bmmc: permute arrays of 2^n elements by BMMC permutations. See commands.hpp for the exit-code contract.
 #include <fmt/format.h>
-#include "bmmc/core/named.hpp"
-int main() { fmt::print("{}", bmmc::bit_reverse(4).to_string()); }
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include "commands.hpp"
+
+namespace bmmc::cli {
+namespace {
+std::vector<std::pair<int, AddCommand>>& registry() {
+  static std::vector<std::pair<int, AddCommand>> r;
+  return r;
+}
+}  // namespace
+
+Registrar::Registrar(int order, AddCommand add) { registry().emplace_back(order, add); }
+
+}  // namespace bmmc::cli
+
+int main(int argc, char** argv) {
+  using namespace bmmc::cli;
+  CLI::App app{"bmmc: permute arrays of 2^n elements by BMMC permutations y = A·x ^ c (GPU or CPU)"};
+  app.footer(kSpecHelp);
+  app.require_subcommand(1);
+  Action run;
+  auto cmds = registry();
+  std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  for (auto& [order, add] : cmds) add(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    if (run) run();
+    return 0;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "bmmc: error: {}\n", e.what());
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "bmmc: error: {}\n", e.what());
+    return 2;
+  } catch (const std::out_of_range& e) {
+    fmt::print(stderr, "bmmc: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "bmmc: failed: {}\n", e.what());
+    return 1;
+  }
+}
