@@ -1,0 +1,101 @@
+// Plans: what a permutation kernel does, as plain printable data (no CUDA, no code).
+//
+// A Plan is a list of passes over memory; each pass moves every element of the array once. Two shapes:
+//  - NaivePass: one element per thread, out[A·x ⊕ c] = in[x] (the paper's naive kernel).
+//  - TilePass: the coset-tile kernel of DESIGN.md §4. It covers the paper's tiled kernels (§4, §5.1: V is
+//    coordinate-aligned; swizzle off = "tile", on = "tile+banks", more rows per warp = "iters") and our
+//    one-pass plan for ANY BMMC. Notation: k = vector bits (a lane moves 2^k consecutive elements in one
+//    access), s = k + 5 (a warp access covers 2^s consecutive elements: 32 lanes), m = row bits (the tile
+//    has 2^m rows of 2^s elements), so a block owns the coset x0 ⊕ V' with dim V' = s + m.
+//    Block b:  x0 = b's bits deposited at `block_positions`;  z = c ⊕ Σ_i b_i·block_images[i];
+//              y0 = z with the low s bits cleared, δ = the low s bits of z.
+//    Phase 1:  warp row ρ (warp w handles ρ = w + j·2^warp_bits), lane ℓ, element e < 2^k reads
+//              x = x0 ⊕ R·ρ ⊕ (ℓ·2^k + e)  and stores it at shared word  Λρ·ρ ⊕ Λe·e ⊕ ℓ.
+//    Phase 2:  warp row σ, lane ℓ, element e writes  y = y0 ⊕ U·σ ⊕ (ℓ·2^k + e)  with the shared word
+//              Gσ·σ ⊕ Gτ·((ℓ·2^k + e) ⊕ δ).
+//    All maps are XORs of the listed columns (linear over F2); elements wider than 4 bytes use
+//    elem_bytes/4 planes of `plane_words` 32-bit words, narrower ones one word each, so banks are always
+//    counted on 32-bit words.
+// The plan checker (plan_check.hpp) executes exactly these formulas and proves each plan correct,
+// coalesced and bank-conflict free; the code generator emits exactly these formulas.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "bmmc/core/bmmc.hpp"
+
+namespace bmmc {
+
+/// Kernel variants, named as on the CLI. Auto resolves to one-pass (naive below 32 elements).
+enum class Variant { Naive, Tiled, TiledBanks, TiledBanksIters, TwoPass, OnePass, Auto };
+
+const char* to_string(Variant v) noexcept;
+/// Parses "naive", "tiled", "tiled-banks", "tiled-banks-iters", "two-pass", "one-pass", "auto";
+/// throws std::invalid_argument listing the names otherwise.
+Variant parse_variant(std::string_view name);
+
+struct NaivePass {
+  Bmmc bmmc;
+  int elem_bytes = 4;
+  int threads_per_block = 256;
+
+  int n() const { return bmmc.n(); }
+  std::uint64_t blocks() const;
+  friend bool operator==(const NaivePass&, const NaivePass&) = default;
+};
+
+struct TilePass {
+  Bmmc bmmc;                 ///< the permutation this pass performs
+  int elem_bytes = 4;
+  int vector_bits = 0;       ///< k: a lane access moves 2^k consecutive elements
+  int row_bits = 0;          ///< m: tile rows
+  int warp_bits = 0;         ///< log2(warps per block)
+  int q = 0;                 ///< dim(L + A⁻¹L) − s: rows forced by the permutation (the rest are "iters")
+  bool swizzle = true;       ///< XOR swizzle of shared addresses (off = the paper's plain "tile")
+  std::vector<BitVec> read_rows;        ///< R: m vectors, low s bits clear
+  std::vector<BitVec> write_rows;       ///< U: m vectors, low s bits clear
+  std::vector<int> block_positions;     ///< W: bit positions that the block index is deposited at
+  std::vector<BitVec> block_images;     ///< A·e_w for w in W
+  std::vector<std::uint32_t> store_row_cols;   ///< Λρ: shared word of row basis vector i
+  std::vector<std::uint32_t> store_elem_cols;  ///< Λe: shared word of element bit i (k of them)
+  std::vector<std::uint32_t> load_row_cols;    ///< Gσ: m columns
+  std::vector<std::uint32_t> load_lane_cols;   ///< Gτ: s columns (element bits first, then lane bits)
+
+  int n() const { return bmmc.n(); }
+  int lane_bits() const { return 5; }
+  int segment_bits() const { return vector_bits + 5; }  ///< s
+  int iters() const { return 1 << (row_bits - warp_bits); }  ///< rows per warp in each phase
+  int threads_per_block() const { return 32 << warp_bits; }
+  int elems_per_thread() const { return iters() << vector_bits; }
+  std::uint64_t blocks() const { return std::uint64_t{1} << block_positions.size(); }
+  int planes() const { return elem_bytes > 4 ? elem_bytes / 4 : 1; }
+  std::uint32_t plane_words() const { return std::uint32_t{1} << (row_bits + segment_bits()); }
+  std::uint64_t shared_bytes() const { return std::uint64_t{plane_words()} * 4 * planes(); }
+  int vector_bytes() const { return elem_bytes << vector_bits; }
+  friend bool operator==(const TilePass&, const TilePass&) = default;
+};
+
+using Pass = std::variant<NaivePass, TilePass>;
+
+struct Plan {
+  Variant variant = Variant::OnePass;  ///< resolved: never Auto
+  Bmmc bmmc;                           ///< the whole permutation (composition of the passes)
+  int elem_bytes = 4;
+  std::vector<Pass> passes;            ///< applied in order; more than one needs a temporary buffer
+
+  int n() const { return bmmc.n(); }
+  bool needs_temp() const { return passes.size() > 1; }
+  friend bool operator==(const Plan&, const Plan&) = default;
+};
+
+/// Human-readable description: variant, geometry, V basis, rows, swizzle, blocks, threads, shared bytes.
+std::string describe(const Plan& plan);
+/// 64-bit element indices are needed when 2^n does not fit in 32 bits.
+inline bool needs_64bit_index(int n) { return n > 32; }
+
+}  // namespace bmmc

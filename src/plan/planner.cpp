@@ -1,0 +1,288 @@
+// The planner (see planner.hpp). Construction of a TilePass follows DESIGN.md §4 step by step.
+#include "bmmc/plan/planner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "bmmc/core/factorize.hpp"
+#include "bmmc/core/subspace.hpp"
+
+namespace bmmc {
+
+namespace {
+
+constexpr int kLaneBits = 5;
+
+int log2_exact(int v, const char* what) {
+  if (v <= 0 || (v & (v - 1)))
+    throw std::invalid_argument(fmt::format("{} must be a power of two, got {}", what, v));
+  return __builtin_ctz(static_cast<unsigned>(v));
+}
+
+void check_elem_bytes(int eb) {
+  if (eb != 1 && eb != 2 && eb != 4 && eb != 8 && eb != 16)
+    throw std::invalid_argument(
+        fmt::format("unsupported element size {} bytes: supported sizes are 1, 2, 4, 8 and 16", eb));
+}
+
+struct TileOptions {
+  int vector_bits;
+  int target_row_bits;  // tile rows wanted (more than q adds "iters" directions)
+  int warp_bits;        // log2 warps wanted; -1: one row per warp (no iters), up to 32 warps
+  bool swizzle;
+};
+
+// Coordinates (ρ, t) of v ∈ V' in the basis (e_0..e_{s-1}, R), where R is in reduced echelon form with
+// pivots `pivot[i]` (the lowest set bit of R[i], all ≥ s): ρ_i is bit pivot[i] of v.
+struct TileCoord {
+  std::uint32_t rho;  // m bits
+  std::uint32_t t;    // s bits
+};
+
+TileCoord tile_coord(BitVec v, const std::vector<BitVec>& rows, int s) {
+  TileCoord c{0, 0};
+  BitVec rest = v;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const BitVec pivot = rows[i] & -rows[i];
+    if (v & pivot) {
+      c.rho |= std::uint32_t{1} << i;
+      rest ^= rows[i];
+    }
+  }
+  if (rest >> s)
+    throw std::logic_error("planner: a vector expected inside the tile space V' is outside it");
+  c.t = static_cast<std::uint32_t>(rest);
+  return c;
+}
+
+// Swizzle F: F2^{m+k} → F2^5 such that P_t ⊕ F·P_o is invertible (DESIGN.md §4 step 5). P_t[l] and P_o[l]
+// are the lane-part and the other part (element bits, then row bits) of lane basis vector l in phase 2.
+// On ker P_o the map is P_t, injective; on a complement K' of the kernel we send P_o·b to P_t·b ⊕ w with
+// w running over a complement of P_t(ker P_o), which makes the whole map invertible.
+std::vector<std::uint32_t> choose_swizzle(const std::vector<std::uint32_t>& pt,
+                                          const std::vector<std::uint32_t>& po, int other_bits) {
+  // Split the 5 lane directions into kernel vectors of P_o and vectors with independent P_o images.
+  std::vector<std::uint32_t> kernel_pt;            // P_t of a kernel basis
+  std::vector<std::pair<BitVec, BitVec>> free_dirs;  // (P_o b, P_t b) for b in K'
+  {
+    // Eliminate on the P_o part, carrying P_t along.
+    std::vector<std::pair<BitVec, BitVec>> rows;  // (po, pt), po reduced echelon by lowest bit
+    for (int l = 0; l < kLaneBits; ++l) {
+      BitVec o = po[l], t = pt[l];
+      for (auto& [ro, rt] : rows)
+        if (o & (ro & -ro)) { o ^= ro; t ^= rt; }
+      if (o == 0)
+        kernel_pt.push_back(static_cast<std::uint32_t>(t));
+      else
+        rows.emplace_back(o, t);
+    }
+    free_dirs = rows;
+  }
+  Subspace pt_kernel = Subspace::span(kLaneBits, {kernel_pt.begin(), kernel_pt.end()});
+  if (pt_kernel.dim() != static_cast<int>(kernel_pt.size()))
+    throw std::logic_error("planner: phase-2 lane map is not injective (tile map not invertible)");
+  // Complement vectors w_i of P_t(ker P_o) in F2^5.
+  std::vector<BitVec> w;
+  for (int j : pt_kernel.coordinate_complement()) w.push_back(BitVec{1} << j);
+  // F on the basis (P_o b_i …, completed by coordinate vectors) with targets (P_t b_i ⊕ w_i …, 0).
+  std::vector<BitVec> basis, target;
+  for (size_t i = 0; i < free_dirs.size(); ++i) {
+    basis.push_back(free_dirs[i].first);
+    target.push_back(free_dirs[i].second ^ w[i]);
+  }
+  Subspace spanned = Subspace::span(other_bits, basis);
+  for (int c = 0; c < other_bits; ++c)
+    if (spanned.insert(BitVec{1} << c)) {
+      basis.push_back(BitVec{1} << c);
+      target.push_back(0);
+    }
+  std::vector<std::uint32_t> f(other_bits);
+  for (int c = 0; c < other_bits; ++c) {
+    const BitVec k = *coordinates(basis, BitVec{1} << c);
+    BitVec col = 0;
+    for (size_t i = 0; i < basis.size(); ++i)
+      if ((k >> i) & 1) col ^= target[i];
+    f[c] = static_cast<std::uint32_t>(col);
+  }
+  return f;
+}
+
+TilePass make_tile_pass(const Bmmc& bmmc, int eb, const TileOptions& o) {
+  const int n = bmmc.n();
+  const int k = o.vector_bits;
+  const int s = k + kLaneBits;
+  if (n < s) throw std::logic_error("planner: tile pass needs n >= vector bits + 5");
+  const BitMatrix& a = bmmc.matrix();
+  const BitMatrix ainv = a.inverse();
+
+  // 1. V = L + A⁻¹L, then extra coordinate directions up to the wanted number of rows.
+  Subspace v = Subspace::low_bits(n, s);
+  for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
+  TilePass p{bmmc};
+  p.elem_bytes = eb;
+  p.vector_bits = k;
+  p.swizzle = o.swizzle;
+  p.q = v.dim() - s;
+  const int want = std::min(std::max(o.target_row_bits, p.q), n - s);
+  for (int j = s; j < n && v.dim() - s < want; ++j) v.insert(BitVec{1} << j);
+  const int m = v.dim() - s;
+  p.row_bits = m;
+  p.warp_bits = o.warp_bits < 0 ? std::min(m, 5) : std::min(o.warp_bits, m);
+
+  // 2. Basis of V' (e_0..e_{s-1} then R) and the coordinate complement W for the block index.
+  const std::vector<BitVec>& vb = v.basis();
+  p.read_rows.assign(vb.begin() + s, vb.end());
+  p.block_positions = v.coordinate_complement();
+  for (int w : p.block_positions) p.block_images.push_back(a.col(w));
+
+  // 3. A·V' ⊇ L: its reduced basis is e_0..e_{s-1} then U.
+  const Subspace av = v.image(a);
+  p.write_rows.assign(av.basis().begin() + s, av.basis().end());
+
+  // 4. T: (σ, τ') ↦ tile coordinates of A⁻¹(U·σ ⊕ τ').
+  std::vector<TileCoord> t_sigma(m), t_tau(s);
+  for (int i = 0; i < m; ++i) t_sigma[i] = tile_coord(ainv.apply(p.write_rows[i]), p.read_rows, s);
+  for (int b = 0; b < s; ++b) t_tau[b] = tile_coord(ainv.apply(BitVec{1} << b), p.read_rows, s);
+
+  // 5. Shared layout Λ(ρ, t) = ρ·2^s | e_t·2^5 | (ℓ_t ⊕ F(e_t, ρ)), with "other" bits o = e_t | ρ << k.
+  const int other_bits = k + m;
+  auto other_of = [&](const TileCoord& c) -> std::uint32_t {
+    return (c.t & ((1u << k) - 1)) | (c.rho << k);
+  };
+  std::vector<std::uint32_t> f(other_bits, 0);
+  if (o.swizzle) {
+    std::vector<std::uint32_t> pt(kLaneBits), po(kLaneBits);
+    for (int l = 0; l < kLaneBits; ++l) {
+      pt[l] = t_tau[k + l].t >> k;
+      po[l] = other_of(t_tau[k + l]);
+    }
+    f = choose_swizzle(pt, po, other_bits);
+  }
+  auto swz = [&](std::uint32_t other) {
+    std::uint32_t r = 0;
+    for (int c = 0; c < other_bits; ++c)
+      if ((other >> c) & 1) r ^= f[c];
+    return r;
+  };
+  auto layout = [&](const TileCoord& c) -> std::uint32_t {
+    const std::uint32_t other = other_of(c);
+    return (c.rho << s) | ((c.t & ((1u << k) - 1)) << kLaneBits) | ((c.t >> k) ^ swz(other));
+  };
+  for (int i = 0; i < m; ++i) p.store_row_cols.push_back(layout({1u << i, 0}));
+  for (int e = 0; e < k; ++e) p.store_elem_cols.push_back(layout({0, 1u << e}));
+  for (int i = 0; i < m; ++i) p.load_row_cols.push_back(layout(t_sigma[i]));
+  for (int b = 0; b < s; ++b) p.load_lane_cols.push_back(layout(t_tau[b]));
+  return p;
+}
+
+int default_vector_bits(int eb) { return eb >= 4 ? 0 : log2_exact(4 / eb, "vector"); }
+
+}  // namespace
+
+const char* to_string(Variant v) noexcept {
+  switch (v) {
+    case Variant::Naive: return "naive";
+    case Variant::Tiled: return "tiled";
+    case Variant::TiledBanks: return "tiled-banks";
+    case Variant::TiledBanksIters: return "tiled-banks-iters";
+    case Variant::TwoPass: return "two-pass";
+    case Variant::OnePass: return "one-pass";
+    case Variant::Auto: return "auto";
+  }
+  return "auto";
+}
+
+Variant parse_variant(std::string_view name) {
+  for (Variant v : {Variant::Naive, Variant::Tiled, Variant::TiledBanks, Variant::TiledBanksIters,
+                    Variant::TwoPass, Variant::OnePass, Variant::Auto})
+    if (name == to_string(v)) return v;
+  throw std::invalid_argument(fmt::format(
+      "unknown variant '{}': expected one of naive, tiled, tiled-banks, tiled-banks-iters, two-pass, "
+      "one-pass, auto",
+      name));
+}
+
+Plan make_plan(const Bmmc& bmmc, int eb, const DeviceCaps& caps, const PlanOptions& opt) {
+  check_elem_bytes(eb);
+  const int n = bmmc.n();
+  Plan plan{opt.variant, bmmc, eb, {}};
+  const int threads = opt.threads_per_block ? opt.threads_per_block : 256;
+  const int thread_bits = log2_exact(threads, "threads per block");
+  if (threads < 32 || threads > std::min(1024, caps.max_threads_per_block))
+    throw std::invalid_argument(fmt::format("threads per block must be 32..{}, got {}",
+                                            std::min(1024, caps.max_threads_per_block), threads));
+  if (opt.elems_per_thread) log2_exact(opt.elems_per_thread, "elements per thread");
+  if (opt.vector_bits < -1 || (opt.vector_bits >= 0 && (eb << opt.vector_bits) > 16))
+    throw std::invalid_argument(fmt::format(
+        "vector bits {} with {}-byte elements: a lane access must be at most 16 bytes", opt.vector_bits, eb));
+
+  if (plan.variant == Variant::Auto) plan.variant = n < kLaneBits ? Variant::Naive : Variant::OnePass;
+  const bool tiled_family = plan.variant == Variant::Tiled || plan.variant == Variant::TiledBanks ||
+                            plan.variant == Variant::TiledBanksIters;
+  if ((tiled_family || plan.variant == Variant::OnePass || plan.variant == Variant::TwoPass) &&
+      n < kLaneBits)
+    throw std::invalid_argument(fmt::format(
+        "variant {} needs at least 32 elements (n >= 5); n = {} only supports naive (or auto)",
+        to_string(plan.variant), n));
+  if (tiled_family && !bmmc.is_tiled(kLaneBits))
+    throw std::invalid_argument(fmt::format(
+        "variant {} needs a tiled BMMC (paper §5.1: 5 columns whose top 5x5 block is invertible and whose "
+        "lower rows are zero); this one is {}: use one-pass or two-pass",
+        to_string(plan.variant), to_string(bmmc.classify())));
+
+  if (plan.variant == Variant::Naive) {
+    plan.passes.push_back(NaivePass{bmmc, eb, std::min(threads, 1 << std::max(n, 5))});
+    return plan;
+  }
+
+  // The shared tile may use up to a quarter of an SM's shared memory by default (several blocks per SM
+  // keep loads in flight while others are in phase 2), and never more than a block may take.
+  const long long shared_cap = std::min<long long>(caps.max_shared_per_block, caps.max_shared_per_sm / 2);
+  auto fit = [&](const Bmmc& b, TileOptions o) {
+    for (;;) {
+      TilePass p = make_tile_pass(b, eb, o);
+      if (static_cast<long long>(p.shared_bytes()) <= shared_cap) return p;
+      if (o.target_row_bits > p.q) {
+        o.target_row_bits = p.q;  // drop the "iters" directions first
+      } else if (o.vector_bits > 0) {
+        --o.vector_bits;          // then narrow the lane accesses (shrinks L and q)
+      } else {
+        throw std::invalid_argument(fmt::format(
+            "the tile needs {} bytes of shared memory but the device allows {} per block", p.shared_bytes(),
+            shared_cap));
+      }
+    }
+  };
+  auto row_bits_for = [&](int elems_default, int k) {
+    const int ept = opt.elems_per_thread ? opt.elems_per_thread : elems_default;
+    const int ept_bits = log2_exact(ept, "elements per thread");
+    return std::max(0, thread_bits + ept_bits - (k + kLaneBits));
+  };
+
+  if (tiled_family || plan.variant == Variant::TwoPass) {
+    // The paper's kernels: one element per lane access (32-element tile rows); without "iters" each
+    // thread moves one element per phase.
+    const bool iters = plan.variant == Variant::TiledBanksIters || plan.variant == Variant::TwoPass;
+    TileOptions o{0, row_bits_for(iters ? 4 : 1, 0), iters ? thread_bits - kLaneBits : -1,
+                  opt.swizzle.value_or(plan.variant != Variant::Tiled)};
+    if (plan.variant == Variant::TwoPass) {
+      const TiledSplit split = tiled_split(bmmc, kLaneBits);
+      plan.passes.push_back(fit(split.first, o));
+      plan.passes.push_back(fit(split.second, o));
+    } else {
+      plan.passes.push_back(fit(bmmc, o));
+    }
+    return plan;
+  }
+
+  // One-pass.
+  int k = opt.vector_bits >= 0 ? opt.vector_bits : default_vector_bits(eb);
+  k = std::min(k, n - kLaneBits);
+  TileOptions o{k, row_bits_for(16, k), thread_bits - kLaneBits, opt.swizzle.value_or(true)};
+  plan.passes.push_back(fit(bmmc, o));
+  return plan;
+}
+
+}  // namespace bmmc
