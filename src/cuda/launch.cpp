@@ -1,0 +1,55 @@
+#include "bmmc/cuda/launch.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "bmmc/cuda/error.hpp"
+
+namespace bmmc {
+
+std::string launch_geometry(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream) {
+  return fmt::format("<<<({},{},{}), ({},{},{}), {} B, stream {}>>>", grid.x, grid.y, grid.z, block.x,
+                     block.y, block.z, shared_bytes, static_cast<const void*>(stream));
+}
+
+namespace {
+
+// The largest dynamic shared size already granted per (kernel, device). The attribute is per context, hence
+// the device in the key; it only ever needs raising, so a smaller request after a larger one is free.
+std::mutex opt_in_mutex;
+std::map<std::pair<cudaKernel_t, int>, std::size_t> opt_in_granted;
+
+void ensure_dynamic_shared(const Kernel& kernel, std::size_t shared_bytes, const std::string& where) {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice", where);
+  std::lock_guard lock(opt_in_mutex);
+  std::size_t& granted = opt_in_granted[{kernel.fn, device}];
+  if (granted >= shared_bytes) return;
+  // The runtime accepts a cudaKernel_t cast to const void* wherever it takes an entry function.
+  check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel.fn),
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)),
+        fmt::format("cudaFuncSetAttribute(MaxDynamicSharedMemorySize, {})", shared_bytes).c_str(), where);
+  granted = shared_bytes;
+}
+
+}  // namespace
+
+void launch(const Kernel& kernel, dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
+            void** args) {
+  const auto where = [&] {
+    return fmt::format("kernel '{}' (sm_{}) {}", kernel.name, kernel.arch,
+                       launch_geometry(grid, block, shared_bytes, stream));
+  };
+  if (!kernel) throw CudaError(cudaErrorInvalidResourceHandle, "launch", where() + ": the kernel is not loaded");
+  if (shared_bytes > kDefaultDynamicSharedLimit) ensure_dynamic_shared(kernel, shared_bytes, where());
+  const cudaError_t status =
+      cudaLaunchKernel(reinterpret_cast<const void*>(kernel.fn), grid, block, args, shared_bytes, stream);
+  if (status != cudaSuccess) check(status, "cudaLaunchKernel", where());
+  // A launch can also fail after returning (configuration checks done lazily); the last-error slot has it.
+  check(cudaGetLastError(), "cudaGetLastError after cudaLaunchKernel", where());
+}
+
+}  // namespace bmmc
