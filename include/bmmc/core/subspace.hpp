@@ -5,7 +5,7 @@
 // basis vectors) is a canonical representative of v modulo the subspace, and the one-pass planner
 // (DESIGN.md §4) relies on this: for a subspace V ⊇ L = span(e_0..e_{s-1}) the basis is e_0..e_{s-1}
 // followed by vectors whose low s bits are clear. Example: span{0b110, 0b011} in F2^3 has basis
-// {0b101, 0b011} with pivots 0 and 1; its coordinate complement is {e_2}.
+// {0b101, 0b110} with pivots 0 and 1; its coordinate complement is {e_2}.
 #pragma once
 
 #include <optional>
