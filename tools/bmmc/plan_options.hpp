@@ -1,0 +1,48 @@
+// Options shared by the commands that build a Plan (plan, gen, bench): --elem-bytes, --variant and the
+// planner's knobs, so every command spells them the same way.
+#pragma once
+
+#include <string>
+
+#include "bmmc/plan/planner.hpp"
+#include "commands.hpp"
+
+namespace bmmc::cli {
+
+struct PlanCliOptions {
+  int elem_bytes = 4;
+  std::string variant = "auto";
+  int elems_per_thread = 0;
+  int threads = 0;
+  int vector_bits = -1;
+  std::string swizzle = "default";  // default|on|off
+};
+
+inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
+  sub->add_option("--elem-bytes,-b", o.elem_bytes, "element size in bytes: 1, 2, 4, 8 or 16")->capture_default_str();
+  sub->add_option("--variant", o.variant,
+                  "naive, tiled, tiled-banks, tiled-banks-iters, two-pass, one-pass or auto (= one-pass)")
+      ->capture_default_str();
+  sub->add_option("--elems-per-thread", o.elems_per_thread, "elements each thread moves (power of two; 0 = default)");
+  sub->add_option("--threads", o.threads, "threads per block (power of two, 32..1024; 0 = default 256)");
+  sub->add_option("--vector-bits", o.vector_bits,
+                  "2^K consecutive elements per lane access (-1 = default: 4-byte accesses)");
+  sub->add_option("--swizzle", o.swizzle, "XOR swizzle of the shared tile: default, on or off")->capture_default_str();
+}
+
+inline PlanOptions to_plan_options(const PlanCliOptions& o) {
+  PlanOptions p;
+  p.variant = parse_variant(o.variant);
+  p.elems_per_thread = o.elems_per_thread;
+  p.threads_per_block = o.threads;
+  p.vector_bits = o.vector_bits;
+  if (o.swizzle == "on")
+    p.swizzle = true;
+  else if (o.swizzle == "off")
+    p.swizzle = false;
+  else if (o.swizzle != "default")
+    throw UsageError("--swizzle must be default, on or off, got '" + o.swizzle + "'");
+  return p;
+}
+
+}  // namespace bmmc::cli
