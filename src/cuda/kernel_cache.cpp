@@ -12,6 +12,7 @@
 
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/nvrtc.hpp"
 
 namespace bmmc {
@@ -243,13 +244,17 @@ Kernel KernelCache::get(const std::string& source, const std::string& kernel_nam
   // the primary context lazily if none is current yet.
   check(cudaLibraryLoadData(&library, cubin->data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
         "cudaLibraryLoadData", what);
-  std::shared_ptr<void> owner(library, [](cudaLibrary_t lib) {
+  cudaKernel_t fn = nullptr;
+  if (const cudaError_t status = cudaLibraryGetKernel(&fn, library, kernel_name.c_str()); status != cudaSuccess) {
+    (void)cudaLibraryUnload(library);
+    check(status, "cudaLibraryGetKernel",
+          what + "; is the kernel declared extern \"C\" __global__ with this name?");
+  }
+  std::shared_ptr<void> owner(library, [fn](cudaLibrary_t lib) {
+    detail::forget_launch_state(fn);
     // Unload errors (e.g. during process teardown) have nobody to report to; clear them and move on.
     if (cudaLibraryUnload(lib) != cudaSuccess) (void)cudaGetLastError();
   });
-  cudaKernel_t fn = nullptr;
-  check(cudaLibraryGetKernel(&fn, library, kernel_name.c_str()),
-        "cudaLibraryGetKernel", what + "; is the kernel declared extern \"C\" __global__ with this name?");
   ++loads_;
   {
     std::lock_guard tlock(time_mutex_);

@@ -19,14 +19,22 @@ namespace {
 
 // The largest dynamic shared size already granted per (kernel, device). The attribute is per context, hence
 // the device in the key; it only ever needs raising, so a smaller request after a larger one is free.
-std::mutex opt_in_mutex;
-std::map<std::pair<cudaKernel_t, int>, std::size_t> opt_in_granted;
+// Never destroyed: libraries may be unloaded (and call forget_launch_state) during static destruction.
+struct OptIns {
+  std::mutex mutex;
+  std::map<std::pair<cudaKernel_t, int>, std::size_t> granted;
+};
+OptIns& opt_ins() {
+  static OptIns* state = new OptIns;
+  return *state;
+}
 
 void ensure_dynamic_shared(const Kernel& kernel, std::size_t shared_bytes, const std::string& where) {
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice", where);
-  std::lock_guard lock(opt_in_mutex);
-  std::size_t& granted = opt_in_granted[{kernel.fn, device}];
+  OptIns& state = opt_ins();
+  std::lock_guard lock(state.mutex);
+  std::size_t& granted = state.granted[{kernel.fn, device}];
   if (granted >= shared_bytes) return;
   // The runtime accepts a cudaKernel_t cast to const void* wherever it takes an entry function.
   check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel.fn),
@@ -36,6 +44,16 @@ void ensure_dynamic_shared(const Kernel& kernel, std::size_t shared_bytes, const
 }
 
 }  // namespace
+
+void detail::forget_launch_state(cudaKernel_t fn) noexcept {
+  try {
+    OptIns& state = opt_ins();
+    std::lock_guard lock(state.mutex);
+    std::erase_if(state.granted, [fn](const auto& item) { return item.first.first == fn; });
+  } catch (...) {
+    // Only a failing mutex could throw here; the stale entry then merely costs a failed launch later.
+  }
+}
 
 void launch(const Kernel& kernel, dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
             void** args) {

@@ -40,7 +40,7 @@ namespace {
 
 struct ProgramDeleter {
   void operator()(nvrtcProgram* p) const noexcept {
-    if (p) nvrtcDestroyProgram(p);
+    if (p && *p) nvrtcDestroyProgram(p);
     delete p;
   }
 };

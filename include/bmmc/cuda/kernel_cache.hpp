@@ -21,11 +21,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bmmc/codegen/cuda_source.hpp"
+
 namespace bmmc {
 
-/// Bump whenever the code generator changes what a given source means to the runtime (argument layout,
-/// launch conventions): it is part of every cache key, so stale cubins on disk are never picked up.
-inline constexpr const char* kCodegenVersion = "bmmc-codegen-1";
+// kCodegenVersion (bmmc/codegen/cuda_source.hpp) is part of every cache key, so stale cubins on disk are
+// never picked up after the generator changes.
 
 /// FNV-1a, 64 bits: a stable hash (same value in every process and on every machine).
 constexpr std::uint64_t kFnv1a64Offset = 0xcbf29ce484222325ULL;

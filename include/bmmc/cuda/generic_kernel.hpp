@@ -1,0 +1,21 @@
+// The precompiled, table-driven kernels: the same plans as the JIT path, with the plan's tables passed
+// as a kernel argument instead of folded into the code.
+//
+// They serve when JIT is disabled (PermuteOptions::jit = false) or unavailable, for one-element lane
+// accesses (vector_bits = 0) and every element size. Being generic, they spend a few more instructions
+// per element (loops over rows, table lookups); BENCHMARKS.md measures the difference.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "bmmc/plan/plan.hpp"
+
+namespace bmmc {
+
+/// Launches one pass with the generic kernels. A TilePass must have vector_bits == 0 and at most
+/// kGenericMaxRows rows. Asynchronous on `stream`.
+void launch_generic(const Pass& pass, const void* in, void* out, cudaStream_t stream);
+
+inline constexpr int kGenericMaxRows = 16;
+
+}  // namespace bmmc
