@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,7 +25,7 @@ Registrar::Registrar(int order, AddCommand add) { registry().emplace_back(order,
 int main(int argc, char** argv) {
   using namespace bmmc::cli;
   CLI::App app{"bmmc: permute arrays of 2^n elements by BMMC permutations y = A·x ^ c (GPU or CPU)"};
-  app.footer(kSpecHelp);
+  app.footer(std::string(kSpecHelp) + "\n");  // the help text ends without a newline
   app.require_subcommand(1);
   Action run;
   auto cmds = registry();

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# End-to-end tests of the bmmc CLI. Usage: cli_test.sh PATH/TO/bmmc
+# Checks outputs of show/apply/permute, the exit-code contract (0 ok, 2 bad input with a message on stderr)
+# and that a failed permute never creates or damages its output file. Needs only bash and coreutils.
+set -euo pipefail
+
+bmmc=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# expect_out "expected stdout" cmd...
+expect_out() {
+  local expected=$1 actual
+  shift
+  if ! actual=$("$@" 2>"$work/err"); then
+    fail "$* exited with $? (stderr: $(cat "$work/err"))"
+    return
+  fi
+  [[ "$actual" == "$expected" ]] || fail "$*: expected '$expected', got '$actual'"
+}
+
+# expect_error CODE "stderr substring" cmd...
+expect_error() {
+  local code=$1 part=$2 rc=0
+  shift 2
+  "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [[ $rc == "$code" ]] || fail "$*: expected exit $code, got $rc (stderr: $(cat "$work/err"))"
+  grep -qF -- "$part" "$work/err" || fail "$*: stderr lacks '$part': $(cat "$work/err")"
+  [[ ! -s "$work/out" ]] || fail "$*: printed to stdout on error: $(cat "$work/out")"
+}
+
+# --- show: text and JSON of every named map -------------------------------------------------------------
+expect_out $'n = 4\nclass = BP\nc = 0x0\nA (row i = output bit i, column j = input bit j):\n..1.\n...1\n1...\n.1..' \
+  "$bmmc" show transpose:2 --n 4
+expect_out '{"n":4,"rows":[8,4,2,1],"c":0,"class":"BP"}' "$bmmc" show bit-reverse --n 4 --json
+expect_out '{"n":4,"rows":[1,2,4,8],"c":0,"class":"BP"}' "$bmmc" show identity --n 4 --json
+expect_out '{"n":4,"rows":[1,2,4,8],"c":15,"class":"BPC"}' "$bmmc" show reverse --n 4 --json
+expect_out '{"n":5,"rows":[2,4,8,16,1],"c":0,"class":"BP"}' "$bmmc" show rotate:1 --n 5 --json
+expect_out '{"n":4,"rows":[4,8,1,2],"c":0,"class":"BP"}' "$bmmc" show transpose:2 --n 4 --json
+expect_out '{"n":3,"rows":[3,6,4],"c":0,"class":"tiled"}' "$bmmc" show gray --n 3 --json
+expect_out '{"n":3,"rows":[7,6,4],"c":0,"class":"tiled"}' "$bmmc" show gray-inverse --n 3 --json
+expect_out '{"n":3,"rows":[1,4,6],"c":0,"class":"tiled"}' "$bmmc" show parm:0b110 --n 3 --json
+expect_out '{"n":3,"rows":[2,4,1],"c":0,"class":"BP"}' "$bmmc" show bits:2,0,1 --json
+expect_out '{"n":2,"rows":[2,1],"c":0,"class":"BP"}' "$bmmc" show axes:2x2:1,0 --json
+expect_out '{"n":2,"rows":[3,2],"c":1,"class":"tiled"}' "$bmmc" show 'matrix:3,2^1' --json
+expect_out '{"n":4,"rows":[8,4,2,1],"c":5,"class":"BPC"}' "$bmmc" show 'bit-reverse ^ 0b101' --n 4 --json
+for spec in random-bpc:1 random-bmmc:1 'inv(gray)*rotate:3^0b101'; do
+  out=$("$bmmc" show "$spec" --n 8 --json) || fail "show $spec"
+  [[ "$out" == '{"n":8,"rows":['*'],"c":'*',"class":"'*'"}' ]] || fail "show $spec --json: $out"
+done
+[[ $("$bmmc" show random-bpc:1 --n 8 --json) == *'"class":"BP'* ]] || fail "random-bpc is not BP/BPC"
+# With n <= 5 every BMMC is tiled (the whole index is one tile); a random one on 24 bits is general.
+[[ $("$bmmc" show random-bmmc:1 --n 24 --json) == *'"class":"general"}' ]] || fail "random-bmmc:1 --n 24 not general"
+
+# --- apply: the worked examples (DESIGN.md §1) ------------------------------------------------------------
+expect_out 14 "$bmmc" apply bit-reverse --n 4 7
+expect_out 28 "$bmmc" apply rotate:1 --n 5 25
+expect_out 9 "$bmmc" apply transpose:2 --n 4 6
+expect_out $'14\n14\n14\n0' "$bmmc" apply bit-reverse --n 4 7 0x7 0b0111 0
+expect_out $'15\n0' "$bmmc" apply reverse --n 4 0 15
+expect_out 9 "$bmmc" apply 'rotate:1*bit-reverse' --n 4 12  # bit-reverse first: 12 -> 3, then rotate -> 9
+expect_error 2 "out of range" "$bmmc" apply bit-reverse --n 4 16
+expect_error 2 "not a number" "$bmmc" apply bit-reverse --n 4 0b12
+
+# --- permute: correctness against `bmmc apply`, and round trips --------------------------------------------
+# Input element x holds the byte x, so out[y] must hold x exactly when apply(x) = y.
+n=8
+printf "$(for ((x = 0; x < 256; x++)); do printf '\\x%02x' "$x"; done)" >"$work/iota.bin"
+for spec in bit-reverse transpose:3 random-bpc:2 random-bmmc:2 'inv(gray)*rotate:3^0b101'; do
+  "$bmmc" permute "$spec" --n $n --elem-bytes 1 --in "$work/iota.bin" --out "$work/p.bin" ||
+    fail "permute $spec"
+  mapfile -t ys < <("$bmmc" apply "$spec" --n $n $(seq 0 255))
+  mapfile -t got < <(od -An -v -tu1 -w1 "$work/p.bin" | tr -d ' ')
+  for ((x = 0; x < 256; x++)); do
+    if [[ "${got[${ys[$x]}]}" != "$x" ]]; then
+      fail "permute $spec: out[${ys[$x]}] = ${got[${ys[$x]}]}, expected $x"
+      break
+    fi
+  done
+done
+for b in 1 2 4 8 16; do
+  head -c $((4096 * b)) /dev/urandom >"$work/r.bin"
+  for spec in random-bmmc:7 bit-reverse 'gray*transpose:5^3'; do
+    "$bmmc" permute "$spec" --n 12 --elem-bytes $b --in "$work/r.bin" --out "$work/m.bin" || fail "permute $spec b=$b"
+    "$bmmc" permute "inv($spec)" --n 12 -b $b -i "$work/m.bin" -o "$work/back.bin" || fail "permute inv($spec)"
+    cmp -s "$work/r.bin" "$work/back.bin" || fail "round trip of $spec with $b-byte elements"
+  done
+done
+cmp -s "$work/r.bin" "$work/m.bin" && fail "permute by a random BMMC left 16-byte data unchanged"
+
+# --- errors: exit 2, a message, and the output untouched ---------------------------------------------------
+expect_error 2 "singular" "$bmmc" show matrix:1,1
+expect_error 2 "unknown name 'bitrev' at column 1" "$bmmc" show bitrev --n 4
+expect_error 2 "expected ':' after 'rotate' at column 7" "$bmmc" show rotate --n 4
+expect_error 2 "expected ')'" "$bmmc" show 'inv(gray' --n 4
+expect_error 2 "n mismatch" "$bmmc" show bits:1,0,2 --n 4
+expect_error 2 "defines n = 2, but 'bits:1,0,2' at column 1 defines n = 3" "$bmmc" show 'bits:1,0,2*matrix:1,2'
+expect_error 2 "bit-reverse needs n: pass --n N" "$bmmc" show bit-reverse
+
+head -c 1024 /dev/urandom >"$work/in.bin"  # 2^8 elements of 4 bytes
+expect_error 2 "1024 bytes, but an array of 2^9 elements of 4 bytes has 2048 bytes" \
+  "$bmmc" permute gray --n 9 -b 4 --in "$work/in.bin" --out "$work/new.bin"
+[[ ! -e "$work/new.bin" ]] || fail "permute with a wrong-size input created its output"
+echo "old content" >"$work/old.bin"
+expect_error 2 "bytes" "$bmmc" permute gray --n 9 -b 4 --in "$work/in.bin" --out "$work/old.bin"
+[[ $(cat "$work/old.bin") == "old content" ]] || fail "permute with a wrong-size input changed its output"
+expect_error 2 "element size 3 bytes is not supported" \
+  "$bmmc" permute gray --n 8 -b 3 --in "$work/in.bin" --out "$work/old.bin"
+expect_error 2 "--in is required" "$bmmc" permute gray --n 8 -b 4 --out "$work/old.bin"
+expect_error 2 "no such file" "$bmmc" permute gray --n 8 -b 4 --in "$work/missing.bin" --out "$work/old.bin"
+expect_error 2 "singular" "$bmmc" permute matrix:1,1 -b 1 --in "$work/in.bin" --out "$work/old.bin"
+expect_error 2 "malformed" "$bmmc" permute 'rotate:0b12' --n 8 -b 4 --in "$work/in.bin" --out "$work/old.bin"
+expect_error 2 "defines n" "$bmmc" permute 'bits:1,0' --n 8 -b 4 --in "$work/in.bin" --out "$work/old.bin"
+[[ $(cat "$work/old.bin") == "old content" ]] || fail "a failed permute changed its output"
+[[ -z $(find "$work" -name '.*bmmc-*') ]] || fail "a failed permute left a temporary file"
+expect_error 2 "" "$bmmc" nosuchcommand
+expect_error 2 "" "$bmmc"
+
+# --- help describes every option ---------------------------------------------------------------------------
+help=$("$bmmc" --help)
+for cmd in show apply permute demo; do [[ "$help" == *"$cmd"* ]] || fail "--help lacks $cmd"; done
+[[ "$help" == *"spec  := term"* ]] || fail "--help lacks the spec language"
+phelp=$("$bmmc" permute --help)
+for opt in --n --elem-bytes --in --out --backend SPEC; do [[ "$phelp" == *"$opt"* ]] || fail "permute --help lacks $opt"; done
+[[ $("$bmmc" show --help) == *"--json"* ]] || fail "show --help lacks --json"
+[[ $("$bmmc" demo --help) == *"--backend"* ]] || fail "demo --help lacks --backend"
+
+# --- demo (small, to stay fast) ------------------------------------------------------------------------------
+demo=$("$bmmc" demo --n 12 --reps 1) || fail "demo failed: $demo"
+for spec in bit-reverse transpose:6 random-bpc:1 random-bmmc:1 gray; do
+  [[ "$demo" == *"$spec"* ]] || fail "demo lacks $spec"
+done
+[[ "$demo" != *WRONG* ]] || fail "demo found wrong results"
+
+if ((failures > 0)); then
+  echo "$failures CLI check(s) failed" >&2
+  exit 1
+fi
+echo "all CLI checks passed"
