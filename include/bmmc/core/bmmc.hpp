@@ -22,6 +22,8 @@ const char* to_string(BmmcClass c) noexcept;
 
 class Bmmc {
  public:
+  /// The identity on n = 0 bits (a single element); lets plans and containers default-construct.
+  Bmmc() : Bmmc(BitMatrix()) {}
   /// Throws std::invalid_argument when A is not square, is singular, or c has bits at or above n.
   Bmmc(BitMatrix a, BitVec c = 0);
 
