@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "bmmc/core/buffers.hpp"
 #include "bmmc/core/factorize.hpp"
 #include "bmmc/core/subspace.hpp"
 
@@ -19,12 +20,6 @@ int log2_exact(int v, const char* what) {
   if (v <= 0 || (v & (v - 1)))
     throw std::invalid_argument(fmt::format("{} must be a power of two, got {}", what, v));
   return __builtin_ctz(static_cast<unsigned>(v));
-}
-
-void check_elem_bytes(int eb) {
-  if (eb != 1 && eb != 2 && eb != 4 && eb != 8 && eb != 16)
-    throw std::invalid_argument(
-        fmt::format("unsupported element size {} bytes: supported sizes are 1, 2, 4, 8 and 16", eb));
 }
 
 struct TileOptions {

@@ -1,0 +1,40 @@
+// GPU benchmarking of permutations against a device-to-device copy of the same bytes, in the same run.
+//
+// Every timed configuration is verified on the device (a gather check of out[A·x ⊕ c] == in[x] for every
+// x) on random non-zero data. Times come from CUDA events around each repetition, after a warm-up; rows
+// report the median, min and max, the bandwidth counting bytes read plus written, and the percentage of
+// the cudaMemcpy D2D median measured in the same run. The row schema is shared with the CPU benchmark.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bmmc/core/bmmc.hpp"
+#include "bmmc/cuda/permute.hpp"
+
+namespace bmmc {
+
+struct GpuBenchRow {
+  std::string variant;  ///< memcpy, copy-kernel, or the permutation variant (+ "-generic")
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double gbps = 0;        ///< (bytes read + bytes written) / median time
+  double pct_memcpy = 0;  ///< memcpy median / this median × 100
+  double first_use_ms = 0;  ///< plan + JIT (or cache load) + first run, host wall time; 0 for copies
+  bool verified = true;
+};
+
+struct GpuBenchCase {
+  std::string variant;   ///< variant name for the row
+  PermuteOptions options;
+};
+
+/// Measures memcpy D2D and a 16-byte copy kernel of 2^n·elem_bytes bytes, then each case.
+std::vector<GpuBenchRow> bench_gpu(const Bmmc& bmmc, int elem_bytes, const std::vector<GpuBenchCase>& cases, int reps);
+
+/// Host time of a cached one-shot permute() call, microseconds (mean over many calls on a small array).
+double cached_call_host_us(int calls = 2000);
+
+/// Number of x with out[A·x ⊕ c] != in[x], computed on the device.
+unsigned long long count_mismatches(const Bmmc& bmmc, const void* in, const void* out, int elem_bytes);
+
+}  // namespace bmmc

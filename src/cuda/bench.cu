@@ -1,0 +1,151 @@
+// GPU benchmark helpers (see bench.hpp): fill, copy and verification kernels, event timing.
+#include "bmmc/cuda/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "bmmc/core/named.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/memory.hpp"
+
+namespace bmmc {
+
+namespace {
+
+using u64 = unsigned long long;
+
+__global__ void fill_random(unsigned* p, u64 words, u64 seed) {
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < words; i += u64(gridDim.x) * blockDim.x) {
+    u64 h = (i + seed) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    p[i] = static_cast<unsigned>(h) | 0x01010101u;  // no zero bytes
+  }
+}
+
+__global__ void copy16(const uint4* __restrict__ in, uint4* __restrict__ out, u64 count) {
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x) out[i] = in[i];
+}
+
+struct VerifyTables {
+  u64 cols[64];
+  u64 c;
+  int n;
+  int words;  // 32-bit words per element (elements < 4 bytes are compared bytewise)
+  int elem_bytes;
+};
+
+__global__ void verify(const unsigned char* in, const unsigned char* out, VerifyTables t, u64* bad) {
+  const u64 total = u64{1} << t.n;
+  u64 local = 0;
+  for (u64 x = blockIdx.x * u64(blockDim.x) + threadIdx.x; x < total; x += u64(gridDim.x) * blockDim.x) {
+    u64 y = t.c;
+    for (int i = 0; i < t.n; ++i)
+      if ((x >> i) & 1) y ^= t.cols[i];
+    for (int b = 0; b < t.elem_bytes; ++b)
+      if (in[x * t.elem_bytes + b] != out[y * t.elem_bytes + b]) {
+        ++local;
+        break;
+      }
+  }
+  if (local) atomicAdd(bad, local);
+}
+
+unsigned grid_for(u64 items) { return static_cast<unsigned>(std::min<u64>((items + 255) / 256, 132 * 16)); }
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+template <class F>
+GpuBenchRow time_reps(const std::string& name, int reps, std::size_t bytes, F run) {
+  for (int i = 0; i < 3; ++i) run();  // warm-up
+  std::vector<Event> start(reps), stop(reps);
+  for (int i = 0; i < reps; ++i) {
+    start[i].record();
+    run();
+    stop[i].record();
+  }
+  BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> ms(reps);
+  for (int i = 0; i < reps; ++i) ms[i] = stop[i].elapsed_ms_since(start[i]);
+  GpuBenchRow r;
+  r.variant = name;
+  r.median_ms = median(ms);
+  r.min_ms = *std::min_element(ms.begin(), ms.end());
+  r.max_ms = *std::max_element(ms.begin(), ms.end());
+  r.gbps = 2.0 * static_cast<double>(bytes) / (r.median_ms * 1e6);
+  return r;
+}
+
+}  // namespace
+
+unsigned long long count_mismatches(const Bmmc& b, const void* in, const void* out, int eb) {
+  VerifyTables t{};
+  t.n = b.n();
+  for (int i = 0; i < t.n; ++i) t.cols[i] = b.matrix().col(i);
+  t.c = b.complement();
+  t.elem_bytes = eb;
+  DeviceBuffer bad(sizeof(u64));
+  bad.fill_bytes(0);
+  verify<<<grid_for(u64{1} << t.n), 256>>>(static_cast<const unsigned char*>(in), static_cast<const unsigned char*>(out), t,
+                                            bad.as<u64>());
+  BMMC_CUDA_CHECK(cudaGetLastError());
+  u64 result = 0;
+  bad.download(&result, sizeof(result));
+  return result;
+}
+
+std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuBenchCase>& cases, int reps) {
+  if (reps < 1) throw std::invalid_argument("reps must be at least 1");
+  const std::size_t bytes = (std::size_t{1} << b.n()) * static_cast<std::size_t>(eb);
+  DeviceBuffer in(bytes), out(bytes), temp(bytes);
+  fill_random<<<grid_for(bytes / 4 + 1), 256>>>(in.as<unsigned>(), (bytes + 3) / 4, b.n() * 131 + eb);
+  BMMC_CUDA_CHECK(cudaGetLastError());
+  std::vector<GpuBenchRow> rows;
+  rows.push_back(time_reps("memcpy", reps, bytes, [&] {
+    BMMC_CUDA_CHECK(cudaMemcpyAsync(out.get(), in.get(), bytes, cudaMemcpyDeviceToDevice));
+  }));
+  if (bytes % 16 == 0)
+    rows.push_back(time_reps("copy-kernel", reps, bytes, [&] {
+      copy16<<<grid_for(bytes / 16), 256>>>(in.as<uint4>(), out.as<uint4>(), bytes / 16);
+    }));
+  for (const GpuBenchCase& c : cases) {
+    out.fill_bytes(0xA5);
+    BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto t0 = std::chrono::steady_clock::now();
+    Permuter p(b, eb, c.options);
+    p(in.get(), out.get(), nullptr, temp.get());
+    BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+    const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const bool ok = count_mismatches(b, in.get(), out.get(), eb) == 0;
+    GpuBenchRow r = time_reps(c.variant, reps, bytes, [&] { p(in.get(), out.get(), nullptr, temp.get()); });
+    r.first_use_ms = first;
+    r.verified = ok && count_mismatches(b, in.get(), out.get(), eb) == 0;
+    rows.push_back(r);
+  }
+  for (GpuBenchRow& r : rows) r.pct_memcpy = 100.0 * rows[0].median_ms / r.median_ms;
+  return rows;
+}
+
+double cached_call_host_us(int calls) {
+  const Bmmc b = random_bmmc(12, 1);
+  const std::size_t bytes = (std::size_t{1} << 12) * 4;
+  DeviceBuffer in(bytes), out(bytes);
+  Stream s;
+  permute(b, in.get(), out.get(), 4, s);  // first use: plan + JIT
+  s.synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) {
+    permute(b, in.get(), out.get(), 4, s);
+    if (i % 64 == 63) s.synchronize();  // keep the launch queue short so we time the host path
+  }
+  s.synchronize();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+}
+
+}  // namespace bmmc

@@ -1,0 +1,193 @@
+// GPU permutations against the CPU reference: random non-zero data, poisoned outputs, every element
+// compared. Without a GPU every test reports SKIPPED.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <future>
+#include <random>
+#include <vector>
+
+#include "bmmc/core/named.hpp"
+#include "bmmc/cpu/reference.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/memory.hpp"
+#include "bmmc/cuda/permute.hpp"
+
+namespace bmmc {
+namespace {
+
+#define REQUIRE_GPU() \
+  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU on this machine"
+
+std::vector<unsigned char> random_bytes(std::size_t bytes, std::uint64_t seed) {
+  std::vector<unsigned char> v(bytes);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < bytes; i += 8) {
+    std::uint64_t r = rng() | 0x0101010101010101ull;  // never a zero byte: zeros hide unwritten outputs
+    std::memcpy(&v[i], &r, std::min<std::size_t>(8, bytes - i));
+  }
+  return v;
+}
+
+// Runs `run(in, out)` on device copies of random data and compares with permute_reference.
+template <class Run>
+void check_against_reference(const Bmmc& b, int eb, const std::string& what, Run run) {
+  const std::size_t bytes = (std::size_t{1} << b.n()) * eb;
+  const auto host_in = random_bytes(bytes, b.matrix().row_list().empty() ? 1 : b.matrix().row(0) + eb);
+  std::vector<unsigned char> expect(bytes), got(bytes);
+  permute_reference(b, host_in.data(), expect.data(), eb);
+  DeviceBuffer in(bytes), out(bytes);
+  in.upload(host_in.data(), bytes);
+  out.fill_bytes(0xA5);  // poison
+  run(in.get(), out.get());
+  BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+  out.download(got.data(), bytes);
+  const bool same = std::memcmp(expect.data(), got.data(), bytes) == 0;
+  if (!same) {
+    std::size_t first = 0;
+    while (first < bytes && expect[first] == got[first]) ++first;
+    ADD_FAILURE() << what << ": first wrong byte at " << first << " (element " << first / eb << ")";
+  }
+}
+
+std::vector<std::pair<std::string, Bmmc>> named(int n) {
+  return {{"bit-reverse", bit_reverse(n)}, {"reverse", reverse(n)},   {"rotate:3", rotate(n, 3)},
+          {"transpose", transpose(n, n / 2)}, {"gray", gray(n)},    {"gray-inverse", gray_inverse(n)},
+          {"parm:1", parm_matrix(n, 1)},    {"identity", identity(n)}};
+}
+
+bool tiled_variant(Variant v) {
+  return v == Variant::Tiled || v == Variant::TiledBanks || v == Variant::TiledBanksIters;
+}
+
+TEST(GpuPermute, NamedMapsEveryVariantAndElementSize) {
+  REQUIRE_GPU();
+  const Variant variants[] = {Variant::Naive, Variant::Tiled, Variant::TiledBanks, Variant::TiledBanksIters,
+                              Variant::TwoPass, Variant::OnePass};
+  for (int n : {5, 10, 17}) {
+    // Build (and JIT) every Permuter in parallel: the kernel cache compiles each distinct kernel once.
+    std::vector<std::tuple<std::string, Bmmc, int, std::future<std::shared_ptr<Permuter>>>> jobs;
+    for (auto& [name, b] : named(n))
+      for (Variant v : variants)
+        for (int eb : {1, 2, 4, 8, 16}) {
+          if (tiled_variant(v) && !b.is_tiled(5)) continue;
+          PermuteOptions o;
+          o.plan.variant = v;
+          jobs.emplace_back(fmt::format("{} n {} {} eb {}", name, n, to_string(v), eb), b, eb,
+                            std::async(std::launch::async, [b = b, eb, o] { return std::make_shared<Permuter>(b, eb, o); }));
+        }
+    for (auto& [what, b, eb, fut] : jobs) {
+      auto p = fut.get();
+      check_against_reference(b, eb, what, [&](void* in, void* out) { (*p)(in, out); });
+    }
+  }
+}
+
+TEST(GpuPermute, RandomBmmcsAndBpcsAcrossSizes) {
+  REQUIRE_GPU();
+  const int sizes[] = {0, 1, 5, 10, 17, 20, 24, 28};
+  const int ebs[] = {1, 2, 4, 8, 16};
+  for (int i = 0; i < 64; ++i) {
+    const int n = sizes[i % 8];
+    const int eb = n >= 28 ? 4 : ebs[(i / 8) % 5];
+    const Bmmc b = i % 2 ? random_bmmc(n, 100 + i) : random_bpc(n, 100 + i);
+    for (bool jit : {true, false}) {
+      PermuteOptions o;
+      o.jit = jit;
+      check_against_reference(b, eb, fmt::format("random #{} n {} eb {} {}", i, n, eb, jit ? "jit" : "generic"),
+                              [&](void* in, void* out) { permute(b, in, out, eb, nullptr, o); });
+    }
+    if (n >= 5 && n <= 24) {
+      PermuteOptions o;
+      o.plan.variant = Variant::TwoPass;
+      check_against_reference(b, eb, fmt::format("random #{} two-pass", i),
+                              [&](void* in, void* out) { permute(b, in, out, eb, nullptr, o); });
+    }
+  }
+}
+
+TEST(GpuPermute, VectorWidthsAndIters) {
+  REQUIRE_GPU();
+  for (int eb : {1, 2, 4, 8}) {
+    for (int k = 0; (eb << k) <= 16; ++k)
+      for (int ept : {4, 16, 64}) {
+        PermuteOptions o;
+        o.plan.vector_bits = k;
+        o.plan.elems_per_thread = std::max(ept, 1 << k);
+        const Bmmc b = random_bmmc(20, 7 * k + eb + ept);
+        check_against_reference(b, eb, fmt::format("eb {} k {} ept {}", eb, k, ept),
+                                [&](void* in, void* out) { permute(b, in, out, eb, nullptr, o); });
+      }
+  }
+}
+
+TEST(GpuPermute, LargeNWithEightByteElements) {
+  REQUIRE_GPU();
+  // 64-bit element indices (n > 32) need 2^33 · 8 B = 64 GiB per buffer: check n = 30 here (8 GiB) and
+  // leave n = 32..33 to the benchmark machine's memory.
+  const Bmmc b = random_bmmc(30, 5);
+  check_against_reference(b, 8, "n 30 eb 8", [&](void* in, void* out) { permute(b, in, out, 8); });
+}
+
+TEST(GpuPermute, CacheHitsReturnTheSameKernel) {
+  REQUIRE_GPU();
+  KernelCache cache({kCodegenVersion, "", false});
+  PermuteOptions o;
+  o.cache = &cache;
+  const Bmmc b = random_bmmc(16, 1);
+  Permuter p1(b, 4, o), p2(b, 4, o);
+  EXPECT_EQ(cache.stats().compiles, 1u);
+  EXPECT_GE(cache.stats().memory_hits, 1u);
+  (void)p1;
+  (void)p2;
+}
+
+TEST(GpuPermute, TwoStreamsTwoPermutations) {
+  REQUIRE_GPU();
+  const Bmmc a = random_bmmc(22, 11), b = bit_reverse(22);
+  const std::size_t bytes = (std::size_t{1} << 22) * 4;
+  const auto host = random_bytes(bytes, 3);
+  std::vector<unsigned char> ea(bytes), eb_(bytes), ga(bytes), gb(bytes);
+  permute_reference(a, host.data(), ea.data(), 4);
+  permute_reference(b, host.data(), eb_.data(), 4);
+  DeviceBuffer in(bytes), oa(bytes), ob(bytes);
+  in.upload(host.data(), bytes);
+  oa.fill_bytes(0xA5);
+  ob.fill_bytes(0xA5);
+  Stream s1, s2;
+  Permuter pa(a, 4), pb(b, 4);
+  for (int rep = 0; rep < 10; ++rep) {
+    pa(in.get(), oa.get(), s1);
+    pb(in.get(), ob.get(), s2);
+  }
+  s1.synchronize();
+  s2.synchronize();
+  oa.download(ga.data(), bytes);
+  ob.download(gb.data(), bytes);
+  EXPECT_EQ(ga, ea);
+  EXPECT_EQ(gb, eb_);
+}
+
+TEST(GpuPermute, BadPointersAreRefusedBeforeAnyLaunch) {
+  REQUIRE_GPU();
+  const Bmmc b = random_bmmc(10, 1);
+  DeviceBuffer buf(8192), other(4096);
+  std::vector<int> host(1024);
+  EXPECT_THROW(permute(b, nullptr, other.get(), 4), std::invalid_argument);
+  EXPECT_THROW(permute(b, buf.get(), buf.get(), 4), std::invalid_argument);
+  EXPECT_THROW(permute(b, buf.get(), static_cast<char*>(buf.get()) + 2048, 4), std::invalid_argument);  // overlap
+  EXPECT_THROW(permute(b, static_cast<char*>(buf.get()) + 2, other.get(), 4), std::invalid_argument);   // unaligned
+  EXPECT_THROW(permute(b, host.data(), other.get(), 4), std::invalid_argument);                         // host memory
+  EXPECT_THROW(permute(b, buf.get(), other.get(), 3), std::invalid_argument);                           // element size
+  try {
+    permute(b, host.data(), other.get(), 4);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("host"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace bmmc

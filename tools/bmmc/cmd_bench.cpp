@@ -1,0 +1,136 @@
+// `bmmc bench` — time permutations against a copy of the same bytes measured in the same run.
+//
+// Rows share one schema on every backend (case, spec, variant, backend, n, elem_bytes, median_ms, min_ms,
+// max_ms, gbps, pct_memcpy); --json prints one array of them, --csv one line each.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli_common.hpp"
+#include "plan_options.hpp"
+#if BMMC_HAS_CUDA
+#include "bmmc/cuda/bench.hpp"
+#include "bmmc/cuda/device.hpp"
+#endif
+
+namespace bmmc::cli {
+namespace {
+
+struct BenchOptions {
+  std::vector<std::string> specs;
+  std::optional<int> n;
+  int elem_bytes = 4;
+  std::vector<std::string> variants = {"naive", "tiled", "tiled-banks", "tiled-banks-iters", "two-pass", "one-pass", "generic"};
+  int reps = 20;
+  bool json = false, csv = false, streaming = false, host_overhead = false;
+  int vector_bits = -1, elems_per_thread = 0, threads = 0;
+  std::string backend = "auto";
+};
+
+struct Row {
+  std::string case_name, spec, variant, backend;
+  int n, elem_bytes;
+  double median_ms, min_ms, max_ms, gbps, pct_memcpy, first_use_ms;
+  bool verified;
+};
+
+void emit(const BenchOptions& o, const std::vector<Row>& rows) {
+  if (o.json) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const Row& r : rows)
+      a.push_back({{"case", r.case_name}, {"spec", r.spec}, {"variant", r.variant}, {"backend", r.backend},
+                   {"n", r.n}, {"elem_bytes", r.elem_bytes}, {"median_ms", r.median_ms}, {"min_ms", r.min_ms},
+                   {"max_ms", r.max_ms}, {"gbps", r.gbps}, {"pct_memcpy", r.pct_memcpy},
+                   {"first_use_ms", r.first_use_ms}, {"verified", r.verified}});
+    print_json(a);
+  } else if (o.csv) {
+    fmt::print("case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified\n");
+    for (const Row& r : rows)
+      fmt::print("{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.1f},{:.1f},{:.1f},{}\n", r.case_name, r.spec, r.variant,
+                 r.backend, r.n, r.elem_bytes, r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms,
+                 r.verified);
+  } else {
+    fmt::print("{:<22} {:<18} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n", "case", "variant", "median ms", "min ms",
+               "max ms", "GB/s", "% memcpy", "1st ms", "verified");
+    for (const Row& r : rows)
+      fmt::print("{:<22} {:<18} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.1f} {:>9.1f} {:>9.1f}  {}\n", r.case_name, r.variant,
+                 r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms, r.verified ? "yes" : "NO");
+  }
+}
+
+#if BMMC_HAS_CUDA
+std::vector<Row> bench_cuda(const BenchOptions& o) {
+  std::vector<Row> rows;
+  const std::string device = device_caps().name;
+  for (size_t i = 0; i < o.specs.size(); ++i) {
+    const Bmmc b = parse_spec_options({o.specs[i], o.n});
+    std::vector<GpuBenchCase> cases;
+    for (const std::string& v : o.variants) {
+      GpuBenchCase c{v, {}};
+      c.options.codegen.streaming_hints = o.streaming;
+      c.options.plan.elems_per_thread = o.elems_per_thread;
+      c.options.plan.threads_per_block = o.threads;
+      if (v == "generic") {
+        c.options.jit = false;
+        c.options.plan.variant = Variant::OnePass;
+      } else {
+        c.options.plan.variant = parse_variant(v);
+        if (c.options.plan.variant == Variant::OnePass) c.options.plan.vector_bits = o.vector_bits;
+      }
+      const Variant pv = c.options.plan.variant;
+      if ((pv == Variant::Tiled || pv == Variant::TiledBanks || pv == Variant::TiledBanksIters) && !b.is_tiled(5))
+        continue;  // the paper's tiled kernels do not apply to this BMMC
+      cases.push_back(c);
+    }
+    if (!o.json && !o.csv)
+      fmt::print(stderr, "[{}/{}] {} (n = {}, {} B elements) on {}\n", i + 1, o.specs.size(), o.specs[i], b.n(),
+                 o.elem_bytes, device);
+    for (const GpuBenchRow& r : bench_gpu(b, o.elem_bytes, cases, o.reps))
+      rows.push_back({o.specs[i], fmt::format("{} --n {}", o.specs[i], b.n()), r.variant, "cuda", b.n(), o.elem_bytes,
+                      r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms, r.verified});
+  }
+  if (o.host_overhead) fmt::print(stderr, "cached permute() call: {:.2f} us host time\n", cached_call_host_us());
+  return rows;
+}
+#endif
+
+void add_bench(CLI::App& app, Action& run) {
+  auto* sub = app.add_subcommand("bench", "Benchmark permutations against a copy of the same bytes (same run)");
+  auto o = std::make_shared<BenchOptions>();
+  sub->add_option("--spec", o->specs, "permutation(s) to time (repeatable); default: bit-reverse")->take_all();
+  sub->add_option("--n", o->n, "index bits where the spec does not define them (default 30 on GPU)");
+  sub->add_option("--elem-bytes,-b", o->elem_bytes, "element size in bytes: 1, 2, 4, 8 or 16")->capture_default_str();
+  sub->add_option("--variant", o->variants,
+                  "variants to time: naive tiled tiled-banks tiled-banks-iters two-pass one-pass generic")
+      ->take_all();
+  sub->add_option("--reps", o->reps, "timed repetitions per configuration (median reported)")->capture_default_str();
+  sub->add_option("--vector-bits", o->vector_bits, "one-pass lane accesses of 2^K elements (-1 = default)");
+  sub->add_option("--elems-per-thread", o->elems_per_thread, "elements per thread (0 = default)");
+  sub->add_option("--threads", o->threads, "threads per block (0 = default)");
+  sub->add_flag("--streaming", o->streaming, "JIT kernels use __ldcs/__stcs");
+  sub->add_flag("--host-overhead", o->host_overhead, "also measure the host time of a cached permute() call");
+  sub->add_flag("--json", o->json, "print one JSON array of rows");
+  sub->add_flag("--csv", o->csv, "print CSV rows");
+  add_backend_option(sub, o->backend);
+  sub->callback([&run, o] {
+    run = [o] {
+      if (o->specs.empty()) o->specs = {"bit-reverse"};
+      if (o->reps < 1) throw UsageError("--reps must be at least 1");
+      const Backend backend = resolve_backend(parse_backend(o->backend));
+      std::vector<Row> rows;
+#if BMMC_HAS_CUDA
+      if (backend == Backend::Cuda) {
+        if (!o->n) o->n = 30;
+        rows = bench_cuda(*o);
+      }
+#endif
+      if (backend == Backend::Cpu) throw UsageError("the CPU benchmark is not wired yet");
+      emit(*o, rows);
+    };
+  });
+}
+
+const Registrar reg(70, add_bench);
+
+}  // namespace
+}  // namespace bmmc::cli
