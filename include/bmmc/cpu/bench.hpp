@@ -1,0 +1,34 @@
+// The CPU benchmark behind `bmmc bench --backend cpu`: the fast executor against memcpy and the naive loop,
+// measured in the same run on the same buffers.
+//
+// Variants (rows, in this order): "memcpy" (std::memcpy of the same bytes split into one chunk per thread,
+// on the same number of threads as the executor, so the comparison is fair), "memcpy-1t" (one std::memcpy
+// call), "naive" (permute_reference: the single-threaded scatter loop out[A·x ⊕ c] = in[x]) and "one-pass"
+// (permute_cpu with the default CpuOptions and the given thread count). Each variant runs once as a warm-up
+// into a poisoned output that is then verified (memcpy against the input, the others against the reference
+// permutation), then `reps` timed runs; the timed runs of all variants are interleaved round by round so
+// that a noisy machine disturbs them alike. Buffers are 2 MiB-aligned and, on Linux, advised for
+// transparent huge pages. The input is random with no zero byte. Nothing is printed; a wrong output throws
+// std::runtime_error naming the variant.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bmmc/core/bmmc.hpp"
+
+namespace bmmc {
+
+struct BenchRow {
+  std::string variant;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double gbps = 0;        ///< (bytes read + bytes written) / median time, in 10^9 bytes per second
+  double pct_memcpy = 0;  ///< 100 × median time of "memcpy" / median time of this variant
+};
+
+/// Benchmarks the permutation of 2^n elements of elem_bytes bytes. reps ≥ 1 timed runs per variant (after
+/// one warm-up); threads ≤ 0 means std::thread::hardware_concurrency(). Throws std::invalid_argument for bad
+/// arguments and std::bad_alloc when the three buffers (input, output, reference) do not fit in memory.
+std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, int threads);
+
+}  // namespace bmmc

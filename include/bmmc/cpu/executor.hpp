@@ -1,0 +1,57 @@
+// The fast CPU backend: executes the same coset-tile plans as the GPU, with a cache-resident tile in the
+// role of shared memory, on std::threads. It is the embedded default when there is no GPU.
+//
+// How a TilePass runs on a CPU (plan.hpp gives the formulas; DESIGN.md §4 the algebra). Blocks of the coset
+// tiling are split into contiguous ranges, one range per thread. For block b the thread computes x0 and
+// z = A·x0 ⊕ c once, then
+//   phase 1: for each tile row ρ copies the 2^s consecutive input elements at x0 ⊕ R·ρ into tile row ρ
+//            (a whole run of ≥ 128 bytes: two or more full cache lines, read sequentially);
+//   phase 2: for each output row σ gathers the 2^s elements of y0 ⊕ U·σ ⊕ (0..2^s−1) from the tile and
+//            writes them as one run (non-temporal stores for arrays larger than the caches).
+// Nothing is a per-element mat-vec: R·ρ and U·σ come from tables built once per pass (Gray-code XOR
+// prefix), and the tile position of output element j of row σ is Nσ[σ] ⊕ Nτ[δ] ⊕ Nτ[j], two table
+// lookups and an XOR (N = the plan's shared-memory maps G composed with the inverse of its store map Λ:
+// a CPU has no banks, so the executor relabels the tile to the natural row-major order and phase 1
+// becomes a straight copy; which elements a block reads and writes is exactly the plan's). While a block
+// is in phase 2 the thread prefetches the input rows of its next block, so memory latency overlaps the
+// gather.
+//
+// Tile size (make_cpu_plan). Runs are 2^s elements with s = vector_bits + 5; the CPU plan picks
+// vector_bits so a run is 128 bytes for 1..4-byte elements (two 64-byte lines: whole lines on both sides
+// and the adjacent-line prefetcher pairs them), i.e. the smallest run that the planner's 32 lanes allow for
+// 8- and 16-byte elements (256 and 512 bytes). The tile is 2^(s+m) elements with m ≥ q rows forced by the
+// permutation; extra rows ("iters") only add contiguous input directions. Measured on a 2-core AMD EPYC
+// (32 KiB L1d, 1 MiB L2 per core), n = 26, int32, random BMMC: tiles that stay in L1 (≤ 16 KiB, half of L1
+// so the prefetched rows of the next block fit beside the tile) beat L2-sized tiles (64–256 KiB), whose
+// phase-2 gathers miss L1; see the lead's BENCHMARKS.md for the table. So the default tile is the smallest
+// one the permutation allows, grown to 2^12 elements when q is small, capped at 16 KiB where q allows.
+// CpuOptions::tile_elems_log2 overrides it (the planner still raises it to s + q).
+#pragma once
+
+#include "bmmc/core/bmmc.hpp"
+#include "bmmc/plan/plan.hpp"
+
+namespace bmmc {
+
+struct CpuOptions {
+  int threads = 0;           ///< 0 = std::thread::hardware_concurrency() (fewer for small arrays)
+  int tile_elems_log2 = -1;  ///< -1 = choose (see the header comment); else log2 of the tile's elements
+};
+
+/// The plan the CPU executes for this permutation: a one-pass TilePass built by make_plan with CPU-sized
+/// runs and tile (or a NaivePass for n < 5). Throws std::invalid_argument for an unsupported elem_bytes
+/// or a tile_elems_log2 outside 5..20.
+Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuOptions& options = {});
+
+/// out[A·x ⊕ c] = in[x] for all 2^n indices, multi-threaded. `in` and `out` are host buffers of
+/// 2^n · elem_bytes bytes, disjoint and aligned to elem_bytes (checked first with check_buffers: on bad
+/// arguments it throws std::invalid_argument and writes nothing). elem_bytes ∈ {1, 2, 4, 8, 16}.
+void permute_cpu(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const CpuOptions& options = {});
+
+/// Executes any Plan (one-pass, the paper's tiled variants, two-pass, naive — CPU or GPU geometry) on the
+/// CPU. Pass i reads the previous pass's output; buffers alternate so the last pass writes `out`. `temp`
+/// (same size as `in`, disjoint from both) is needed when plan.needs_temp() and may be null otherwise.
+/// threads ≤ 0 means hardware_concurrency(). All buffers are checked before anything is written.
+void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, int threads);
+
+}  // namespace bmmc

@@ -1,0 +1,419 @@
+// The CPU executor (see executor.hpp): a TilePass becomes lookup tables, then every thread runs its range
+// of blocks through a cache-resident tile. Kernels are templated on the element size, the run length in
+// bytes and the store kind, so that the run copies and the 2^s-element gathers are fully unrolled.
+#include "bmmc/cpu/executor.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/core/subspace.hpp"
+#include "bmmc/plan/planner.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define BMMC_CPU_STREAMING 1
+#endif
+
+namespace bmmc {
+
+namespace {
+
+constexpr int kLaneBits = 5;
+constexpr std::size_t kLine = 64;
+// Arrays at least this large are written with non-temporal stores: they cannot stay in any cache anyway, and
+// streaming stores skip the read-for-ownership of each output line (a third of the traffic of a plain
+// store loop). Smaller arrays keep normal stores so the result stays cached for whoever reads it next.
+constexpr std::size_t kStreamingBytes = std::size_t{8} << 20;
+// With automatic thread counts every thread gets at least this many bytes: starting a thread costs tens of
+// microseconds, the time to permute a few hundred KiB.
+constexpr std::size_t kBytesPerThread = std::size_t{512} << 10;
+// The default tile budget: half of a typical 32 KiB L1d, so the next block's prefetched input rows fit
+// beside the tile (executor.hpp says how this was measured).
+constexpr std::size_t kTileBudgetBytes = std::size_t{16} << 10;
+
+template <int B>
+struct Elem {
+  unsigned char b[B];
+};
+
+// A buffer aligned to a cache line, freed with the matching aligned delete.
+struct AlignedDelete {
+  void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t{kLine}); }
+};
+using AlignedBytes = std::unique_ptr<unsigned char[], AlignedDelete>;
+AlignedBytes aligned_bytes(std::size_t bytes) {
+  return AlignedBytes(static_cast<unsigned char*>(::operator new[](bytes, std::align_val_t{kLine})));
+}
+
+// XOR of the columns selected by the bits of every index 0..2^cols.size()-1, built by the Gray-code rule
+// t[i] = t[i with its lowest bit cleared] ⊕ cols[lowest bit of i].
+template <class T>
+std::vector<T> xor_table(const std::vector<T>& cols) {
+  std::vector<T> t(std::size_t{1} << cols.size());
+  t[0] = 0;
+  for (std::size_t i = 1; i < t.size(); ++i) t[i] = t[i & (i - 1)] ^ cols[__builtin_ctzll(i)];
+  return t;
+}
+
+// Everything a thread needs to run the blocks of one TilePass; built once per pass.
+struct TileTables {
+  int s = 0, m = 0;
+  std::uint64_t blocks = 0;
+  BitVec complement = 0;
+  std::vector<int> block_positions;
+  std::vector<BitVec> block_images;
+  std::vector<BitVec> rtab;          // R·ρ, 2^m entries
+  std::vector<BitVec> utab;          // U·σ, 2^m entries
+  std::vector<std::uint32_t> nsig;   // natural tile index of the plan's shared word Gσ·σ, 2^m entries
+  std::vector<std::uint32_t> ntau;   // natural tile index of Gτ·j, 2^s entries
+
+  std::uint64_t x0(std::uint64_t b) const {
+    BitVec x = 0;
+    for (std::size_t i = 0; i < block_positions.size(); ++i) x |= ((b >> i) & 1) << block_positions[i];
+    return x;
+  }
+  std::uint64_t z(std::uint64_t b) const {
+    BitVec v = complement;
+    for (std::size_t i = 0; i < block_images.size(); ++i)
+      if ((b >> i) & 1) v ^= block_images[i];
+    return v;
+  }
+};
+
+// The plan stores lane ℓ, element e of tile row ρ at shared word Λρ·ρ ⊕ Λe·e ⊕ ℓ, i.e. row position
+// p = ℓ·2^k + e. A CPU has no banks, so the tile is relabelled to the natural index p + ρ·2^s (phase 1 a
+// plain copy); phase 2's shared words are translated through Λ⁻¹. Λ and G are linear, so their columns
+// suffice: the natural index of a word is its coordinates in the basis (Λ of p's bits, Λ of ρ's bits).
+TileTables build_tables(const TilePass& p) {
+  const int k = p.vector_bits, s = p.segment_bits(), m = p.row_bits;
+  if (k < 0 || m < 0 || p.read_rows.size() != static_cast<size_t>(m) ||
+      p.write_rows.size() != static_cast<size_t>(m) || p.store_row_cols.size() != static_cast<size_t>(m) ||
+      p.load_row_cols.size() != static_cast<size_t>(m) || p.store_elem_cols.size() != static_cast<size_t>(k) ||
+      p.load_lane_cols.size() != static_cast<size_t>(s) || p.block_images.size() != p.block_positions.size() ||
+      s + m + static_cast<int>(p.block_positions.size()) != p.n() || s + m > 24)
+    throw std::invalid_argument(fmt::format(
+        "execute_plan_cpu: tile pass tables are inconsistent (n = {}, s = {}, m = {}, {} block bits)", p.n(), s,
+        m, p.block_positions.size()));
+  TileTables t;
+  t.s = s;
+  t.m = m;
+  t.blocks = p.blocks();
+  t.complement = p.bmmc.complement();
+  t.block_positions = p.block_positions;
+  t.block_images = p.block_images;
+  t.rtab = xor_table(p.read_rows);
+  t.utab = xor_table(p.write_rows);
+  std::vector<BitVec> store(static_cast<size_t>(s + m));
+  for (int b = 0; b < s; ++b) store[b] = b < k ? p.store_elem_cols[b] : BitVec{1} << (b - k);
+  for (int i = 0; i < m; ++i) store[s + i] = p.store_row_cols[i];
+  auto natural = [&](std::uint32_t word) {
+    const std::optional<BitVec> c = coordinates(store, word);  // throws if Λ is singular
+    if (!c) throw std::invalid_argument(fmt::format("execute_plan_cpu: shared word {:#x} is outside the tile", word));
+    return static_cast<std::uint32_t>(*c);
+  };
+  std::vector<std::uint32_t> sig_cols, tau_cols;
+  for (std::uint32_t g : p.load_row_cols) sig_cols.push_back(natural(g));
+  for (std::uint32_t g : p.load_lane_cols) tau_cols.push_back(natural(g));
+  t.nsig = xor_table(sig_cols);
+  t.ntau = xor_table(tau_cols);
+  return t;
+}
+
+#if BMMC_CPU_STREAMING
+// 16 bytes of an output run, gathered from the tile: elements base ⊕ ntau[0 .. 16/B − 1].
+template <int B>
+inline __m128i gather16(const unsigned char* tile, std::uint32_t base, const std::uint32_t* ntau) {
+  auto at = [&](int j) { return tile + std::size_t{base ^ ntau[j]} * B; };
+  auto get = [&](auto v, int j) {
+    std::memcpy(&v, at(j), sizeof v);
+    return v;
+  };
+  if constexpr (B == 16) {
+    return _mm_load_si128(reinterpret_cast<const __m128i*>(at(0)));
+  } else if constexpr (B == 8) {
+    return _mm_set_epi64x(get(std::int64_t{}, 1), get(std::int64_t{}, 0));
+  } else if constexpr (B == 4) {
+    return _mm_set_epi32(get(std::int32_t{}, 3), get(std::int32_t{}, 2), get(std::int32_t{}, 1),
+                         get(std::int32_t{}, 0));
+  } else if constexpr (B == 2) {
+    const auto g = [&](int j) { return get(std::int16_t{}, j); };
+    return _mm_set_epi16(g(7), g(6), g(5), g(4), g(3), g(2), g(1), g(0));
+  } else {
+    const auto g = [&](int j) { return static_cast<char>(*at(j)); };
+    return _mm_set_epi8(g(15), g(14), g(13), g(12), g(11), g(10), g(9), g(8), g(7), g(6), g(5), g(4), g(3),
+                        g(2), g(1), g(0));
+  }
+}
+#endif
+
+inline void stream_fence() {
+#if BMMC_CPU_STREAMING
+  _mm_sfence();
+#endif
+}
+
+// Blocks [begin, end) of one pass. B = element bytes, RunBytes = 2^s·B, Stream = non-temporal output.
+template <int B, int RunBytes, bool Stream>
+void run_blocks(const TileTables& t, const unsigned char* in_raw, unsigned char* out_raw, std::uint64_t begin,
+                std::uint64_t end, unsigned char* tile_raw) {
+  using E = Elem<B>;
+  constexpr int kRun = RunBytes / B;
+  const auto* in = reinterpret_cast<const E*>(in_raw);
+  auto* out = reinterpret_cast<E*>(out_raw);
+  auto* tile = reinterpret_cast<E*>(tile_raw);
+  const int s = t.s;
+  const std::uint64_t rows = std::uint64_t{1} << t.m;
+  const BitVec low = (BitVec{1} << s) - 1;
+  const BitVec* rtab = t.rtab.data();
+  const BitVec* utab = t.utab.data();
+  const std::uint32_t* nsig = t.nsig.data();
+  const std::uint32_t* ntau = t.ntau.data();
+
+  BitVec x0 = t.x0(begin);
+  for (std::uint64_t b = begin; b < end; ++b) {
+    const BitVec z = t.z(b);
+    const BitVec y0 = z & ~low;
+    const std::uint32_t d = ntau[z & low];
+    const bool has_next = b + 1 < end;
+    const BitVec next_x0 = has_next ? t.x0(b + 1) : 0;
+    // Phase 1: whole runs of input into the tile rows (prefetched during the previous block's phase 2).
+    for (std::uint64_t rho = 0; rho < rows; ++rho)
+      std::memcpy(tile + (rho << s), in + (x0 ^ rtab[rho]), RunBytes);
+    // Phase 2: gather each output run from the tile; meanwhile prefetch the next block's input row σ.
+    for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {
+      if (has_next) {
+        const auto* next = reinterpret_cast<const unsigned char*>(in + (next_x0 ^ rtab[sigma]));
+        for (int l = 0; l < RunBytes; l += static_cast<int>(kLine)) __builtin_prefetch(next + l, 0, 3);
+      }
+      const std::uint32_t base = nsig[sigma] ^ d;
+      E* dst = out + (y0 ^ utab[sigma]);
+      if constexpr (Stream) {
+#if BMMC_CPU_STREAMING
+        // Gathered straight into registers and streamed: no staging buffer to store and reload.
+        auto* d = reinterpret_cast<__m128i*>(dst);
+#pragma GCC unroll 32
+        for (int q = 0; q < RunBytes / 16; ++q)
+          _mm_stream_si128(d + q, gather16<B>(tile_raw, base, ntau + q * (16 / B)));
+#endif
+      } else {
+#pragma GCC unroll 16
+        for (int j = 0; j < kRun; ++j) dst[j] = tile[base ^ ntau[j]];
+      }
+    }
+    x0 = next_x0;
+  }
+  if constexpr (Stream) stream_fence();
+}
+
+using BlockKernel = void (*)(const TileTables&, const unsigned char*, unsigned char*, std::uint64_t,
+                             std::uint64_t, unsigned char*);
+
+template <int B, int RunBytes>
+BlockKernel pick_stream(bool stream) {
+#if !BMMC_CPU_STREAMING
+  stream = false;
+#endif
+  if constexpr (RunBytes >= static_cast<int>(kLine)) {
+    if (stream) return &run_blocks<B, RunBytes, true>;
+  }
+  return &run_blocks<B, RunBytes, false>;
+}
+
+template <int B>
+BlockKernel pick_run(int run_bytes, bool stream) {
+  // A run is 32 elements (s = 5) to 512 bytes (the planner's 16-byte lane accesses).
+  switch (run_bytes) {
+    case 32: if constexpr (32 >= 32 * B) return pick_stream<B, 32>(stream); break;
+    case 64: if constexpr (64 >= 32 * B) return pick_stream<B, 64>(stream); break;
+    case 128: if constexpr (128 >= 32 * B) return pick_stream<B, 128>(stream); break;
+    case 256: if constexpr (256 >= 32 * B) return pick_stream<B, 256>(stream); break;
+    case 512: return pick_stream<B, 512>(stream);
+  }
+  throw std::invalid_argument(fmt::format("execute_plan_cpu: unsupported run of {} bytes for {}-byte elements",
+                                          run_bytes, B));
+}
+
+BlockKernel pick_kernel(int elem_bytes, int run_bytes, bool stream) {
+  switch (elem_bytes) {
+    case 1: return pick_run<1>(run_bytes, stream);
+    case 2: return pick_run<2>(run_bytes, stream);
+    case 4: return pick_run<4>(run_bytes, stream);
+    case 8: return pick_run<8>(run_bytes, stream);
+    case 16: return pick_run<16>(run_bytes, stream);
+  }
+  throw std::invalid_argument(fmt::format("execute_plan_cpu: unsupported element size {}", elem_bytes));
+}
+
+// Runs f(begin, end, thread_index) over `threads` contiguous slices of [0, count), the calling thread
+// taking slice 0. If starting a thread fails, the started ones are joined before the error propagates.
+template <class F>
+void parallel_slices(std::uint64_t count, int threads, F&& f) {
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, count)));
+  auto slice = [&](int i) { return count / threads * i + std::min<std::uint64_t>(i, count % threads); };
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  try {
+    for (int i = 1; i < threads; ++i) pool.emplace_back([&, i] { f(slice(i), slice(i + 1), i); });
+  } catch (...) {
+    for (auto& th : pool) th.join();
+    throw;
+  }
+  f(slice(0), slice(1), 0);
+  for (auto& th : pool) th.join();
+}
+
+void execute_tile_pass(const TilePass& p, const TileTables& t, const void* in, void* out, int threads) {
+  const int run_bytes = p.elem_bytes << t.s;
+  const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
+  const bool stream = bytes >= kStreamingBytes && reinterpret_cast<std::uintptr_t>(out) % kLine == 0;
+  const BlockKernel kernel = pick_kernel(p.elem_bytes, run_bytes, stream);
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, t.blocks)));
+  // One tile per thread, each on its own cache lines.
+  const std::size_t per_thread = std::max(kLine, std::size_t{static_cast<unsigned>(p.elem_bytes)} << (t.s + t.m));
+  AlignedBytes scratch = aligned_bytes(per_thread * threads);
+  const auto* src = static_cast<const unsigned char*>(in);
+  auto* dst = static_cast<unsigned char*>(out);
+  parallel_slices(t.blocks, threads, [&](std::uint64_t begin, std::uint64_t end, int i) {
+    unsigned char* mine = scratch.get() + per_thread * i;
+    kernel(t, src, dst, begin, end, mine);
+  });
+}
+
+// out[A·x ⊕ c] = in[x] for x in [begin, end), keeping y = A·x ⊕ c incrementally as the reference does.
+template <int B>
+void direct_range(const Bmmc& bmmc, const void* in_raw, void* out_raw, std::uint64_t begin, std::uint64_t end) {
+  if (begin >= end) return;
+  const auto* in = static_cast<const Elem<B>*>(in_raw);
+  auto* out = static_cast<Elem<B>*>(out_raw);
+  BitVec flip[64];
+  BitVec acc = 0;
+  for (int k = 0; k < bmmc.n(); ++k) flip[k] = acc ^= bmmc.matrix().col(k);
+  BitVec y = bmmc.apply(begin);
+  for (std::uint64_t x = begin;; ++x) {
+    out[y] = in[x];
+    if (x + 1 == end) break;
+    y ^= flip[__builtin_ctzll(x + 1)];
+  }
+}
+
+void execute_naive_pass(const Bmmc& bmmc, int elem_bytes, const void* in, void* out, int threads) {
+  const std::uint64_t count = std::uint64_t{1} << bmmc.n();
+  parallel_slices(count, threads, [&](std::uint64_t begin, std::uint64_t end, int) {
+    switch (elem_bytes) {
+      case 1: return direct_range<1>(bmmc, in, out, begin, end);
+      case 2: return direct_range<2>(bmmc, in, out, begin, end);
+      case 4: return direct_range<4>(bmmc, in, out, begin, end);
+      case 8: return direct_range<8>(bmmc, in, out, begin, end);
+      case 16: return direct_range<16>(bmmc, in, out, begin, end);
+    }
+  });
+}
+
+int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// threads ≤ 0: all hardware threads, but no more than the array size is worth.
+int resolve_threads(int threads, int n, int elem_bytes) {
+  if (threads > 0) return threads;
+  const std::size_t bytes = array_bytes(n, elem_bytes);
+  return static_cast<int>(std::clamp<std::size_t>(bytes / kBytesPerThread, 1, hardware_threads()));
+}
+
+const Bmmc& pass_bmmc(const Pass& p) {
+  return std::visit([](const auto& q) -> const Bmmc& { return q.bmmc; }, p);
+}
+
+void check_plan_shape(const Plan& plan) {
+  if (plan.passes.empty()) throw std::invalid_argument("execute_plan_cpu: the plan has no passes");
+  for (const Pass& pass : plan.passes) {
+    const int eb = std::visit([](const auto& q) { return q.elem_bytes; }, pass);
+    if (pass_bmmc(pass).n() != plan.n() || eb != plan.elem_bytes)
+      throw std::invalid_argument(fmt::format(
+          "execute_plan_cpu: a pass has n = {} and {}-byte elements but the plan has n = {} and {}-byte elements",
+          pass_bmmc(pass).n(), eb, plan.n(), plan.elem_bytes));
+  }
+}
+
+}  // namespace
+
+Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuOptions& options) {
+  check_elem_bytes(elem_bytes);
+  const int n = bmmc.n();
+  if (options.tile_elems_log2 != -1 && (options.tile_elems_log2 < 5 || options.tile_elems_log2 > 20))
+    throw std::invalid_argument(fmt::format(
+        "CPU tile of 2^{} elements is out of range: tile_elems_log2 must be -1 (choose) or 5..20",
+        options.tile_elems_log2));
+  DeviceCaps caps;
+  caps.name = "cpu";
+  caps.max_shared_per_block = 1 << 30;  // the tile size is chosen here, not capped by shared memory
+  caps.max_shared_per_sm = 1 << 30;
+  PlanOptions po;
+  if (n < kLaneBits) {
+    po.variant = Variant::Naive;
+    return make_plan(bmmc, elem_bytes, caps, po);
+  }
+  po.variant = Variant::OnePass;
+  // Runs of 128 bytes (two cache lines) where 32 elements are smaller; 32 elements otherwise.
+  const int eb_bits = __builtin_ctz(static_cast<unsigned>(elem_bytes));
+  const int k = std::max(0, 7 - kLaneBits - eb_bits);
+  po.vector_bits = k;
+  const int s = k + kLaneBits;
+  int tile = options.tile_elems_log2;
+  if (tile < 0) tile = __builtin_ctzll(kTileBudgetBytes) - eb_bits;
+  tile = std::max(tile, s);
+  const int thread_bits = std::min(tile, 10);
+  po.threads_per_block = 1 << thread_bits;
+  po.elems_per_thread = 1 << (tile - thread_bits);
+  return make_plan(bmmc, elem_bytes, caps, po);
+}
+
+void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, int threads) {
+  check_buffers(in, out, plan.n(), plan.elem_bytes);
+  check_plan_shape(plan);
+  const std::size_t passes = plan.passes.size();
+  if (passes > 1) {
+    if (temp == nullptr)
+      throw std::invalid_argument(fmt::format(
+          "execute_plan_cpu: this plan has {} passes and needs a temporary buffer of 2^{} elements; temp is null",
+          passes, plan.n()));
+    check_buffers(in, temp, plan.n(), plan.elem_bytes);
+    check_buffers(temp, out, plan.n(), plan.elem_bytes);
+  }
+  threads = resolve_threads(threads, plan.n(), plan.elem_bytes);
+  // Build every pass's tables before writing anything, so a malformed pass leaves `out` untouched.
+  std::vector<TileTables> tables(passes);
+  for (std::size_t i = 0; i < passes; ++i)
+    if (const auto* tp = std::get_if<TilePass>(&plan.passes[i])) {
+      tables[i] = build_tables(*tp);
+      pick_kernel(tp->elem_bytes, tp->elem_bytes << tp->segment_bits(), false);
+    }
+  const void* src = in;
+  for (std::size_t i = 0; i < passes; ++i) {
+    void* dst = (passes - 1 - i) % 2 == 0 ? out : temp;  // the last pass lands in out
+    if (const auto* tp = std::get_if<TilePass>(&plan.passes[i]))
+      execute_tile_pass(*tp, tables[i], src, dst, threads);
+    else
+      execute_naive_pass(pass_bmmc(plan.passes[i]), plan.elem_bytes, src, dst, threads);
+    src = dst;
+  }
+}
+
+void permute_cpu(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const CpuOptions& options) {
+  check_buffers(in, out, bmmc.n(), elem_bytes);
+  const int threads = resolve_threads(options.threads, bmmc.n(), elem_bytes);
+  if (bmmc.n() < kLaneBits) {  // fewer than 32 elements: a tile would be pure overhead
+    execute_naive_pass(bmmc, elem_bytes, in, out, 1);
+    return;
+  }
+  execute_plan_cpu(make_cpu_plan(bmmc, elem_bytes, options), in, out, nullptr, threads);
+}
+
+}  // namespace bmmc

@@ -1,0 +1,166 @@
+// The fast CPU executor against the reference permutation: random BMMCs and BPCs and named maps, every
+// element size, n from 0 up (large n for a few int32 cases), 1..4 threads, random non-zero data, poisoned
+// outputs; multi-pass plans through a temporary buffer; bad arguments refused with the output untouched.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "bmmc/core/named.hpp"
+#include "bmmc/cpu/bench.hpp"
+#include "bmmc/cpu/executor.hpp"
+#include "bmmc/cpu/reference.hpp"
+#include "bmmc/plan/plan_check.hpp"
+#include "bmmc/plan/planner.hpp"
+
+namespace bmmc {
+namespace {
+
+constexpr unsigned char kPoison = 0xa5;
+
+// 64-byte aligned storage (so the streaming-store path is taken for large arrays).
+struct Buf {
+  explicit Buf(std::size_t bytes) : words((bytes + 127) / 8 + 8, 0), size(bytes) {}
+  unsigned char* data() {
+    auto p = reinterpret_cast<std::uintptr_t>(words.data());
+    return reinterpret_cast<unsigned char*>((p + 63) & ~std::uintptr_t{63});
+  }
+  std::vector<std::uint64_t> words;
+  std::size_t size;
+};
+
+void fill_nonzero(unsigned char* p, std::size_t bytes, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(1 + rng() % 255);
+}
+
+// Runs permute_cpu and compares with permute_reference; returns a description on mismatch.
+void expect_matches(const Bmmc& b, int eb, const CpuOptions& opt, std::uint64_t seed) {
+  const std::size_t bytes = (std::size_t{1} << b.n()) * eb;
+  Buf in(bytes), out(bytes), ref(bytes);
+  fill_nonzero(in.data(), bytes, seed);
+  std::memset(out.data(), kPoison, bytes);
+  permute_reference(b, in.data(), ref.data(), eb);
+  permute_cpu(b, in.data(), out.data(), eb, opt);
+  ASSERT_EQ(std::memcmp(out.data(), ref.data(), bytes), 0)
+      << "n = " << b.n() << ", elem_bytes = " << eb << ", threads = " << opt.threads
+      << ", tile_elems_log2 = " << opt.tile_elems_log2 << "\n"
+      << b.to_string();
+}
+
+TEST(CpuExecutor, RandomMapsAllElementSizesSmallN) {
+  for (int eb : {1, 2, 4, 8, 16})
+    for (int n = 0; n <= 14; ++n)
+      for (std::uint64_t seed : {1, 2}) {
+        const int threads = 1 + static_cast<int>((n + seed) % 4);
+        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed + 10)})
+          expect_matches(b, eb, CpuOptions{threads, -1}, seed * 100 + n);
+      }
+}
+
+TEST(CpuExecutor, NamedMaps) {
+  for (int eb : {1, 4, 16})
+    for (int n : {5, 8, 11, 16}) {
+      const std::vector<Bmmc> maps = {identity(n), bit_reverse(n), reverse(n),  gray(n),
+                                      gray_inverse(n), rotate(n, 1), transpose(n, n / 2),
+                                      parm_matrix(n, 0b110)};
+      for (const Bmmc& b : maps) expect_matches(b, eb, CpuOptions{3, -1}, n);
+    }
+}
+
+TEST(CpuExecutor, TileSizesAndThreadCounts) {
+  const Bmmc b = random_bmmc(17, 7);
+  for (int eb : {2, 4, 8})
+    for (int tile : {5, 8, 10, 12, 14, 16})
+      for (int threads : {1, 2, 3, 4}) expect_matches(b, eb, CpuOptions{threads, tile}, tile * 10 + threads);
+}
+
+// Large arrays take the non-temporal store path (≥ 8 MiB) and split thousands of blocks over threads.
+TEST(CpuExecutor, LargeInt32) {
+  expect_matches(random_bmmc(22, 3), 4, CpuOptions{2, -1}, 22);
+  expect_matches(bit_reverse(23), 4, CpuOptions{3, -1}, 23);
+  expect_matches(random_bpc(24, 5), 8, CpuOptions{0, -1}, 24);
+  expect_matches(random_bmmc(26, 1), 4, CpuOptions{0, -1}, 26);
+}
+
+// Any plan executes, not only the CPU's: the GPU one-pass geometry, the paper's variants, two passes.
+TEST(CpuExecutor, ExecutesEveryPlanVariant) {
+  const int n = 13;
+  for (int eb : {1, 4, 16})
+    for (Variant v : {Variant::Naive, Variant::TiledBanks, Variant::TiledBanksIters, Variant::TwoPass,
+                      Variant::OnePass}) {
+      const Bmmc b = v == Variant::TiledBanks || v == Variant::TiledBanksIters ? random_bpc(n, 4) : random_bmmc(n, 4);
+      PlanOptions po;
+      po.variant = v;
+      const Plan plan = make_plan(b, eb, default_caps(), po);
+      const std::size_t bytes = (std::size_t{1} << n) * eb;
+      Buf in(bytes), out(bytes), tmp(bytes), ref(bytes);
+      fill_nonzero(in.data(), bytes, 9);
+      std::memset(out.data(), kPoison, bytes);
+      permute_reference(b, in.data(), ref.data(), eb);
+      execute_plan_cpu(plan, in.data(), out.data(), tmp.data(), 2);
+      EXPECT_EQ(std::memcmp(out.data(), ref.data(), bytes), 0) << to_string(v) << " eb " << eb;
+    }
+}
+
+TEST(CpuExecutor, CpuPlansPassThePlanChecker) {
+  for (int eb : {1, 2, 4, 8, 16})
+    for (int n : {3, 5, 9, 14}) {
+      const Plan plan = make_cpu_plan(random_bmmc(n, 11), eb);
+      const CheckReport r = check_plan(plan);
+      EXPECT_TRUE(r.correct) << r.first_error;
+      if (n >= 9) {  // smaller arrays cannot hold a 128-byte run of 32 lanes
+        const auto& tp = std::get<TilePass>(plan.passes.at(0));
+        EXPECT_GE(tp.elem_bytes << tp.segment_bits(), 128) << "runs must cover whole cache lines";
+      }
+    }
+}
+
+TEST(CpuExecutor, RefusesBadArgumentsAndWritesNothing) {
+  const Bmmc b = random_bmmc(8, 2);
+  Buf in(256 * 16), out(256 * 16);
+  fill_nonzero(in.data(), 256 * 16, 1);
+  std::memset(out.data(), kPoison, 256 * 16);
+  auto untouched = [&] {
+    for (std::size_t i = 0; i < 256 * 16; ++i)
+      if (out.data()[i] != kPoison) return false;
+    return true;
+  };
+  EXPECT_THROW(permute_cpu(b, nullptr, out.data(), 4), std::invalid_argument);
+  EXPECT_THROW(permute_cpu(b, in.data(), nullptr, 4), std::invalid_argument);
+  EXPECT_THROW(permute_cpu(b, in.data(), in.data(), 4), std::invalid_argument);
+  EXPECT_THROW(permute_cpu(b, in.data(), in.data() + 64, 4), std::invalid_argument);   // overlap
+  EXPECT_THROW(permute_cpu(b, in.data(), out.data() + 1, 4), std::invalid_argument);   // misaligned
+  EXPECT_THROW(permute_cpu(b, in.data(), out.data(), 3), std::invalid_argument);       // element size
+  EXPECT_THROW(permute_cpu(b, in.data(), out.data(), 4, CpuOptions{1, 40}), std::invalid_argument);
+  const Plan two = make_plan(b, 4, default_caps(), PlanOptions{Variant::TwoPass});
+  EXPECT_THROW(execute_plan_cpu(two, in.data(), out.data(), nullptr, 1), std::invalid_argument);  // no temp
+  EXPECT_THROW(execute_plan_cpu(two, in.data(), out.data(), in.data(), 1), std::invalid_argument);
+  EXPECT_TRUE(untouched());
+  try {
+    permute_cpu(b, in.data(), out.data(), 3);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("1, 2, 4, 8 and 16"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
+  const auto rows = bench_cpu(random_bmmc(16, 1), 4, 3, 2);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].variant, "memcpy");
+  EXPECT_EQ(rows[3].variant, "one-pass");
+  for (const BenchRow& r : rows) {
+    EXPECT_GT(r.median_ms, 0);
+    EXPECT_LE(r.min_ms, r.median_ms);
+    EXPECT_LE(r.median_ms, r.max_ms);
+    EXPECT_GT(r.gbps, 0);
+  }
+  EXPECT_DOUBLE_EQ(rows[0].pct_memcpy, 100.0);
+  EXPECT_THROW(bench_cpu(random_bmmc(8, 1), 4, 0, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace bmmc
