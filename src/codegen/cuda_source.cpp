@@ -172,8 +172,9 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
           value = word_of(fmt::format("a{}", i), vb, e * planes + pl);
         } else {
           const int w = (e * eb) / 4, shift = 8 * ((e * eb) % 4);
-          value = fmt::format("({} >> {}) & {}u", word_of(fmt::format("a{}", i), vb, w), shift, eb == 1 ? "0xff" : "0xffff");
-          if (vb < 4) value = fmt::format("(unsigned)a{}", i);
+          value = vec == 1 && vb < 4 ? fmt::format("(unsigned)a{}", i)
+                                      : fmt::format("({} >> {}) & {}u", word_of(fmt::format("a{}", i), vb, w), shift,
+                                                    eb == 1 ? "0xff" : "0xffff");
         }
         o += fmt::format("  tile[{}(sx ^ {}u)] = {};\n", pl ? fmt::format("{}u + ", pl * p.plane_words()) : "",
                          hex(addr), value);

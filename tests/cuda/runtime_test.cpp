@@ -162,7 +162,9 @@ TEST(CudaRuntime, InvalidLaunchThrowsWithGeometry) {
     const std::string what = e.what();
     EXPECT_NE(what.find("affine"), std::string::npos) << what;
     EXPECT_NE(what.find("(2048,1,1)"), std::string::npos) << what;
-    EXPECT_EQ(e.code(), cudaErrorInvalidConfiguration) << what;
+    // cudaLaunchKernel with a cudaKernel_t handle answers cudaErrorInvalidValue on CUDA 13.0 (seen on an H100),
+    // where a classic <<<>>> launch answers cudaErrorInvalidConfiguration: either names the bad geometry.
+    EXPECT_TRUE(e.code() == cudaErrorInvalidConfiguration || e.code() == cudaErrorInvalidValue) << what;
   }
   // The error was not sticky and was consumed: the context still works.
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);

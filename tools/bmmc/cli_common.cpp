@@ -13,7 +13,13 @@
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/spec.hpp"
+#include "bmmc/cpu/executor.hpp"
 #include "bmmc/cpu/reference.hpp"
+#if BMMC_HAS_CUDA
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/memory.hpp"
+#include "bmmc/cuda/permute.hpp"
+#endif
 
 namespace bmmc::cli {
 
@@ -68,15 +74,30 @@ void add_backend_option(CLI::App* sub, std::string& backend) {
       ->capture_default_str();
 }
 
+namespace {
+bool cuda_usable() {
+#if BMMC_HAS_CUDA
+  return gpu_available();
+#else
+  return false;
+#endif
+}
+}  // namespace
+
 Backend resolve_backend(Backend requested) {
   switch (requested) {
-    case Backend::Auto:
+    case Backend::Auto: return cuda_usable() ? Backend::Cuda : Backend::Cpu;
     case Backend::Cpu: return Backend::Cpu;
     case Backend::Cuda:
-      // The CUDA runtime is not wired into the CLI yet; when it is, check for a device here.
+      if (cuda_usable()) return Backend::Cuda;
       throw UsageError(
-          "backend 'cuda' is not available: this bmmc is not built with a CUDA path / no GPU is usable; use "
-          "--backend cpu or auto");
+#if BMMC_HAS_CUDA
+          "backend 'cuda' is not available: no usable CUDA GPU (or driver) on this machine; use --backend cpu or "
+          "auto"
+#else
+          "backend 'cuda' is not available: this bmmc was built without the CUDA toolkit; use --backend cpu or auto"
+#endif
+      );
   }
   return Backend::Cpu;
 }
@@ -84,7 +105,19 @@ Backend resolve_backend(Backend requested) {
 Backend run_permute(const Bmmc& p, const void* in, void* out, int elem_bytes, Backend backend) {
   const Backend b = resolve_backend(backend);
   switch (b) {
-    case Backend::Cpu: permute_reference(p, in, out, elem_bytes); break;
+    case Backend::Cpu: permute_cpu(p, in, out, elem_bytes); break;
+#if BMMC_HAS_CUDA
+    case Backend::Cuda: {
+      // Host arrays: copy in, permute on the device, copy out.
+      check_buffers(in, out, p.n(), elem_bytes);
+      const std::size_t bytes = array_bytes(p.n(), elem_bytes);
+      DeviceBuffer din(bytes), dout(bytes);
+      din.upload(in, bytes);
+      permute(p, din.get(), dout.get(), elem_bytes);
+      dout.download(out, bytes);
+      break;
+    }
+#endif
     default: throw std::logic_error("run_permute: unresolved backend");
   }
   return b;

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "bmmc/cpu/bench.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
 #if BMMC_HAS_CUDA
@@ -98,7 +99,7 @@ void add_bench(CLI::App& app, Action& run) {
   auto* sub = app.add_subcommand("bench", "Benchmark permutations against a copy of the same bytes (same run)");
   auto o = std::make_shared<BenchOptions>();
   sub->add_option("--spec", o->specs, "permutation(s) to time (repeatable); default: bit-reverse")->take_all();
-  sub->add_option("--n", o->n, "index bits where the spec does not define them (default 30 on GPU)");
+  sub->add_option("--n", o->n, "index bits where the spec does not define them (default 30 on a GPU, 26 on the CPU)");
   sub->add_option("--elem-bytes,-b", o->elem_bytes, "element size in bytes: 1, 2, 4, 8 or 16")->capture_default_str();
   sub->add_option("--variant", o->variants,
                   "variants to time: naive tiled tiled-banks tiled-banks-iters two-pass one-pass generic")
@@ -106,7 +107,7 @@ void add_bench(CLI::App& app, Action& run) {
   sub->add_option("--reps", o->reps, "timed repetitions per configuration (median reported)")->capture_default_str();
   sub->add_option("--vector-bits", o->vector_bits, "one-pass lane accesses of 2^K elements (-1 = default)");
   sub->add_option("--elems-per-thread", o->elems_per_thread, "elements per thread (0 = default)");
-  sub->add_option("--threads", o->threads, "threads per block (0 = default)");
+  sub->add_option("--threads", o->threads, "GPU: threads per block; CPU: worker threads (0 = default)");
   sub->add_flag("--streaming", o->streaming, "JIT kernels use __ldcs/__stcs");
   sub->add_flag("--host-overhead", o->host_overhead, "also measure the host time of a cached permute() call");
   sub->add_flag("--json", o->json, "print one JSON array of rows");
@@ -124,7 +125,17 @@ void add_bench(CLI::App& app, Action& run) {
         rows = bench_cuda(*o);
       }
 #endif
-      if (backend == Backend::Cpu) throw UsageError("the CPU benchmark is not wired yet");
+      if (backend == Backend::Cpu) {
+        if (!o->n) o->n = 26;
+        for (const std::string& spec : o->specs) {
+          const Bmmc b = parse_spec_options({spec, o->n});
+          if (!o->json && !o->csv) fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU\n", spec, b.n(), o->elem_bytes);
+          // Verified inside bench_cpu against the reference permutation.
+          for (const BenchRow& r : bench_cpu(b, o->elem_bytes, o->reps, o->threads))
+            rows.push_back({spec, fmt::format("{} --n {}", spec, b.n()), r.variant, "cpu", b.n(), o->elem_bytes,
+                            r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, 0, true});
+        }
+      }
       emit(*o, rows);
     };
   });

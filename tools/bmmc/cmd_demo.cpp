@@ -18,12 +18,16 @@
 
 #include "bmmc/core/spec.hpp"
 #include "cli_common.hpp"
+#if BMMC_HAS_CUDA
+#include "bmmc/cuda/bench.hpp"
+#include "bmmc/cuda/device.hpp"
+#endif
 
 namespace bmmc::cli {
 namespace {
 
 struct DemoOptions {
-  int n = 24;
+  int n = 0;  // 0: 28 on a GPU, 24 on the CPU
   int reps = 3;
   std::string backend = "auto";
 };
@@ -57,8 +61,46 @@ std::uint64_t count_wrong(const Bmmc& p, const std::vector<std::int32_t>& in, co
   return wrong;
 }
 
-void demo(const DemoOptions& o) {
+std::vector<std::string> demo_specs(int n) {
+  return {"bit-reverse", fmt::format("transpose:{}", n / 2), "random-bpc:1", "random-bmmc:1", "gray"};
+}
+
+#if BMMC_HAS_CUDA
+// On a GPU: device arrays, CUDA-event timing, cudaMemcpy D2D of the same bytes in the same run, and an
+// on-device check of every element (bench_gpu does all three).
+void demo_gpu(const DemoOptions& o) {
+  fmt::print("bmmc demo: 2^{} int32 elements ({} MiB) on {}, one-pass plans, median of {} runs\n", o.n,
+             (std::uint64_t{4} << o.n) >> 20, device_caps().name, o.reps);
+  fmt::print("{:<16} {:<8} {:>10} {:>9} {:>10}  {}\n", "spec", "class", "time ms", "GB/s", "% memcpy", "check");
+  bool all_ok = true, printed_copy = false;
+  for (const std::string& spec : demo_specs(o.n)) {
+    const Bmmc p = parse_spec(spec, o.n);
+    const auto rows = bench_gpu(p, 4, {GpuBenchCase{"one-pass", {}}}, o.reps);
+    if (!printed_copy) {
+      fmt::print("{:<16} {:<8} {:>10.3f} {:>9.1f} {:>9.1f}%  -\n", "(cudaMemcpy D2D)", "copy", rows[0].median_ms,
+                 rows[0].gbps, 100.0);
+      printed_copy = true;
+    }
+    const GpuBenchRow& r = rows.back();
+    all_ok = all_ok && r.verified;
+    fmt::print("{:<16} {:<8} {:>10.3f} {:>9.1f} {:>9.1f}%  {}\n", spec, to_string(p.classify()), r.median_ms, r.gbps,
+               r.pct_memcpy, r.verified ? "ok" : "WRONG");
+  }
+  if (!all_ok) throw std::runtime_error("some permutations produced wrong results (see the check column)");
+  fmt::print("\nAll results checked on the device against out[A·x ^ c] == in[x] for every x.\n");
+}
+#endif
+
+void demo(DemoOptions o) {
   const Backend backend = resolve_backend(parse_backend(o.backend));
+#if BMMC_HAS_CUDA
+  if (backend == Backend::Cuda) {
+    if (o.n == 0) o.n = 28;
+    if (o.reps < 10) o.reps = 20;
+    return demo_gpu(o);
+  }
+#endif
+  if (o.n == 0) o.n = 24;
   const Timer timer = make_timer(backend);
   const std::uint64_t count = std::uint64_t{1} << o.n;
   const double bytes_moved = 2.0 * static_cast<double>(count) * sizeof(std::int32_t);  // read + write
@@ -79,8 +121,7 @@ void demo(const DemoOptions& o) {
   fmt::print("memcpy of the same bytes: {:.2f} ms, {:.2f} GB/s\n\n", memcpy_ms, bytes_moved / memcpy_ms / 1e6);
   fmt::print("{:<16} {:<8} {:>10} {:>9} {:>10}  {}\n", "spec", "class", "time ms", "GB/s", "% memcpy", "check");
 
-  const std::vector<std::string> specs = {"bit-reverse", fmt::format("transpose:{}", o.n / 2), "random-bpc:1",
-                                          "random-bmmc:1", "gray"};
+  const std::vector<std::string> specs = demo_specs(o.n);
   bool all_ok = true;
   for (const std::string& spec : specs) {
     const Bmmc p = parse_spec(spec, o.n);
@@ -103,8 +144,9 @@ void add_demo_command(CLI::App& app, Action& run) {
   CLI::App* sub = app.add_subcommand(
       "demo", "Permute a 2^n int32 array by bit-reverse, transpose:n/2, random-bpc:1, random-bmmc:1 and gray; "
               "check each result and report time, GB/s and % of memcpy");
-  sub->add_option("--n", opts->n, "log2 of the number of int32 elements")->check(CLI::Range(2, 30))->capture_default_str();
-  sub->add_option("--reps", opts->reps, "Timed runs per permutation (the median is shown)")
+  sub->add_option("--n", opts->n, "log2 of the number of int32 elements (default 28 on a GPU, 24 on the CPU)")
+      ->check(CLI::Range(2, 30));
+  sub->add_option("--reps", opts->reps, "Timed runs per permutation (the median is shown; at least 20 on a GPU)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   add_backend_option(sub, opts->backend);
