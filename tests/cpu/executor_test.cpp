@@ -78,8 +78,12 @@ TEST(CpuExecutor, TileSizesAndThreadCounts) {
       for (int threads : {1, 2, 3, 4}) expect_matches(b, eb, CpuOptions{threads, tile}, tile * 10 + threads);
 }
 
-// Large arrays take the non-temporal store path (≥ 8 MiB) and split thousands of blocks over threads.
-TEST(CpuExecutor, LargeInt32) {
+// Large arrays take the non-temporal store paths (≥ 8 MiB: SSE2 for every size, AVX2 gathers for 4 and
+// 8 bytes where the CPU has them) and split thousands of blocks over threads.
+TEST(CpuExecutor, LargeArrays) {
+  expect_matches(random_bmmc(23, 8), 1, CpuOptions{2, -1}, 1);
+  expect_matches(random_bmmc(22, 9), 2, CpuOptions{2, -1}, 2);
+  expect_matches(random_bmmc(20, 10), 16, CpuOptions{2, -1}, 16);
   expect_matches(random_bmmc(22, 3), 4, CpuOptions{2, -1}, 22);
   expect_matches(bit_reverse(23), 4, CpuOptions{3, -1}, 23);
   expect_matches(random_bpc(24, 5), 8, CpuOptions{0, -1}, 24);

@@ -5,9 +5,10 @@
 // tiling are split into contiguous ranges, one range per thread. For block b the thread computes x0 and
 // z = A·x0 ⊕ c once, then
 //   phase 1: for each tile row ρ copies the 2^s consecutive input elements at x0 ⊕ R·ρ into tile row ρ
-//            (a whole run of ≥ 128 bytes: two or more full cache lines, read sequentially);
+//            (a whole run, ≥ 128 bytes once n ≥ 9: two or more full cache lines, read sequentially);
 //   phase 2: for each output row σ gathers the 2^s elements of y0 ⊕ U·σ ⊕ (0..2^s−1) from the tile and
-//            writes them as one run (non-temporal stores for arrays larger than the caches).
+//            writes them as one run (non-temporal stores for arrays of 8 MiB and more; with AVX2, detected
+//            at run time, 4- and 8-byte elements are gathered 8 or 4 at a time by vpgather).
 // Nothing is a per-element mat-vec: R·ρ and U·σ come from tables built once per pass (Gray-code XOR
 // prefix), and the tile position of output element j of row σ is Nσ[σ] ⊕ Nτ[δ] ⊕ Nτ[j], two table
 // lookups and an XOR (N = the plan's shared-memory maps G composed with the inverse of its store map Λ:
@@ -16,16 +17,18 @@
 // is in phase 2 the thread prefetches the input rows of its next block, so memory latency overlaps the
 // gather.
 //
-// Tile size (make_cpu_plan). Runs are 2^s elements with s = vector_bits + 5; the CPU plan picks
-// vector_bits so a run is 128 bytes for 1..4-byte elements (two 64-byte lines: whole lines on both sides
-// and the adjacent-line prefetcher pairs them), i.e. the smallest run that the planner's 32 lanes allow for
-// 8- and 16-byte elements (256 and 512 bytes). The tile is 2^(s+m) elements with m ≥ q rows forced by the
-// permutation; extra rows ("iters") only add contiguous input directions. Measured on a 2-core AMD EPYC
-// (32 KiB L1d, 1 MiB L2 per core), n = 26, int32, random BMMC: tiles that stay in L1 (≤ 16 KiB, half of L1
-// so the prefetched rows of the next block fit beside the tile) beat L2-sized tiles (64–256 KiB), whose
-// phase-2 gathers miss L1; see the lead's BENCHMARKS.md for the table. So the default tile is the smallest
-// one the permutation allows, grown to 2^12 elements when q is small, capped at 16 KiB where q allows.
-// CpuOptions::tile_elems_log2 overrides it (the planner still raises it to s + q).
+// Run and tile size (make_cpu_plan). Runs are 2^s elements, s = vector_bits + 5, with vector_bits chosen
+// so a run is 128 bytes for 1..4-byte elements (two whole 64-byte lines on both sides) and 32 elements
+// (256 / 512 bytes) for 8 / 16 bytes. The tile is 2^(s+m) elements; m ≥ q rows are forced by the
+// permutation, the other rows are the planner's extra input directions, which lengthen the contiguous
+// input stretches a block reads (2^(s + m − q) elements). Measured on the 2-core AMD EPYC CI VM (32 KiB
+// L1d, 1 MiB L2 per core), n = 26, int32, tiles of 2^12..2^17 elements: bit permutations (BPC) are fastest
+// with the tile in L1 (16 KiB: random BPC 95% of memcpy vs 38% with 128 KiB; transpose 80% vs 27%),
+// because with more rows every block scatters its output over more pages at once; general BMMCs are
+// fastest with an L2 tile (128 KiB: 60–65% vs ~31% with 16 KiB), because their input otherwise arrives
+// in 512-byte pieces from scattered pages, which this VM serves at ~4 GB/s (page walks under nested
+// paging). So the default budget is 16 KiB for BPCs and 128 KiB otherwise (never below 2^(s+q)).
+// CpuOptions::tile_elems_log2 overrides it.
 #pragma once
 
 #include "bmmc/core/bmmc.hpp"
