@@ -42,7 +42,7 @@ def rows(f):
 for f in ["variants.csv", "random.csv", "random_bpc.csv", "sizes.csv", "explore.csv"]:
     rs = [r for r in rows(f) if r.get("case") != "case"]
     print(f"== {f}")
-    bad = [r for r in rs if r["verified"] != "True"]
+    bad = [r for r in rs if r["verified"].lower() != "true"]
     if bad: print("  UNVERIFIED:", [(r["case"], r["variant"]) for r in bad])
     if f.startswith("random"):
         for v in sorted({r["variant"] for r in rs}):

@@ -166,10 +166,10 @@ TEST(Planner, RejectsBadOptions) {
 }
 
 TEST(Planner, OnePassOfRandomBmmcHasQEqualToSegmentBits) {
-  // A random 5-dim A⁻¹L meets L trivially: the tile needs all 5 extra rows, and one pass still suffices.
+  // A random s-dim A⁻¹L meets L trivially: the tile needs all s extra rows, and one pass still suffices.
   const Plan p = make_plan(random_bmmc(30, 7), 4, default_caps());
   const auto& t = std::get<TilePass>(p.passes[0]);
-  EXPECT_EQ(t.q, 5);
+  EXPECT_EQ(t.q, t.segment_bits());
   EXPECT_EQ(p.passes.size(), 1u);
   EXPECT_EQ(t.blocks() * t.plane_words(), std::uint64_t{1} << 30);
 }

@@ -22,7 +22,7 @@ struct PlanOptions {
   Variant variant = Variant::Auto;
   int elems_per_thread = 0;   ///< 0: the variant's default (one-pass 16, tiled-banks-iters 4, tiled 1)
   int threads_per_block = 0;  ///< 0: the variant's default (256); a power of two from 32 to 1024
-  int vector_bits = -1;       ///< -1: default (4-byte lane accesses); else 2^k elements per lane access
+  int vector_bits = -1;       ///< -1: default (8-byte lane accesses); else 2^k elements per lane access
   std::optional<bool> swizzle;  ///< default: on, except for the paper's plain "tiled" variant
 };
 
