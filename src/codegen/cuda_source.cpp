@@ -68,14 +68,6 @@ std::string matvec(const std::string& acc, const std::string& v, const std::vect
   return s;
 }
 
-template <class Col>
-Col combine(const std::vector<Col>& cols, std::uint64_t v) {
-  Col r = 0;
-  for (size_t i = 0; i < cols.size(); ++i)
-    if ((v >> i) & 1) r ^= cols[i];
-  return r;
-}
-
 KernelSource generate_naive(const NaivePass& p, const CodegenOptions&) {
   const int n = p.n();
   const bool wide = needs_64bit_index(n);
@@ -159,13 +151,13 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
   const std::string ld = opt.streaming_hints ? "__ldcs(&in[{}])" : "in[{}]";
   for (int i = 0; i < iters; ++i) {
     const std::uint64_t rho = static_cast<std::uint64_t>(i) << wb;
-    const std::string index = fmt::format("((rx ^ {}{}) >> {}) | lane", hex(combine(p.read_rows, rho)), sfx, k);
+    const std::string index = fmt::format("((rx ^ {}{}) >> {}) | lane", hex(xor_of_columns(p.read_rows, rho)), sfx, k);
     o += fmt::format("  const vec_t a{} = {};\n", i, fmt::format(fmt::runtime(ld), index));
   }
   for (int i = 0; i < iters; ++i) {
     const std::uint64_t rho = static_cast<std::uint64_t>(i) << wb;
     for (int e = 0; e < vec; ++e) {
-      const std::uint32_t addr = combine(p.store_row_cols, rho) ^ combine(p.store_elem_cols, e);
+      const std::uint32_t addr = xor_of_columns(p.store_row_cols, rho) ^ xor_of_columns(p.store_elem_cols, e);
       for (int pl = 0; pl < planes; ++pl) {
         std::string value;
         if (eb >= 4) {
@@ -201,7 +193,7 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
     std::vector<std::string> words(words_per_vec, "0u");
     std::vector<std::string> parts(words_per_vec);
     for (int e = 0; e < vec; ++e) {
-      const std::uint32_t addr = combine(p.load_row_cols, sigma) ^ combine(p.load_lane_cols, e);
+      const std::uint32_t addr = xor_of_columns(p.load_row_cols, sigma) ^ xor_of_columns(p.load_lane_cols, e);
       for (int pl = 0; pl < planes; ++pl) {
         const std::string word = fmt::format("tile[{}(sy ^ {}u)]", pl ? fmt::format("{}u + ", pl * p.plane_words()) : "", hex(addr));
         if (eb >= 4) {
@@ -214,7 +206,7 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
       }
     }
     o += fmt::format("  {{ const vec_t v = {};\n", make_vector(vb, parts));
-    o += "  " + fmt::format(fmt::runtime(st), fmt::format("((ry ^ {}{}) >> {}) | lane", hex(combine(p.write_rows, sigma)), sfx, k), "v");
+    o += "  " + fmt::format(fmt::runtime(st), fmt::format("((ry ^ {}{}) >> {}) | lane", hex(xor_of_columns(p.write_rows, sigma)), sfx, k), "v");
     o += "  }\n";
   }
   o += "}\n";

@@ -13,15 +13,6 @@ namespace {
 
 constexpr int kLanes = 32;
 
-// XOR of the columns selected by the bits of v.
-template <class Col>
-Col combine(const std::vector<Col>& cols, std::uint64_t v) {
-  Col r = 0;
-  for (size_t i = 0; i < cols.size(); ++i)
-    if ((v >> i) & 1) r ^= cols[i];
-  return r;
-}
-
 // Distinct words per bank, worst bank, for one warp access (32 lanes, one word each).
 int bank_degree(const std::array<std::uint32_t, kLanes>& words) {
   std::array<std::uint32_t, kLanes> w = words;
@@ -132,13 +123,13 @@ void run(const TilePass& p, Checker& c) {
     for (int w = 0; w < warps; ++w)
       for (int it = 0; it < iters; ++it) {
         const std::uint64_t rho = static_cast<std::uint64_t>(w) | (static_cast<std::uint64_t>(it) << p.warp_bits);
-        const std::uint64_t row = x0 ^ combine(p.read_rows, rho);
+        const std::uint64_t row = x0 ^ xor_of_columns(p.read_rows, rho);
         for (int l = 0; l < kLanes; ++l)
           for (int e = 0; e < vec; ++e) idx[(static_cast<size_t>(l) << k) + e] = row ^ ((std::uint64_t(l) << k) | e);
         c.access(idx, k);
         for (int e = 0; e < vec; ++e) {
           for (int l = 0; l < kLanes; ++l) {
-            const std::uint32_t a = combine(p.store_row_cols, rho) ^ combine(p.store_elem_cols, e) ^ l;
+            const std::uint32_t a = xor_of_columns(p.store_row_cols, rho) ^ xor_of_columns(p.store_elem_cols, e) ^ l;
             banks[l] = a;
             if (a >= words) { c.fail(fmt::format("shared store address {} outside the tile ({} words)", a, words)); return; }
             if (tile[a] >= 0) { c.fail(fmt::format("block {}: shared word {} stored twice", b, a)); return; }
@@ -151,14 +142,14 @@ void run(const TilePass& p, Checker& c) {
     for (int w = 0; w < warps; ++w)
       for (int it = 0; it < iters; ++it) {
         const std::uint64_t sigma = static_cast<std::uint64_t>(w) | (static_cast<std::uint64_t>(it) << p.warp_bits);
-        const std::uint64_t row = y0 ^ combine(p.write_rows, sigma);
+        const std::uint64_t row = y0 ^ xor_of_columns(p.write_rows, sigma);
         for (int l = 0; l < kLanes; ++l)
           for (int e = 0; e < vec; ++e) idx[(static_cast<size_t>(l) << k) + e] = row ^ ((std::uint64_t(l) << k) | e);
         c.access(idx, k);
         for (int e = 0; e < vec; ++e) {
           for (int l = 0; l < kLanes; ++l) {
             const std::uint64_t tau = ((std::uint64_t(l) << k) | e) ^ delta;
-            const std::uint32_t a = combine(p.load_row_cols, sigma) ^ combine(p.load_lane_cols, tau);
+            const std::uint32_t a = xor_of_columns(p.load_row_cols, sigma) ^ xor_of_columns(p.load_lane_cols, tau);
             banks[l] = a;
             if (a >= words || tile[a] < 0) {
               c.fail(fmt::format("block {}: shared word {} read but never stored", b, a));

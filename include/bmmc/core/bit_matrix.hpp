@@ -29,6 +29,16 @@ constexpr BitVec low_mask(int bits) noexcept {
   return bits >= 64 ? ~BitVec{0} : ((BitVec{1} << bits) - 1);
 }
 
+/// XOR of cols[i] over the set bits i of v: a matrix given by its columns applied to v. Plans store their
+/// linear maps as column lists (plan.hpp); the checker and the code generator both evaluate them with this.
+template <class Col>
+constexpr Col xor_of_columns(const std::vector<Col>& cols, std::uint64_t v) noexcept {
+  Col r = 0;
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    if ((v >> i) & 1) r ^= cols[i];
+  return r;
+}
+
 class BitMatrix {
  public:
   static constexpr int kMaxDim = 64;
