@@ -148,5 +148,20 @@ if has_command demo; then
 fi
 # <<< BENCHMARKS
 
+# ---- extra GPU steps (python, combinators, sanitizers, plots...): every scripts/gpu/*.sh, each given
+# BMMC_CLI, BUILD and its own EXTRA_OUT folder; their outputs travel back as one tar (8 files at most).
+for step in scripts/gpu/*.sh; do
+  [[ -f "$step" ]] || continue
+  name="$(basename "$step" .sh)"
+  mkdir -p "/tmp/bmmc-extra/$name"
+  BMMC_CLI="$BMMC_CLI" BUILD="$BUILD" EXTRA_OUT="/tmp/bmmc-extra/$name" timeout "${BMMC_STEP_TIMEOUT:-300}" bash "$step" \
+    > "/tmp/bmmc-extra/$name/log.txt" 2>&1
+  rc=$?
+  note "extra step $name: exit $rc (extra.tar: $name/log.txt)"
+  tail -5 "/tmp/bmmc-extra/$name/log.txt" | sed "s/^/  [$name] /" | tee -a "$SUMMARY"
+  [[ $rc -eq 0 ]] || status=1
+done
+[[ -d /tmp/bmmc-extra ]] && tar -C /tmp/bmmc-extra -cf "$OUT/extra.tar" . 2>/dev/null
+
 note "overall: $([[ $status -eq 0 ]] && echo PASS || echo FAIL)"
 exit $status
