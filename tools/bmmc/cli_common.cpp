@@ -123,6 +123,25 @@ Backend run_permute(const Bmmc& p, const void* in, void* out, int elem_bytes, Ba
   return b;
 }
 
+void permute_file(const SpecOptions& spec, int elem_bytes, const std::string& in_path, const std::string& out_path,
+                  const std::string& backend_name) {
+  const Bmmc p = parse_spec_options(spec);
+  check_elem_bytes(elem_bytes);
+  const std::size_t bytes = array_bytes(p.n(), elem_bytes);
+  const Backend backend = resolve_backend(parse_backend(backend_name));
+  std::error_code ec;
+  const std::uintmax_t in_size = std::filesystem::file_size(in_path, ec);
+  if (!ec && in_size != bytes)
+    throw UsageError(fmt::format("'{}' has {} bytes, but an array of 2^{} elements of {} bytes has {} bytes", in_path,
+                                 in_size, p.n(), elem_bytes, bytes));
+  const std::vector<std::byte> in = read_file(in_path, bytes);
+  // Element-aligned buffers: std::byte vectors only promise new's alignment, 16 on this platform, but say so.
+  std::vector<std::byte> out(bytes);
+  static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16, "buffers must be aligned to 16-byte elements");
+  run_permute(p, in.data(), out.data(), elem_bytes, backend);
+  write_file_atomic(out_path, out.data(), out.size());
+}
+
 std::vector<std::byte> read_file(const std::string& path, std::optional<std::size_t> expected_bytes) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))

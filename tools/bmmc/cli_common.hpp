@@ -56,6 +56,13 @@ Backend resolve_backend(Backend requested);
 /// This is the single dispatch point of the CLI; a GPU path plugs in here.
 Backend run_permute(const Bmmc& p, const void* in, void* out, int elem_bytes, Backend backend);
 
+/// `bmmc permute`'s whole path after option parsing, shared with fuzz/cli_fuzz.cpp so the fuzzer exercises
+/// exactly what users run: parse the spec, check the element size, check the input file's size against
+/// 2^n · elem_bytes before reading it, permute on `backend` (auto|cpu|cuda), write `out_path` atomically.
+/// Every bad input is a UsageError / std::invalid_argument thrown before `out_path` is touched.
+void permute_file(const SpecOptions& spec, int elem_bytes, const std::string& in_path, const std::string& out_path,
+                  const std::string& backend);
+
 /// Reads a whole file; throws UsageError when it cannot be opened, or when `expected_bytes` is given and
 /// the file has another size (checked before reading).
 std::vector<std::byte> read_file(const std::string& path, std::optional<std::size_t> expected_bytes = {});

@@ -4,13 +4,9 @@
 // written through a temporary file and a rename, so an error never leaves a truncated or partial file.
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <memory>
-#include <system_error>
 #include <string>
-#include <vector>
 
-#include "bmmc/core/buffers.hpp"
 #include "cli_common.hpp"
 
 namespace bmmc::cli {
@@ -22,23 +18,7 @@ struct PermuteOptions {
   std::string in, out, backend = "auto";
 };
 
-void permute(const PermuteOptions& o) {
-  const Bmmc p = parse_spec_options(o.spec);
-  check_elem_bytes(o.elem_bytes);
-  const std::size_t bytes = array_bytes(p.n(), o.elem_bytes);
-  const Backend backend = resolve_backend(parse_backend(o.backend));
-  std::error_code ec;
-  const std::uintmax_t in_size = std::filesystem::file_size(o.in, ec);
-  if (!ec && in_size != bytes)
-    throw UsageError(fmt::format("'{}' has {} bytes, but an array of 2^{} elements of {} bytes has {} bytes", o.in,
-                                 in_size, p.n(), o.elem_bytes, bytes));
-  const std::vector<std::byte> in = read_file(o.in, bytes);
-  // Element-aligned buffers: std::byte vectors only promise new's alignment, 16 on this platform, but say so.
-  std::vector<std::byte> out(bytes);
-  static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16, "buffers must be aligned to 16-byte elements");
-  run_permute(p, in.data(), out.data(), o.elem_bytes, backend);
-  write_file_atomic(o.out, out.data(), out.size());
-}
+void permute(const PermuteOptions& o) { permute_file(o.spec, o.elem_bytes, o.in, o.out, o.backend); }
 
 void add_permute_command(CLI::App& app, Action& run) {
   auto opts = std::make_shared<PermuteOptions>();
