@@ -42,6 +42,14 @@ std::string make_vector(int bytes, const std::vector<std::string>& words) {
 
 std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
 
+// Vector index of a warp access: ((base ^ offset) >> k) | lane, without the no-op parts, so the emitted
+// kernel reads like the paper's appendix ("in[rx | lane]" for one element per lane and a zero offset).
+std::string vector_index(const char* base, std::uint64_t offset, const char* sfx, int k) {
+  std::string x = offset ? fmt::format("({} ^ {}{})", base, hex(offset), sfx) : std::string(base);
+  if (k) x = fmt::format("({} >> {})", x, k);
+  return x + " | lane";
+}
+
 std::string matrix_comment(const Bmmc& b) {
   std::string s = fmt::format("// permutation: n = {}, out[A·x ^ c] = in[x] ({}); A, row i = output bit i, column 0 first:\n",
                               b.n(), to_string(b.classify()));
@@ -60,11 +68,13 @@ std::string matrix_comment(const Bmmc& b) {
 template <class Col>
 std::string matvec(const std::string& acc, const std::string& v, const std::vector<Col>& cols, const char* type,
                    int first_bit = 0) {
+  // The arithmetic happens in the accumulator's type: 0 - bit is an all-ones mask of that width.
+  const char* sfx = std::string(type) == "unsigned long long" ? "ull" : "u";
   std::string s;
   for (size_t i = 0; i < cols.size(); ++i)
     if (cols[i])
-      s += fmt::format("  {} ^= (({})0 - ((({}){} >> {}) & 1)) & {}{};\n", acc, type, type, v, first_bit + i,
-                       hex(cols[i]), std::string(type) == "unsigned long long" ? "ull" : "u");
+      s += fmt::format("  {} ^= (0{} - (({} >> {}) & 1{})) & {}{};\n", acc, sfx, v, first_bit + i, sfx, hex(cols[i]),
+                       sfx);
   return s;
 }
 
@@ -151,7 +161,7 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
   const std::string ld = opt.streaming_hints ? "__ldcs(&in[{}])" : "in[{}]";
   for (int i = 0; i < iters; ++i) {
     const std::uint64_t rho = static_cast<std::uint64_t>(i) << wb;
-    const std::string index = fmt::format("((rx ^ {}{}) >> {}) | lane", hex(xor_of_columns(p.read_rows, rho)), sfx, k);
+    const std::string index = vector_index("rx", xor_of_columns(p.read_rows, rho), sfx, k);
     o += fmt::format("  const vec_t a{} = {};\n", i, fmt::format(fmt::runtime(ld), index));
   }
   for (int i = 0; i < iters; ++i) {
@@ -168,8 +178,8 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
                                       : fmt::format("({} >> {}) & {}u", word_of(fmt::format("a{}", i), vb, w), shift,
                                                     eb == 1 ? "0xff" : "0xffff");
         }
-        o += fmt::format("  tile[{}(sx ^ {}u)] = {};\n", pl ? fmt::format("{}u + ", pl * p.plane_words()) : "",
-                         hex(addr), value);
+        const std::string word = addr ? fmt::format("sx ^ {}u", hex(addr)) : std::string("sx");
+        o += fmt::format("  tile[{}{}] = {};\n", pl ? fmt::format("{}u + ", pl * p.plane_words()) : "", word, value);
       }
     }
   }
@@ -195,7 +205,8 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
     for (int e = 0; e < vec; ++e) {
       const std::uint32_t addr = xor_of_columns(p.load_row_cols, sigma) ^ xor_of_columns(p.load_lane_cols, e);
       for (int pl = 0; pl < planes; ++pl) {
-        const std::string word = fmt::format("tile[{}(sy ^ {}u)]", pl ? fmt::format("{}u + ", pl * p.plane_words()) : "", hex(addr));
+        const std::string word = fmt::format("tile[{}{}]", pl ? fmt::format("{}u + ", pl * p.plane_words()) : "",
+                                             addr ? fmt::format("(sy ^ {}u)", hex(addr)) : std::string("sy"));
         if (eb >= 4) {
           parts[e * planes + pl] = word;
         } else {
@@ -206,7 +217,7 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
       }
     }
     o += fmt::format("  {{ const vec_t v = {};\n", make_vector(vb, parts));
-    o += "  " + fmt::format(fmt::runtime(st), fmt::format("((ry ^ {}{}) >> {}) | lane", hex(xor_of_columns(p.write_rows, sigma)), sfx, k), "v");
+    o += "  " + fmt::format(fmt::runtime(st), vector_index("ry", xor_of_columns(p.write_rows, sigma), sfx, k), "v");
     o += "  }\n";
   }
   o += "}\n";
