@@ -1,0 +1,40 @@
+// Running a lowered program (lower.hpp) on host memory, multi-threaded.
+//
+// Two strategies, chosen per call, both in place on `data` (2^n elements of the given DType):
+//  - PermuteThenLeaf: for each stage, permute_cpu by its BMMC (skipped when it is the identity) into a
+//    scratch buffer and back by pointer swap, then one leaf pass over consecutive chunks;
+//  - Folded (default): one leaf pass per leaf, through the accumulated layout (LeafGeometry), plus one
+//    permute_cpu at the end when all stage permutations together are not the identity.
+// A scratch array of the same size is allocated when needed (the result always ends in `data`; a
+// permutation whose result lands in scratch costs one more copy, which ExecStats counts as a pass).
+#pragma once
+
+#include <cstddef>
+
+#include "bmmc/combinators/dtype.hpp"
+#include "bmmc/combinators/lower.hpp"
+#include "bmmc/cpu/executor.hpp"
+
+namespace bmmc {
+
+enum class ExecStrategy { Folded, PermuteThenLeaf };
+
+const char* to_string(ExecStrategy s) noexcept;
+/// "folded" or "permute-then-leaf"; throws std::invalid_argument otherwise.
+ExecStrategy parse_exec_strategy(const char* name);
+
+struct ExecStats {
+  std::size_t passes = 0;       ///< passes over the whole array actually made (permutations, leaves, copies)
+  std::size_t permutations = 0; ///< of which BMMC permutations
+  std::size_t leaf_passes = 0;  ///< of which leaf passes
+  double ms = 0;                ///< wall time of the whole run
+};
+
+/// One leaf pass in place through `layout` (logical y = layout·x ⊕ c). threads ≤ 0: hardware_concurrency.
+void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, int threads = 0);
+
+/// Runs every stage on `data`. Throws std::invalid_argument for a null pointer.
+ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s = ExecStrategy::Folded,
+                      const CpuOptions& options = {});
+
+}  // namespace bmmc

@@ -1,0 +1,126 @@
+// CPU execution of lowered programs (see execute_cpu.hpp).
+#include "bmmc/combinators/execute_cpu.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "bmmc/core/named.hpp"
+
+namespace bmmc {
+
+const char* to_string(ExecStrategy s) noexcept {
+  return s == ExecStrategy::Folded ? "folded" : "permute-then-leaf";
+}
+
+ExecStrategy parse_exec_strategy(const char* name) {
+  const std::string_view v(name ? name : "");
+  if (v == "folded") return ExecStrategy::Folded;
+  if (v == "permute-then-leaf") return ExecStrategy::PermuteThenLeaf;
+  throw std::invalid_argument(fmt::format("unknown strategy '{}'; expected folded or permute-then-leaf", v));
+}
+
+namespace {
+
+bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
+
+int thread_count(int requested, std::uint64_t work) {
+  int t = requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Below ~64K chunks a thread start costs more than the work.
+  const std::uint64_t cap = std::max<std::uint64_t>(1, work >> 16);
+  return static_cast<int>(std::min<std::uint64_t>(t, cap));
+}
+
+template <class T>
+void leaf_range(const LeafGeometry& g, const Leaf& leaf, T* data, std::uint64_t begin, std::uint64_t end) {
+  const int size = 1 << g.bits;
+  BitVec offs[256];
+  for (int k = 0; k < size; ++k) {
+    offs[k] = 0;
+    for (int i = 0; i < g.bits; ++i)
+      if ((k >> i) & 1) offs[k] ^= g.dirs[i];
+  }
+  T p[256], v[256];
+  for (std::uint64_t t = begin; t < end; ++t) {
+    const BitVec x = deposit_around(t, g.pivots, g.bits);
+    BitVec low = g.low_c;
+    for (int i = 0; i < g.bits; ++i) low ^= BitVec(parity(g.rows[i] & x)) << i;
+    for (int k = 0; k < size; ++k) p[k] = data[x ^ offs[k]];
+    for (int j = 0; j < size; ++j) v[j] = p[low ^ j];
+    apply_leaf(leaf, v);
+    for (int j = 0; j < size; ++j) data[x ^ offs[low ^ j]] = v[j];
+  }
+}
+
+template <class T>
+void leaf_pass(const Bmmc& layout, const Leaf& leaf, T* data, int threads) {
+  const LeafGeometry g = leaf_geometry(layout, leaf_bits(leaf));
+  const std::uint64_t reps = std::uint64_t{1} << (g.n - g.bits);
+  const int nt = thread_count(threads, reps);
+  if (nt == 1) return leaf_range(g, leaf, data, 0, reps);
+  std::vector<std::thread> pool;
+  for (int i = 0; i < nt; ++i)
+    pool.emplace_back([&, i] { leaf_range(g, leaf, data, reps * i / nt, reps * (i + 1) / nt); });
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, int threads) {
+  if (!data) throw std::invalid_argument("leaf_pass_cpu: data is null");
+  visit_dtype(t, [&](auto v) { leaf_pass(layout, leaf, static_cast<decltype(v)*>(data), threads); });
+}
+
+ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s, const CpuOptions& options) {
+  if (!data) throw std::invalid_argument("execute_cpu: data is null");
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t bytes = (std::size_t{1} << lp.n) * static_cast<std::size_t>(dtype_bytes(t));
+  std::unique_ptr<unsigned char[]> scratch;
+  void* cur = data;
+  void* other = nullptr;
+  ExecStats st;
+  auto permute_step = [&](const Bmmc& p) {
+    if (!scratch) scratch.reset(new unsigned char[bytes]);
+    if (!other) other = scratch.get();
+    permute_cpu(p, cur, other, dtype_bytes(t), options);
+    std::swap(cur, other);
+    ++st.passes;
+    ++st.permutations;
+  };
+  if (s == ExecStrategy::PermuteThenLeaf) {
+    for (const Stage& stage : lp.stages) {
+      if (!is_identity(stage.perm)) permute_step(stage.perm);
+      if (stage.leaf) {
+        leaf_pass_cpu(identity(lp.n), *stage.leaf, cur, t, options.threads);
+        ++st.passes;
+        ++st.leaf_passes;
+      }
+    }
+  } else {
+    Bmmc layout = identity(lp.n);
+    for (const Stage& stage : lp.stages) {
+      layout = compose(stage.perm, layout);
+      if (stage.leaf) {
+        leaf_pass_cpu(layout, *stage.leaf, cur, t, options.threads);
+        ++st.passes;
+        ++st.leaf_passes;
+      }
+    }
+    if (!is_identity(layout)) permute_step(layout);
+  }
+  if (cur != data) {
+    std::memcpy(data, cur, bytes);
+    ++st.passes;
+  }
+  st.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return st;
+}
+
+}  // namespace bmmc
