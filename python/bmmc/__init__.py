@@ -1,0 +1,270 @@
+"""bmmc: BMMC permutations of arrays of 2^n elements, y = A·x ⊕ c on the index bits (out[A·x ⊕ c] = in[x]).
+
+NumPy arrays run on the CPU (the library's multi-threaded executor); PyTorch tensors and CuPy arrays on a
+CUDA device run on the GPU, zero-copy (DLPack), on the framework's current stream. Example::
+
+    import numpy as np, bmmc
+    x = np.arange(16, dtype=np.int32)
+    y = bmmc.permute(x, "bit-reverse")           # y[bitrev(i)] = x[i]
+    f = bmmc.Bmmc("rotate:1", n=4) @ bmmc.gray(4) # apply gray first
+    t = bmmc.transpose(np.zeros((4, 8, 2)), (2, 0, 1))  # == np.transpose(..., (2, 0, 1)).copy()
+
+This module is the thin layer over the native part (bmmc._bmmc) that knows the frameworks: it allocates
+`out` like `x` and finds the current CUDA stream. Everything else (checks, planning, kernels) is C++.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import sys
+
+
+def _preload_nvrtc() -> None:
+    """Make libnvrtc.so.13 loadable before the native module needs it.
+
+    A CUDA build of the module links NVRTC dynamically (the CUDA runtime itself is static). A source build
+    carries an RPATH to its toolkit, but a wheel moved to another machine relies on the loader: when it
+    cannot find the library we load it from the usual places (a CUDA toolkit, PyTorch's nvidia-* wheels)
+    with RTLD_GLOBAL so the module's dependency is satisfied by name. CPU-only builds need none of this.
+    """
+    try:
+        ctypes.CDLL("libnvrtc.so.13", mode=ctypes.RTLD_GLOBAL)
+        return
+    except OSError:
+        pass
+    candidates = []
+    for root in filter(None, [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]):
+        candidates += [os.path.join(root, d, "libnvrtc.so.13") for d in ("lib64", "lib", "targets/x86_64-linux/lib")]
+    candidates += sorted(glob.glob("/usr/local/cuda-13*/lib64/libnvrtc.so.13"))
+    for site in sys.path:
+        candidates += sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib", "libnvrtc.so.13")))
+        candidates += sorted(glob.glob(os.path.join(site, "nvidia", "cuda_nvrtc", "lib", "libnvrtc.so*")))
+    for path in candidates:
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                return
+            except OSError:
+                continue
+
+
+try:
+    from . import _bmmc
+except ImportError as first_error:  # most likely libnvrtc.so.13 not on the loader's path
+    if "nvrtc" not in str(first_error):
+        raise
+    _preload_nvrtc()
+    from . import _bmmc
+
+from ._bmmc import (  # noqa: E402  (re-exported API)
+    Bmmc,
+    SpecError,
+    axes_permutation,
+    bit_permutation,
+    bit_reverse,
+    from_rows,
+    gpu_available,
+    gray,
+    gray_inverse,
+    has_cuda,
+    identity,
+    parm_matrix,
+    parse_spec,
+    random_bmmc,
+    random_bpc,
+    reverse,
+    rotate,
+    transpose_matrix,
+)
+
+__all__ = [
+    "Bmmc", "SpecError", "permute", "transpose", "identity", "bit_reverse", "reverse", "rotate",
+    "transpose_matrix", "gray", "gray_inverse", "parm_matrix", "bit_permutation", "axes_permutation",
+    "from_rows", "random_bpc", "random_bmmc", "parse_spec", "has_cuda", "gpu_available",
+]
+__version__ = "0.1.0"
+
+
+# ---- Bmmc methods that need NumPy conversions (kept in Python: the native part sees only uint64/uint8) ----
+
+def _apply(self: Bmmc, x):
+    """y = A·x ⊕ c for an int, or elementwise for an integer array (returns a NumPy uint64 array)."""
+    import numbers
+
+    if isinstance(x, numbers.Integral) and not hasattr(x, "dtype"):
+        if x < 0:
+            raise ValueError(f"index {x} is negative; expected 0 <= x < 2^{self.n}")
+        return self._apply_int(int(x))
+    import numpy as np
+
+    a = np.asarray(x)
+    if a.dtype.kind not in "iub":
+        raise TypeError(f"apply expects integers or an integer array, got dtype {a.dtype}")
+    if a.dtype.kind == "i" and a.size and a.min() < 0:
+        raise ValueError(f"negative index {a.min()}; expected 0 <= x < 2^{self.n}")
+    r = self._apply_u64(np.ascontiguousarray(a, dtype=np.uint64))
+    return r[()] if a.ndim == 0 else r
+
+
+def _from_matrix(a, c: int = 0) -> Bmmc:
+    """From an n×n 0/1 matrix (NumPy bool/uint8/int array or nested lists): row i = output bit i, column
+    j = input bit j; and the complement c."""
+    import numpy as np
+
+    m = np.asarray(a)
+    if m.ndim != 2:
+        raise ValueError(f"matrix must be a 2-D n×n array, got {m.ndim} dimensions (shape {m.shape})")
+    if m.dtype.kind not in "biu":
+        raise TypeError(f"matrix must hold 0/1 (bool or integer dtype), got dtype {m.dtype}")
+    if m.size and (m.min() < 0 or m.max() > 1):
+        raise ValueError("matrix entries must be 0 or 1")
+    return Bmmc._from_matrix_u8(np.ascontiguousarray(m, dtype=np.uint8), int(c))
+
+
+def _transpose_static(n: int, r: int) -> Bmmc:
+    return transpose_matrix(n, r)
+
+
+Bmmc.apply = _apply
+Bmmc.__call__ = _apply
+Bmmc.from_matrix = staticmethod(_from_matrix)
+# Named constructors are also reachable from the class, e.g. bmmc.Bmmc.bit_reverse(10).
+for _name, _fn in [("identity", identity), ("bit_reverse", bit_reverse), ("reverse", reverse), ("rotate", rotate),
+                   ("transpose", _transpose_static), ("gray", gray), ("gray_inverse", gray_inverse),
+                   ("parm_matrix", parm_matrix), ("bit_permutation", bit_permutation),
+                   ("axes_permutation", axes_permutation), ("random_bpc", random_bpc),
+                   ("random_bmmc", random_bmmc), ("parse", parse_spec)]:
+    setattr(Bmmc, _name, staticmethod(_fn))
+del _name, _fn
+
+
+# ---- frameworks --------------------------------------------------------------------------------------------
+
+def _framework(x) -> str:
+    mod = type(x).__module__.split(".")[0]
+    return mod if mod in ("torch", "cupy", "numpy") else "other"
+
+
+def _size(x) -> int:
+    if _framework(x) == "torch":
+        return x.numel()
+    return int(x.size)
+
+
+def _empty_like(x, shape=None):
+    """An uninitialised array of x's dtype and device, with x's shape or `shape` (C-contiguous)."""
+    fw = _framework(x)
+    if fw == "torch":
+        return x.new_empty(tuple(x.shape) if shape is None else tuple(shape))
+    if fw == "cupy":
+        import cupy
+
+        return cupy.empty(x.shape if shape is None else shape, dtype=x.dtype)
+    import numpy as np
+
+    if fw == "numpy" or hasattr(x, "__array_interface__"):
+        return np.empty(x.shape if shape is None else shape, dtype=x.dtype)
+    raise TypeError(f"cannot allocate an output like a {type(x).__module__}.{type(x).__name__}: pass out=")
+
+
+def _stream(x) -> int:
+    """The framework's current CUDA stream for x's device as an integer (0: the legacy default stream)."""
+    fw = _framework(x)
+    if fw == "torch":
+        import torch
+
+        if x.is_cuda:
+            return int(torch.cuda.current_stream(x.device).cuda_stream)
+        return 0
+    if fw == "cupy":
+        import cupy
+
+        return int(cupy.cuda.get_current_stream().ptr)
+    return 0
+
+
+def _as_bmmc(spec, n: int) -> Bmmc:
+    if isinstance(spec, str):
+        return parse_spec(spec, n)
+    if isinstance(spec, Bmmc):
+        if spec.n != n:
+            raise ValueError(f"the BMMC has n = {spec.n} bits but the array has 2^{n} elements; "
+                             f"expected a BMMC on n = {n}")
+        return spec
+    raise TypeError(f"expected a spec string or a bmmc.Bmmc, got {type(spec).__name__}")
+
+
+def _log2_size(x, what: str = "x") -> int:
+    size = _size(x)
+    if size <= 0 or size & (size - 1):
+        raise ValueError(f"{what} has {size} elements (shape {tuple(x.shape)}); a BMMC permutes arrays of 2^n elements")
+    return size.bit_length() - 1
+
+
+def permute(x, spec, out=None, *, threads: int = 0):
+    """out[A·i ⊕ c] = x[i] over the flat C-order index i; returns `out`.
+
+    x: any C-contiguous DLPack array (NumPy on the CPU; PyTorch / CuPy on CPU or CUDA) of 2^n elements of
+    1, 2, 4, 8 or 16 bytes. spec: a spec string (n = log2(x.size) where it does not define n) or a Bmmc on
+    n bits. out: same size, dtype and device as x (allocated like x, same shape, when None). CUDA arrays run
+    on the framework's current stream (asynchronously, like the framework's own operations). threads: CPU
+    threads (0: all cores).
+    """
+    b = _as_bmmc(spec, _log2_size(x))
+    if out is None:
+        out = _empty_like(x)
+    _run(b, x, out, threads)
+    return out
+
+
+def _run(b: Bmmc, x, out, threads: int) -> None:
+    flags = getattr(out, "flags", None)
+    if _framework(out) == "numpy" and not flags.writeable:
+        raise ValueError("out is read-only; expected a writable array")
+    try:
+        _bmmc._permute(b, x, out, _stream(x), threads)
+    except TypeError as e:
+        if "incompatible function arguments" not in str(e):
+            raise
+        # nanobind could not import an argument as a DLPack array: say which and what is expected.
+        for name, a in (("x", x), ("out", out)):
+            if not hasattr(a, "__dlpack__") and not hasattr(a, "__array_interface__"):
+                raise TypeError(f"{name} is a {type(a).__name__}, not an array: expected a NumPy, PyTorch or "
+                                "CuPy array (any DLPack-capable array)") from None
+        raise TypeError(f"x (dtype {getattr(x, 'dtype', '?')}) or out (dtype {getattr(out, 'dtype', '?')}) cannot "
+                        "be passed as a DLPack array: expected a dtype DLPack supports (ints, floats, complex, "
+                        "bool) of 1, 2, 4, 8 or 16 bytes") from None
+
+
+def _normalise_axes(ndim: int, axes) -> list:
+    if axes is None:
+        return list(range(ndim))[::-1]
+    axes = [int(a) for a in axes]
+    if len(axes) != ndim:
+        raise ValueError(f"axes {tuple(axes)} has {len(axes)} entries; expected one per dimension ({ndim})")
+    norm = [a + ndim if a < 0 else a for a in axes]
+    if sorted(norm) != list(range(ndim)):
+        raise ValueError(f"axes {tuple(axes)} is not a permutation of 0..{ndim - 1}")
+    return norm
+
+
+def transpose(x, axes=None, out=None, *, threads: int = 0):
+    """Axis permutation of a C-contiguous array whose dimensions are powers of two, in one pass.
+
+    Returns exactly what numpy.transpose(x, axes).copy() / x.permute(axes).contiguous() return: an array
+    of shape [x.shape[a] for a in axes] (axes=None reverses them). out, when given, must have that shape
+    (or at least that many elements), x's dtype and device.
+    """
+    shape = [int(d) for d in x.shape]
+    axes = _normalise_axes(len(shape), axes)
+    for d in shape:
+        if d <= 0 or d & (d - 1):
+            raise ValueError(f"every dimension must be a power of two, got shape {tuple(shape)}")
+    new_shape = [shape[a] for a in axes]
+    b = axes_permutation(shape, axes) if shape else identity(0)
+    if out is None:
+        out = _empty_like(x, new_shape)
+    _run(b, x, out, threads)
+    return out
