@@ -138,6 +138,53 @@ for spec in bit-reverse transpose:6 random-bpc:1 random-bmmc:1 gray; do
 done
 [[ "$demo" != *WRONG* ]] || fail "demo found wrong results"
 
+# --- hardening (TESTING.md): more bad inputs, each with its exit code and message -------------------------
+# Output locations that cannot take the file: nothing is created, no temporary file is left behind.
+expect_error 2 "cannot create a temporary file next to '$work/no/such/dir/o.bin'" \
+  "$bmmc" permute gray --n 8 -b 4 --in "$work/in.bin" --out "$work/no/such/dir/o.bin"
+[[ ! -e "$work/no" ]] || fail "permute into a missing directory created it"
+mkdir "$work/outdir"
+expect_error 1 "cannot replace '$work/outdir': Is a directory" \
+  "$bmmc" permute gray --n 8 -b 4 --in "$work/in.bin" --out "$work/outdir"
+[[ -d "$work/outdir" && -z $(ls -A "$work/outdir") ]] || fail "permute over a directory changed it"
+if [[ $(id -u) -ne 0 ]]; then  # root may write into a read-only directory, so this case needs a plain user
+  mkdir "$work/ro" && chmod 555 "$work/ro"
+  expect_error 2 "cannot create a temporary file next to '$work/ro/o.bin': Permission denied" \
+    "$bmmc" permute gray --n 8 -b 4 --in "$work/in.bin" --out "$work/ro/o.bin"
+  chmod 755 "$work/ro"
+fi
+[[ -z $(find "$work" -name '.*bmmc-*') ]] || fail "a failed permute left a temporary file"
+# Inputs that are not a regular file.
+expect_error 2 "cannot read '$work/outdir': not a regular file" \
+  "$bmmc" permute gray --n 8 -b 4 --in "$work/outdir" --out "$work/new.bin"
+# n too large: above what the spec language allows, above what permute addresses, above size_t.
+expect_error 2 "Value 65 not in range 0 to 64" "$bmmc" show bit-reverse --n 65
+expect_error 2 "n = 63 index bits is out of range; expected 0 <= n <= 62" \
+  "$bmmc" permute bit-reverse --n 63 -b 1 --in "$work/in.bin" --out "$work/new.bin"
+expect_error 2 "an array of 2^62 elements of 16 bytes needs 2^66 bytes, which does not fit in size_t" \
+  "$bmmc" permute bit-reverse --n 62 -b 16 --in "$work/in.bin" --out "$work/new.bin"
+[[ ! -e "$work/new.bin" ]] || fail "a failed permute created its output"
+# Malformed specs the parser must refuse with a column.
+expect_error 2 "empty spec at column 1" "$bmmc" show '' --n 4
+expect_error 2 "unmatched ')' at column 5" "$bmmc" show 'gray)' --n 4
+expect_error 2 "does not fit in 64 bits at column 8" "$bmmc" show 'rotate:99999999999999999999' --n 4
+expect_error 2 "complement '16' does not fit in n = 4 bits" "$bmmc" show 'reverse^16' --n 4
+expect_error 2 "spec nests deeper than 200 levels" "$bmmc" show "$(printf '(%.0s' {1..300})gray$(printf ')%.0s' {1..300})" --n 4
+expect_error 2 "bit permutation sends bits 0 and 1 both to bit 0" "$bmmc" show bits:0,0,1
+expect_error 2 "must be a power of two" "$bmmc" show axes:3x2:0,1
+expect_error 2 "'matrix' has 65 rows; at most 64 are supported" "$bmmc" show "matrix:$(seq -s, 1 65)"
+# Backends: an unknown name, and cuda where this machine or build has none (a GPU machine runs it instead).
+expect_error 2 "--backend: gpu not in {auto,cpu,cuda}" \
+  "$bmmc" permute gray --n 8 -b 4 --in "$work/in.bin" --out "$work/new.bin" --backend gpu
+rc=0
+"$bmmc" permute gray --n 8 -b 4 --in "$work/in.bin" --out "$work/new.bin" --backend cuda >"$work/out" 2>"$work/err" || rc=$?
+if [[ $rc -ne 0 ]]; then
+  [[ $rc -eq 2 ]] && grep -qF "backend 'cuda' is not available" "$work/err" ||
+    fail "--backend cuda without a GPU: exit $rc, $(cat "$work/err")"
+  [[ ! -e "$work/new.bin" ]] || fail "a refused --backend cuda created its output"
+fi
+# --- end hardening ---------------------------------------------------------------------------------------------
+
 if ((failures > 0)); then
   echo "$failures CLI check(s) failed" >&2
   exit 1
