@@ -38,8 +38,26 @@ int thread_count(int requested, std::uint64_t work) {
   return static_cast<int>(std::min<std::uint64_t>(t, cap));
 }
 
+// Pairs (the compare-swap leaves): branch-free min/max, because on random keys the comparison is a coin toss
+// and a mispredicted branch per pair costs more than the memory traffic.
+template <class T>
+void pair_range(const LeafGeometry& g, bool descending, T* data, std::uint64_t begin, std::uint64_t end) {
+  const BitVec d = g.dirs[0], row = g.rows[0];
+  const int pivot = g.pivots[0];
+  for (std::uint64_t t = begin; t < end; ++t) {
+    const BitVec x = (t & low_mask(pivot)) | ((t >> pivot) << (pivot + 1));
+    const bool low_first = (parity(row & x) ^ static_cast<int>(g.low_c)) == static_cast<int>(descending);
+    const T a = data[x], b = data[x ^ d];
+    const T mn = b < a ? b : a, mx = b < a ? a : b;
+    data[x] = low_first ? mn : mx;
+    data[x ^ d] = low_first ? mx : mn;
+  }
+}
+
 template <class T>
 void leaf_range(const LeafGeometry& g, const Leaf& leaf, T* data, std::uint64_t begin, std::uint64_t end) {
+  if (leaf.kind == LeafKind::CompareSwap || leaf.kind == LeafKind::CompareSwapDesc)
+    return pair_range(g, leaf.kind == LeafKind::CompareSwapDesc, data, begin, end);
   const int size = 1 << g.bits;
   BitVec offs[256];
   for (int k = 0; k < size; ++k) {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# GPU step (run by scripts/gpu-check.sh with BMMC_CLI, BUILD, EXTRA_OUT): the paper's sorting network on 2^24
+# int32 keys (and float32), both strategies, against cub::DeviceRadixSort and thrust::sort on the same data in
+# the same process. Prints one markdown table on stdout; each bmmc run is checked against std::sort.
+# Budget: well under 3 minutes (the 2^24 CPU check takes a few seconds per run).
+set -uo pipefail
+BMMC_CLI="${BMMC_CLI:-build-gpu/bin/bmmc}"
+EXTRA_OUT="${EXTRA_OUT:-/tmp/bmmc-sort}"
+mkdir -p "$EXTRA_OUT"
+N="${BMMC_SORT_N:-24}"
+REPS="${BMMC_SORT_REPS:-5}"
+status=0
+
+if ! "$BMMC_CLI" --help 2>/dev/null | grep -qE '^[[:space:]]+sort[[:space:]]'; then
+  echo "no 'bmmc sort' in $BMMC_CLI"; exit 1
+fi
+
+"$BMMC_CLI" program sort --n "$N" --depth 2 --stages 12 > "$EXTRA_OUT/program.txt" 2>&1 || status=1
+
+run() {  # label, extra args...
+  local out
+  out="$(timeout 120 "$BMMC_CLI" sort --n "$N" --random 1 --backend cuda --stats --check --reps "$REPS" "$@" 2>&1)"
+  local rc=$?
+  echo "$out" >> "$EXTRA_OUT/runs.txt"
+  [[ $rc -eq 0 ]] || { echo "FAILED (exit $rc): bmmc sort $*" >&2; echo "$out" | tail -5 >&2; status=1; }
+  echo "$out"
+}
+
+: > "$EXTRA_OUT/runs.txt"
+{
+  run --strategy folded --compare-cub
+  run --strategy permute-then-leaf
+  run --strategy folded --dtype float32 --compare-cub
+} > "$EXTRA_OUT/all.txt"
+
+echo "## sorting network (paper §7.1) vs CUB/Thrust, 2^$N keys, $REPS timed runs each"
+grep -E '^  (before|after) fusion' "$EXTRA_OUT/all.txt" | head -2
+grep -m1 -E '^\| method' "$EXTRA_OUT/all.txt"
+grep -m1 -E '^\|-' "$EXTRA_OUT/all.txt"
+grep -E '^\| (bmmc|cub|thrust)' "$EXTRA_OUT/all.txt"
+echo "sort.sh: $([[ $status -eq 0 ]] && echo PASS || echo FAIL)"
+exit $status

@@ -1,0 +1,204 @@
+// bmmc sort --n N (--in FILE | --random SEED) [--out FILE]: sorts 2^N keys with the paper's sorting network
+// (§7.1), compiled through BMMCs (combinators/lower.hpp), on the CPU or the GPU.
+//
+// --stats prints what the compilation did (atoms before fusion, stages after, passes over memory for each
+// strategy) and the time of the run; --compare-cub (GPU) times cub::DeviceRadixSort and thrust::sort on the
+// same device data in the same process. Timed rows are markdown table lines ("| method | ... |") so that
+// scripts/gpu/sort.sh can collect them. The input is validated (size) before anything runs, and the output
+// is written atomically only after the sort finished (and, with --check, was verified against std::sort).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bmmc/combinators/execute_cpu.hpp"
+#include "bmmc/combinators/sorting_network.hpp"
+#include "bmmc/core/buffers.hpp"
+#include "cli_common.hpp"
+
+#if BMMC_HAS_CUDA
+#include "bmmc/cuda/baseline_sort.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/memory.hpp"
+#include "bmmc/cuda/program_gpu.hpp"
+#endif
+
+namespace bmmc::cli {
+namespace {
+
+struct SortOptions {
+  int n = -1;
+  std::string in, out, backend = "auto", dtype = "int32", strategy = "folded";
+  std::string random;  // seed, when no --in
+  bool stats = false, compare_cub = false, jit = false, check = false;
+  int reps = 1;
+};
+
+std::vector<std::byte> random_keys(int n, DType t, std::uint64_t seed) {
+  const std::size_t count = std::size_t{1} << n;
+  std::vector<std::byte> bytes(count * dtype_bytes(t));
+  std::mt19937_64 rng(seed);
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    T* p = reinterpret_cast<T*>(bytes.data());
+    for (std::size_t i = 0; i < count; ++i) {
+      if constexpr (std::is_floating_point_v<T>)
+        p[i] = static_cast<T>(std::uniform_real_distribution<double>(-1e6, 1e6)(rng));
+      else
+        p[i] = static_cast<T>(rng());
+    }
+  });
+  return bytes;
+}
+
+// Compares with std::sort of the input (bitwise equal, so every key survived); throws on a mismatch.
+void check_sorted(const std::vector<std::byte>& input, const std::vector<std::byte>& output, DType t) {
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    const std::size_t count = input.size() / sizeof(T);
+    std::vector<T> expect(count);
+    std::memcpy(expect.data(), input.data(), input.size());
+    std::sort(expect.begin(), expect.end());
+    if (std::memcmp(expect.data(), output.data(), input.size()) != 0) {
+      std::size_t i = 0;
+      while (i < count && std::memcmp(&expect[i], output.data() + i * sizeof(T), sizeof(T)) == 0) ++i;
+      throw std::runtime_error(fmt::format("sort check failed: the output differs from std::sort at element {}", i));
+    }
+  });
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void row(const std::string& method, int n, DType t, const std::string& passes, const std::vector<double>& ms,
+         const std::string& sorted) {
+  const double med = median(ms), mn = ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end());
+  const double keys = static_cast<double>(std::size_t{1} << n);
+  fmt::print("| {:<34} | {:>2} | {:<7} | {:>6} | {:>10.3f} | {:>10.3f} | {:>8.1f} | {:<6} |\n", method, n, to_string(t),
+             passes, med, mn, med > 0 ? keys / med / 1e3 : 0.0, sorted);
+}
+
+void sort_command(const SortOptions& o) {
+  if (o.n < 0 || o.n > 34) throw UsageError(fmt::format("--n must be in 0..34, got {}", o.n));
+  if (o.reps < 1 || o.reps > 1000) throw UsageError("--reps must be in 1..1000");
+  const DType t = parse_dtype(o.dtype);
+  if (t != DType::Int32 && t != DType::Float32 && t != DType::UInt32 && t != DType::Int64 && t != DType::Float64 &&
+      t != DType::UInt64)
+    throw UsageError("unsupported --dtype");
+  const ExecStrategy strategy = parse_exec_strategy(o.strategy.c_str());
+  const std::size_t bytes = array_bytes(o.n, dtype_bytes(t));
+  if (o.in.empty() == o.random.empty()) throw UsageError("give exactly one of --in FILE and --random SEED");
+  const std::vector<std::byte> input =
+      o.in.empty() ? random_keys(o.n, t, parse_number_arg(o.random, "--random")) : read_file(o.in, bytes);
+  const Backend backend = resolve_backend(parse_backend(o.backend));
+  if (o.compare_cub && backend != Backend::Cuda) throw UsageError("--compare-cub needs the cuda backend");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const LoweredProgram lp = lower(sort_network(o.n));
+  const double lower_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  std::vector<std::byte> output(bytes);
+  std::vector<double> times;
+  std::size_t passes = 0;
+  if (backend == Backend::Cpu) {
+    for (int r = 0; r < o.reps; ++r) {
+      std::memcpy(output.data(), input.data(), bytes);
+      const ExecStats st = execute_cpu(lp, output.data(), t, strategy);
+      times.push_back(st.ms);
+      passes = st.passes;
+    }
+  }
+#if BMMC_HAS_CUDA
+  std::unique_ptr<DeviceBuffer> d_in;
+  if (backend == Backend::Cuda) {
+    GpuProgramOptions go;
+    go.strategy = strategy;
+    go.jit = o.jit;
+    const GpuProgram program(lp, t, go);
+    passes = program.passes();
+    d_in = std::make_unique<DeviceBuffer>(bytes);
+    DeviceBuffer work(bytes), temp(program.temp_bytes());
+    d_in->upload(input.data(), bytes);
+    Event a, b;
+    for (int r = -1; r < o.reps; ++r) {  // one untimed warm-up run
+      check(cudaMemcpy(work.get(), d_in->get(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy(sort input)");
+      a.record();
+      program(work.get(), nullptr, temp.get());
+      b.record();
+      b.synchronize();
+      if (r >= 0) times.push_back(b.elapsed_ms_since(a));
+    }
+    work.download(output.data(), bytes);
+  }
+#endif
+  if (o.check) check_sorted(input, output, t);
+
+  if (o.stats) {
+    fmt::print("sort network, n = {} ({} {} keys), backend {}, strategy {}{}\n", o.n, std::size_t{1} << o.n,
+               to_string(t), to_string(backend), to_string(strategy),
+               backend == Backend::Cuda ? (o.jit ? ", JIT permutation kernels" : ", generic permutation kernels") : "");
+    fmt::print("  program: {} steps as written (tree), lowered in {:.1f} ms\n", sort_network(o.n).tree_size(), lower_ms);
+    fmt::print("  before fusion: {} bmmc atoms + {} leaf atoms = {} passes if run step by step\n", lp.bmmc_atoms,
+               lp.leaf_atoms, lp.passes_unfused());
+    fmt::print("  after fusion:  {} stages, {} non-identity permutations; passes permute-then-leaf {}, folded {}\n",
+               lp.stages.size(), lp.permutations(), lp.passes_permute_then_leaf(), lp.passes_folded());
+    fmt::print("  this run: {} passes over memory; {}{}\n", passes,
+               fmt::format("median {:.3f} ms, min {:.3f} ms over {} run(s)", median(times),
+                           *std::min_element(times.begin(), times.end()), times.size()),
+               o.check ? "; output checked against std::sort" : "");
+    fmt::print("| {:<34} | {:>2} | {:<7} | {:>6} | {:>10} | {:>10} | {:>8} | {:<6} |\n", "method", "n", "dtype",
+               "passes", "median ms", "min ms", "Mkeys/s", "sorted");
+    fmt::print("|{:-<36}|{:-<4}|{:-<9}|{:-<8}|{:-<12}|{:-<12}|{:-<10}|{:-<8}|\n", "", "", "", "", "", "", "", "");
+    row(fmt::format("bmmc {} ({})", to_string(strategy), to_string(backend)), o.n, t, std::to_string(passes), times,
+        o.check ? "yes" : "-");
+  }
+#if BMMC_HAS_CUDA
+  if (o.compare_cub) {
+    const std::size_t count = std::size_t{1} << o.n;
+    auto to_d = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+    const BaselineTiming cub = time_cub_radix_sort(d_in->get(), count, t, o.reps);
+    row("cub::DeviceRadixSort::SortKeys", o.n, t, "-", to_d(cub.ms), cub.sorted ? "yes" : "NO");
+    const BaselineTiming thr = time_thrust_sort(d_in->get(), count, t, o.reps);
+    row("thrust::sort", o.n, t, "-", to_d(thr.ms), thr.sorted ? "yes" : "NO");
+  }
+#endif
+  if (!o.out.empty()) write_file_atomic(o.out, output.data(), output.size());
+}
+
+void add_sort_command(CLI::App& app, Action& run) {
+  auto opts = std::make_shared<SortOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "sort",
+      "Sort 2^n keys with the paper's sorting network (sort/merge/vcolumn built from parm), compiled to BMMC "
+      "permutations and compare-swap passes, on the CPU or the GPU");
+  sub->add_option("--n", opts->n, "log2 of the number of keys")->required();
+  sub->add_option("--in,-i", opts->in, "Input file: 2^n raw little-endian keys");
+  sub->add_option("--random", opts->random, "Sort random keys from this seed instead of --in");
+  sub->add_option("--out,-o", opts->out, "Output file (replaced atomically after the sort)");
+  sub->add_option("--dtype", opts->dtype, "Key type: int32, float32, uint32, int64, uint64, float64")
+      ->capture_default_str();
+  sub->add_option("--strategy", opts->strategy,
+                  "folded (one pass per compare-swap column) or permute-then-leaf (a BMMC pass, then a "
+                  "compare-swap pass, per stage)")
+      ->capture_default_str();
+  add_backend_option(sub, opts->backend);
+  sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times");
+  sub->add_option("--reps", opts->reps, "Timed runs (the GPU adds one untimed warm-up)")->capture_default_str();
+  sub->add_flag("--check", opts->check, "Verify the output against std::sort (exit 1 when it differs)");
+  sub->add_flag("--jit", opts->jit, "GPU permute-then-leaf: JIT-compiled permutation kernels (default: generic)");
+  sub->add_flag("--compare-cub", opts->compare_cub,
+                "GPU: also time cub::DeviceRadixSort::SortKeys and thrust::sort on the same data");
+  sub->callback([opts, &run] { run = [opts] { sort_command(*opts); }; });
+}
+
+Registrar r(75, add_sort_command);
+
+}  // namespace
+}  // namespace bmmc::cli
