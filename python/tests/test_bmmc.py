@@ -204,3 +204,19 @@ def test_transpose_errors():
 def test_cuda_flags_are_booleans():
     assert isinstance(bmmc.has_cuda(), bool)
     assert isinstance(bmmc.gpu_available(), bool)
+
+
+def test_readme_python_example_runs():
+    """The README's "Python" example, run verbatim (skipped outside a repository checkout)."""
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    if not readme.exists():
+        pytest.skip("README.md not found next to python/")
+    section = readme.read_text().split("\n## Python\n", 1)
+    if len(section) < 2:
+        pytest.skip("README.md has no Python section")
+    code = re.search(r"```python\n(.*?)```", section[1], re.S)
+    assert code, "the Python section has no python example"
+    exec(compile(code.group(1), "README.md", "exec"), {})
