@@ -22,7 +22,11 @@ import sys
 
 import torch
 
-import bmmc
+# Run as `python3 python/bench_transpose.py`, Python puts python/ first on sys.path, where the bmmc source
+# folder (without its compiled module) would shadow the installed package.
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
+import bmmc  # noqa: E402
 
 
 def cases(n: int):
