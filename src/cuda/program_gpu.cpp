@@ -1,0 +1,82 @@
+// GPU execution of lowered programs (see program_gpu.hpp).
+#include "bmmc/cuda/program_gpu.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/core/named.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/leaf_kernels.hpp"
+
+namespace bmmc {
+
+namespace {
+bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
+}  // namespace
+
+GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOptions& options) : n_(lp.n), type_(t) {
+  PermuteOptions po;
+  po.jit = options.jit;
+  // Stage permutations repeat (the network's levels reuse them), so one Permuter per distinct BMMC.
+  std::map<std::pair<std::vector<BitVec>, BitVec>, std::shared_ptr<const Permuter>> permuters;
+  auto add_permute = [&](const Bmmc& b) {
+    auto key = std::make_pair(b.matrix().row_list(), b.complement());
+    auto& p = permuters[key];
+    if (!p) p = std::make_shared<const Permuter>(b, dtype_bytes(t), po);
+    ops_.push_back(Op{p, {}, {}});
+    ++permutation_passes_;
+  };
+  auto add_leaf = [&](const Bmmc& layout, const Leaf& leaf) {
+    if (leaf_bits(leaf) != 1)
+      throw std::invalid_argument(fmt::format("GPU: leaf {} has chunks of 2^{}; only pairs run on the GPU yet",
+                                              to_string(leaf.kind), leaf_bits(leaf)));
+    ops_.push_back(Op{nullptr, leaf_geometry(layout, 1), leaf});
+    ++leaf_passes_;
+  };
+  if (options.strategy == ExecStrategy::PermuteThenLeaf) {
+    for (const Stage& s : lp.stages) {
+      if (!is_identity(s.perm)) add_permute(s.perm);
+      if (s.leaf) add_leaf(identity(n_), *s.leaf);
+    }
+  } else {
+    Bmmc layout = identity(n_);
+    for (const Stage& s : lp.stages) {
+      layout = compose(s.perm, layout);
+      if (s.leaf) add_leaf(layout, *s.leaf);
+    }
+    if (!is_identity(layout)) add_permute(layout);
+  }
+  // Permutations ping-pong between data and temp; an odd count leaves the result in temp: one copy back.
+  passes_ = permutation_passes_ + leaf_passes_ + (permutation_passes_ % 2);
+}
+
+std::size_t GpuProgram::temp_bytes() const noexcept {
+  return permutation_passes_ ? array_bytes(n_, dtype_bytes(type_)) : 0;
+}
+
+void GpuProgram::operator()(void* data, cudaStream_t stream, void* temp) const {
+  const std::size_t bytes = array_bytes(n_, dtype_bytes(type_));
+  void* scratch = temp;
+  bool owned = false;
+  if (permutation_passes_ && !scratch) {
+    check(cudaMallocAsync(&scratch, bytes, stream), "cudaMallocAsync(program temp)");
+    owned = true;
+  }
+  void* cur = data;
+  void* other = scratch;
+  for (const Op& op : ops_) {
+    if (op.permute) {
+      (*op.permute)(cur, other, stream);
+      std::swap(cur, other);
+    } else {
+      launch_leaf_pass(op.geometry, op.leaf, cur, type_, stream);
+    }
+  }
+  if (cur != data) check(cudaMemcpyAsync(data, cur, bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync(copy back)");
+  if (owned) check(cudaFreeAsync(scratch, stream), "cudaFreeAsync(program temp)");
+}
+
+}  // namespace bmmc
