@@ -21,6 +21,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,13 @@ namespace {
 using bmmc::Bmmc;
 using bmmc::BitVec;
 
+// snprintf, not iostreams: the wheel links libstdc++ statically, and inside a Python process that has
+// loaded another libstdc++ (PyTorch's) the static copy's stream facets printed nothing — seen on the H100
+// machine as repr "bmmc.from_rows([0x, 0x, ...])".
 std::string hex(BitVec v) {
-  std::ostringstream s;
-  s << "0x" << std::hex << v;
-  return s.str();
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
 // An evaluable repr: bmmc.from_rows([...], c=0x...) rebuilds the same BMMC.
