@@ -13,12 +13,11 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/program_gpu.hpp"
+#include "cuda/gpu_test_support.hpp"
 
 namespace bmmc {
 namespace {
 
-#define REQUIRE_GPU() \
-  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU on this machine"
 
 template <class T>
 std::vector<T> run_gpu(const LoweredProgram& lp, const std::vector<T>& in, DType t, ExecStrategy s) {

@@ -15,22 +15,12 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "cuda/gpu_test_support.hpp"
 
 namespace bmmc {
 namespace {
 
-#define REQUIRE_GPU() \
-  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU on this machine"
-
-std::vector<unsigned char> random_bytes(std::size_t bytes, std::uint64_t seed) {
-  std::vector<unsigned char> v(bytes);
-  std::mt19937_64 rng(seed);
-  for (std::size_t i = 0; i < bytes; i += 8) {
-    std::uint64_t r = rng() | 0x0101010101010101ull;  // never a zero byte: zeros hide unwritten outputs
-    std::memcpy(&v[i], &r, std::min<std::size_t>(8, bytes - i));
-  }
-  return v;
-}
+using test::random_bytes;
 
 // Runs `run(in, out)` on device copies of random data and compares with permute_reference.
 template <class Run>

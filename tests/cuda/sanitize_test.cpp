@@ -41,23 +41,13 @@
 #include "bmmc/cuda/kernel_cache.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "cuda/gpu_test_support.hpp"
 #include "bmmc/plan/planner.hpp"
 
 namespace bmmc {
 namespace {
 
-#define REQUIRE_GPU() \
-  if (!gpu_available()) GTEST_SKIP() << "no CUDA GPU on this machine"
-
-std::vector<unsigned char> random_bytes(std::size_t bytes, std::uint64_t seed) {
-  std::vector<unsigned char> v(bytes);
-  std::mt19937_64 rng(seed);
-  for (std::size_t i = 0; i < bytes; i += 8) {
-    std::uint64_t r = rng() | 0x0101010101010101ull;  // never a zero byte: zeros hide unwritten outputs
-    std::memcpy(&v[i], &r, std::min<std::size_t>(8, bytes - i));
-  }
-  return v;
-}
+using test::random_bytes;
 
 // The first differing byte, or -1.
 long first_difference(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b) {
