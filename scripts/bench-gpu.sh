@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates every GPU table and figure input of BENCHMARKS.md in one command: run on a GPU machine after
 # scripts/pack-gpu.sh (or with any build whose bin/bmmc has CUDA). Writes CSV files under $OUT (default ./out)
-# and prints a summary; the PNGs and markdown tables are made afterwards, here, by bench/plot.py.
+# prints a summary and, where matplotlib is importable, draws the PNGs (bench/plot.py; its --update fills
+# BENCHMARKS.md's tables from the CSVs).
 #   BMMC=build-gpu/bin/bmmc OUT=out scripts/bench-gpu.sh
 #
 # Outputs (all CSVs share the `bmmc bench --csv` schema; stdout of bmmc only, so they stay clean):
@@ -161,3 +162,10 @@ if os.path.exists(p):
 print("== timings:", open(os.path.join(out, "timings.txt")).read().replace("\n", "; "))
 PY
 cat "$OUT/host.txt" 2>/dev/null | grep -i "host" || true
+
+# Figures: where matplotlib is importable (it is on the GPU machines), draw every PNG from these CSVs now,
+# so this one command regenerates BENCHMARKS.md's tables (CSVs) and figures (PNGs under $OUT/plots).
+if python3 -c "import matplotlib" 2>/dev/null; then
+  python3 "$(dirname "${BASH_SOURCE[0]}")/../bench/plot.py" --results "$OUT" --plots "$OUT/plots" \
+    || echo "bench-gpu: plotting failed (the CSVs are complete; run bench/plot.py locally)"
+fi
