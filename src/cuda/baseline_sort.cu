@@ -85,27 +85,15 @@ BaselineTiming thrust_sort(const T* in, std::size_t count, int reps) {
   return r;
 }
 
-template <class F>
-BaselineTiming dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::Int32: return f(std::int32_t{});
-    case DType::UInt32: return f(std::uint32_t{});
-    case DType::Float32: return f(float{});
-    case DType::Int64: return f(std::int64_t{});
-    case DType::UInt64: return f(std::uint64_t{});
-    case DType::Float64: return f(double{});
-  }
-  throw std::invalid_argument("baseline sort: unknown dtype");
-}
 
 }  // namespace
 
 BaselineTiming time_cub_radix_sort(const void* d_in, std::size_t count, DType t, int reps) {
-  return dispatch(t, [&](auto v) { return cub_sort(static_cast<const decltype(v)*>(d_in), count, reps); });
+  return visit_dtype(t, [&](auto v) { return cub_sort(static_cast<const decltype(v)*>(d_in), count, reps); });
 }
 
 BaselineTiming time_thrust_sort(const void* d_in, std::size_t count, DType t, int reps) {
-  return dispatch(t, [&](auto v) { return thrust_sort(static_cast<const decltype(v)*>(d_in), count, reps); });
+  return visit_dtype(t, [&](auto v) { return thrust_sort(static_cast<const decltype(v)*>(d_in), count, reps); });
 }
 
 }  // namespace bmmc
