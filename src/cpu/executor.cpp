@@ -6,17 +6,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
+#include <string>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
-#include "bmmc/core/subspace.hpp"
 #include "bmmc/plan/planner.hpp"
+#include "tile_tables.hpp"
+#include "transpose_blocks.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -26,6 +30,10 @@
 namespace bmmc {
 
 namespace {
+
+using cpu_detail::build_tables;
+using cpu_detail::TileTables;
+using cpu_detail::TransposeTables;
 
 constexpr int kLaneBits = 5;
 constexpr std::size_t kLine = 64;
@@ -54,80 +62,6 @@ struct AlignedDelete {
 using AlignedBytes = std::unique_ptr<unsigned char[], AlignedDelete>;
 AlignedBytes aligned_bytes(std::size_t bytes) {
   return AlignedBytes(static_cast<unsigned char*>(::operator new[](bytes, std::align_val_t{kLine})));
-}
-
-// XOR of the columns selected by the bits of every index 0..2^cols.size()-1, built by the Gray-code rule
-// t[i] = t[i with its lowest bit cleared] ⊕ cols[lowest bit of i].
-template <class T>
-std::vector<T> xor_table(const std::vector<T>& cols) {
-  std::vector<T> t(std::size_t{1} << cols.size());
-  t[0] = 0;
-  for (std::size_t i = 1; i < t.size(); ++i) t[i] = t[i & (i - 1)] ^ cols[__builtin_ctzll(i)];
-  return t;
-}
-
-// Everything a thread needs to run the blocks of one TilePass; built once per pass.
-struct TileTables {
-  int s = 0, m = 0;
-  std::uint64_t blocks = 0;
-  BitVec complement = 0;
-  std::vector<int> block_positions;
-  std::vector<BitVec> block_images;
-  std::vector<BitVec> rtab;          // R·ρ, 2^m entries
-  std::vector<BitVec> utab;          // U·σ, 2^m entries
-  std::vector<std::uint32_t> nsig;   // natural tile index of the plan's shared word Gσ·σ, 2^m entries
-  std::vector<std::uint32_t> ntau;   // natural tile index of Gτ·j, 2^s entries
-
-  std::uint64_t x0(std::uint64_t b) const {
-    BitVec x = 0;
-    for (std::size_t i = 0; i < block_positions.size(); ++i) x |= ((b >> i) & 1) << block_positions[i];
-    return x;
-  }
-  std::uint64_t z(std::uint64_t b) const {
-    BitVec v = complement;
-    for (std::size_t i = 0; i < block_images.size(); ++i)
-      if ((b >> i) & 1) v ^= block_images[i];
-    return v;
-  }
-};
-
-// The plan stores lane ℓ, element e of tile row ρ at shared word Λρ·ρ ⊕ Λe·e ⊕ ℓ, i.e. row position
-// p = ℓ·2^k + e. A CPU has no banks, so the tile is relabelled to the natural index p + ρ·2^s (phase 1 a
-// plain copy); phase 2's shared words are translated through Λ⁻¹. Λ and G are linear, so their columns
-// suffice: the natural index of a word is its coordinates in the basis (Λ of p's bits, Λ of ρ's bits).
-TileTables build_tables(const TilePass& p) {
-  const int k = p.vector_bits, s = p.segment_bits(), m = p.row_bits;
-  if (k < 0 || m < 0 || p.read_rows.size() != static_cast<size_t>(m) ||
-      p.write_rows.size() != static_cast<size_t>(m) || p.store_row_cols.size() != static_cast<size_t>(m) ||
-      p.load_row_cols.size() != static_cast<size_t>(m) || p.store_elem_cols.size() != static_cast<size_t>(k) ||
-      p.load_lane_cols.size() != static_cast<size_t>(s) || p.block_images.size() != p.block_positions.size() ||
-      s + m + static_cast<int>(p.block_positions.size()) != p.n() || s + m > 24)
-    throw std::invalid_argument(fmt::format(
-        "execute_plan_cpu: tile pass tables are inconsistent (n = {}, s = {}, m = {}, {} block bits)", p.n(), s,
-        m, p.block_positions.size()));
-  TileTables t;
-  t.s = s;
-  t.m = m;
-  t.blocks = p.blocks();
-  t.complement = p.bmmc.complement();
-  t.block_positions = p.block_positions;
-  t.block_images = p.block_images;
-  t.rtab = xor_table(p.read_rows);
-  t.utab = xor_table(p.write_rows);
-  std::vector<BitVec> store(static_cast<size_t>(s + m));
-  for (int b = 0; b < s; ++b) store[b] = b < k ? p.store_elem_cols[b] : BitVec{1} << (b - k);
-  for (int i = 0; i < m; ++i) store[s + i] = p.store_row_cols[i];
-  auto natural = [&](std::uint32_t word) {
-    const std::optional<BitVec> c = coordinates(store, word);  // throws if Λ is singular
-    if (!c) throw std::invalid_argument(fmt::format("execute_plan_cpu: shared word {:#x} is outside the tile", word));
-    return static_cast<std::uint32_t>(*c);
-  };
-  std::vector<std::uint32_t> sig_cols, tau_cols;
-  for (std::uint32_t g : p.load_row_cols) sig_cols.push_back(natural(g));
-  for (std::uint32_t g : p.load_lane_cols) tau_cols.push_back(natural(g));
-  t.nsig = xor_table(sig_cols);
-  t.ntau = xor_table(tau_cols);
-  return t;
 }
 
 #if BMMC_CPU_STREAMING
@@ -194,7 +128,7 @@ void run_blocks(const TileTables& t, const unsigned char* in_raw, unsigned char*
     for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {
       if (has_next) {
         const auto* next = reinterpret_cast<const unsigned char*>(in + (next_x0 ^ rtab[sigma]));
-        for (int l = 0; l < RunBytes; l += static_cast<int>(kLine)) __builtin_prefetch(next + l, 0, 3);
+        for (int l = 0; l < RunBytes; l += static_cast<int>(kLine)) __builtin_prefetch(next + l, 0, 1);
       }
       const std::uint32_t base = nsig[sigma] ^ d;
       E* dst = out + (y0 ^ utab[sigma]);
@@ -246,7 +180,7 @@ __attribute__((target("avx2"))) void run_blocks_avx2(const TileTables& t, const 
     for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {
       if (has_next) {
         const unsigned char* next = in + (next_x0 ^ rtab[sigma]) * B;
-        for (int l = 0; l < RunBytes; l += static_cast<int>(kLine)) __builtin_prefetch(next + l, 0, 3);
+        for (int l = 0; l < RunBytes; l += static_cast<int>(kLine)) __builtin_prefetch(next + l, 0, 1);
       }
       const __m256i base = _mm256_set1_epi32(static_cast<int>(nsig[sigma] ^ d));
       auto* dst = reinterpret_cast<__m256i*>(out + (y0 ^ utab[sigma]) * B);
@@ -335,7 +269,26 @@ void parallel_slices(std::uint64_t count, int threads, F&& f) {
   for (auto& th : pool) th.join();
 }
 
-void execute_tile_pass(const TilePass& p, const TileTables& t, const void* in, void* out, int threads) {
+// Everything a tile pass needs at run time, built before anything is written.
+struct PassTables {
+  TileTables tile;
+  std::optional<TransposeTables> transpose;  // set when the register-transpose loop applies and is enabled
+};
+
+PassTables pass_tables(const TilePass& p, bool allow_transpose) {
+  PassTables t{build_tables(p), std::nullopt};
+  pick_kernel(p.elem_bytes, p.elem_bytes << p.segment_bits(), false);  // throws for an unsupported shape
+  if (allow_transpose && cpu_detail::transpose_blocks_supported())
+    t.transpose = cpu_detail::make_transpose_tables(t.tile, p.elem_bytes);
+  return t;
+}
+
+// Blocks go to threads in chunks from a shared counter rather than in fixed slices: on a shared VM a vCPU
+// can stall for milliseconds, and fixed slices then leave the other thread idle for that long (measured:
+// medians 1.5× the minimum on the CI VM with fixed slices). Chunks stay long enough (≥ 16 blocks where
+// there are that many) that the next-block prefetch is lost only at chunk edges.
+void execute_tile_pass(const TilePass& p, const PassTables& pt, const void* in, void* out, int threads) {
+  const TileTables& t = pt.tile;
   const int run_bytes = p.elem_bytes << t.s;
   const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
   const bool stream = bytes >= kStreamingBytes && reinterpret_cast<std::uintptr_t>(out) % kLine == 0;
@@ -346,9 +299,20 @@ void execute_tile_pass(const TilePass& p, const TileTables& t, const void* in, v
   AlignedBytes scratch = aligned_bytes(per_thread * threads);
   const auto* src = static_cast<const unsigned char*>(in);
   auto* dst = static_cast<unsigned char*>(out);
-  parallel_slices(t.blocks, threads, [&](std::uint64_t begin, std::uint64_t end, int i) {
+  const std::uint64_t chunk =
+      threads == 1 ? t.blocks : std::max<std::uint64_t>(std::min<std::uint64_t>(16, t.blocks), t.blocks / (32 * threads));
+  std::atomic<std::uint64_t> next{0};
+  parallel_slices(threads, threads, [&](std::uint64_t i, std::uint64_t, int) {
     unsigned char* mine = scratch.get() + per_thread * i;
-    kernel(t, src, dst, begin, end, mine);
+    for (;;) {
+      const std::uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (begin >= t.blocks) break;
+      const std::uint64_t end = std::min(t.blocks, begin + chunk);
+      if (pt.transpose)
+        cpu_detail::run_blocks_transpose(t, *pt.transpose, stream, src, dst, begin, end, mine);
+      else
+        kernel(t, src, dst, begin, end, mine);
+    }
   });
 }
 
@@ -439,7 +403,7 @@ Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuOptions& options) 
   return make_plan(bmmc, elem_bytes, caps, po);
 }
 
-void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, int threads) {
+void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, const CpuOptions& options) {
   check_buffers(in, out, plan.n(), plan.elem_bytes);
   check_plan_shape(plan);
   const std::size_t passes = plan.passes.size();
@@ -451,14 +415,11 @@ void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, i
     check_buffers(in, temp, plan.n(), plan.elem_bytes);
     check_buffers(temp, out, plan.n(), plan.elem_bytes);
   }
-  threads = resolve_threads(threads, plan.n(), plan.elem_bytes);
+  const int threads = resolve_threads(options.threads, plan.n(), plan.elem_bytes);
   // Build every pass's tables before writing anything, so a malformed pass leaves `out` untouched.
-  std::vector<TileTables> tables(passes);
+  std::vector<PassTables> tables(passes);
   for (std::size_t i = 0; i < passes; ++i)
-    if (const auto* tp = std::get_if<TilePass>(&plan.passes[i])) {
-      tables[i] = build_tables(*tp);
-      pick_kernel(tp->elem_bytes, tp->elem_bytes << tp->segment_bits(), false);
-    }
+    if (const auto* tp = std::get_if<TilePass>(&plan.passes[i])) tables[i] = pass_tables(*tp, options.register_transpose);
   const void* src = in;
   for (std::size_t i = 0; i < passes; ++i) {
     void* dst = (passes - 1 - i) % 2 == 0 ? out : temp;  // the last pass lands in out
@@ -470,14 +431,43 @@ void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, i
   }
 }
 
+void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, int threads) {
+  CpuOptions options;
+  options.threads = threads;
+  execute_plan_cpu(plan, in, out, temp, options);
+}
+
+std::string cpu_kernel_name(const Plan& plan, const CpuOptions& options) {
+  check_plan_shape(plan);
+  std::string name;
+  for (const Pass& pass : plan.passes) {
+    if (!name.empty()) name += " + ";
+    const auto* tp = std::get_if<TilePass>(&pass);
+    if (tp == nullptr) {
+      name += "scatter";
+      continue;
+    }
+    const PassTables t = pass_tables(*tp, options.register_transpose);
+    if (t.transpose) {
+      name += "transpose-avx2";
+      continue;
+    }
+    name += "gather";
+#if BMMC_CPU_AVX2
+    if ((tp->elem_bytes == 4 || tp->elem_bytes == 8) && (tp->elem_bytes << tp->segment_bits()) >= static_cast<int>(kLine) && has_avx2())
+      name += "-avx2";
+#endif
+  }
+  return name;
+}
+
 void permute_cpu(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const CpuOptions& options) {
   check_buffers(in, out, bmmc.n(), elem_bytes);
-  const int threads = resolve_threads(options.threads, bmmc.n(), elem_bytes);
   if (bmmc.n() < kLaneBits) {  // fewer than 32 elements: a tile would be pure overhead
     execute_naive_pass(bmmc, elem_bytes, in, out, 1);
     return;
   }
-  execute_plan_cpu(make_cpu_plan(bmmc, elem_bytes, options), in, out, nullptr, threads);
+  execute_plan_cpu(make_cpu_plan(bmmc, elem_bytes, options), in, out, nullptr, options);
 }
 
 }  // namespace bmmc

@@ -31,6 +31,8 @@
 // CpuOptions::tile_elems_log2 overrides it.
 #pragma once
 
+#include <string>
+
 #include "bmmc/core/bmmc.hpp"
 #include "bmmc/plan/plan.hpp"
 
@@ -39,6 +41,7 @@ namespace bmmc {
 struct CpuOptions {
   int threads = 0;           ///< 0 = std::thread::hardware_concurrency() (fewer for small arrays)
   int tile_elems_log2 = -1;  ///< -1 = choose (see the header comment); else log2 of the tile's elements
+  bool register_transpose = true;  ///< 4-byte elements: 8×8 register transposes where they apply (AVX2)
 };
 
 /// The plan the CPU executes for this permutation: a one-pass TilePass built by make_plan with CPU-sized
@@ -56,5 +59,12 @@ void permute_cpu(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, co
 /// (same size as `in`, disjoint from both) is needed when plan.needs_temp() and may be null otherwise.
 /// threads ≤ 0 means hardware_concurrency(). All buffers are checked before anything is written.
 void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, int threads);
+/// The same with options: threads, and whether the register-transpose loop may be used.
+void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, const CpuOptions& options);
+
+/// The inner loop(s) execute_plan_cpu runs for this plan on this CPU, one name per pass joined by " + ":
+/// "transpose-avx2" (4-byte elements, 8×8 register transposes), "gather-avx2" (vpgather), "gather"
+/// (scalar), "scatter" (a naive pass). For tests and benchmark reports.
+std::string cpu_kernel_name(const Plan& plan, const CpuOptions& options = {});
 
 }  // namespace bmmc
