@@ -44,11 +44,11 @@ constexpr std::size_t kStreamingBytes = std::size_t{8} << 20;
 // With automatic thread counts every thread gets at least this many bytes: starting a thread costs tens of
 // microseconds, the time to permute a few hundred KiB.
 constexpr std::size_t kBytesPerThread = std::size_t{512} << 10;
-// Default tile budgets (executor.hpp says how they were measured): bit permutations keep the tile in L1
-// (half of a typical 32 KiB L1d, so the next block's prefetched rows fit beside it); general BMMCs take an
-// L2-sized tile, whose extra rows make each block read 4 KiB input stretches instead of 128-byte runs.
-constexpr std::size_t kTileBytesBpc = std::size_t{16} << 10;
-constexpr std::size_t kTileBytesGeneral = std::size_t{128} << 10;
+// Default tile budgets (executor.hpp says how they were measured): an L2-sized tile, whose extra rows make
+// each block read 4 KiB input stretches instead of 128-byte runs; except that the gather loops run bit
+// permutations faster with the tile in L1 (half of a 32 KiB L1d), where their per-element loads hit.
+constexpr std::size_t kTileBytesL1 = std::size_t{16} << 10;
+constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 
 template <int B>
 struct Elem {
@@ -394,13 +394,17 @@ Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuOptions& options) 
   const int k = std::max(0, 7 - kLaneBits - eb_bits);
   po.vector_bits = k;
   const int s = k + kLaneBits;
-  int tile = options.tile_elems_log2;
-  if (tile < 0) tile = __builtin_ctzll(bmmc.is_bpc() ? kTileBytesBpc : kTileBytesGeneral) - eb_bits;
-  tile = std::max(tile, s);
-  const int thread_bits = std::min(tile, 10);
-  po.threads_per_block = 1 << thread_bits;
-  po.elems_per_thread = 1 << (tile - thread_bits);
-  return make_plan(bmmc, elem_bytes, caps, po);
+  auto plan_with_tile = [&](int tile) {
+    tile = std::max(tile, s);
+    const int thread_bits = std::min(tile, 10);
+    po.threads_per_block = 1 << thread_bits;
+    po.elems_per_thread = 1 << (tile - thread_bits);
+    return make_plan(bmmc, elem_bytes, caps, po);
+  };
+  if (options.tile_elems_log2 >= 0) return plan_with_tile(options.tile_elems_log2);
+  Plan plan = plan_with_tile(__builtin_ctzll(kTileBytesL2) - eb_bits);
+  if (!bmmc.is_bpc() || cpu_kernel_name(plan, options) == "transpose-avx2") return plan;
+  return plan_with_tile(__builtin_ctzll(kTileBytesL1) - eb_bits);
 }
 
 void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, const CpuOptions& options) {

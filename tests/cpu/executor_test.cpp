@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "bmmc/core/named.hpp"
@@ -88,6 +89,69 @@ TEST(CpuExecutor, LargeArrays) {
   expect_matches(bit_reverse(23), 4, CpuOptions{3, -1}, 23);
   expect_matches(random_bpc(24, 5), 8, CpuOptions{0, -1}, 24);
   expect_matches(random_bmmc(26, 1), 4, CpuOptions{0, -1}, 26);
+}
+
+bool cpu_has_avx2() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
+// The register-transpose loop (4-byte elements) against the reference and against the gather loop, over
+// tile sizes from the smallest it accepts (2^6) up, thread counts, random BMMCs, BPCs and named maps.
+TEST(CpuExecutor, RegisterTransposeMatchesReference) {
+  std::vector<Bmmc> maps;
+  for (int n : {6, 7, 9, 12, 15, 18}) {
+    for (std::uint64_t seed : {1, 2, 3}) maps.push_back(random_bmmc(n, seed)), maps.push_back(random_bpc(n, seed));
+    maps.push_back(bit_reverse(n));
+    maps.push_back(transpose(n, n / 2));
+    maps.push_back(reverse(n));
+    maps.push_back(gray(n));  // no transpose: its low output bits come from the low input bits
+  }
+  for (const Bmmc& b : maps)
+    for (int tile : {-1, 6, 8, 11, 14})
+      for (bool tr : {true, false}) {
+        if (tile > b.n()) continue;
+        const CpuOptions opt{1 + static_cast<int>(b.n() % 3), tile, tr};
+        expect_matches(b, 4, opt, static_cast<std::uint64_t>(b.n() * 100 + tile));
+      }
+  // Where it must apply: general BMMCs (their low output bits mix high input bits), bit-reverse, transposes.
+  if (!cpu_has_avx2()) return;
+  for (int n : {9, 14, 20})
+    for (const Bmmc& b : {random_bmmc(n, 1), random_bmmc(n, 2), random_bmmc(n, 3), bit_reverse(n), transpose(n, n / 2)})
+      for (int tile : {-1, 9})
+        EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, 4, CpuOptions{0, tile})), "transpose-avx2") << b.to_string();
+}
+
+// Large enough for non-temporal stores, and an output that is only 4-byte aligned (plain stores).
+TEST(CpuExecutor, RegisterTransposeLargeAndUnalignedOutput) {
+  const Bmmc b = random_bmmc(22, 12);
+  const std::size_t bytes = std::size_t{4} << 22;
+  Buf in(bytes), out(bytes + 64), ref(bytes);
+  fill_nonzero(in.data(), bytes, 5);
+  permute_reference(b, in.data(), ref.data(), 4);
+  for (std::size_t offset : {0, 4}) {
+    unsigned char* o = out.data() + offset;
+    std::memset(o, kPoison, bytes);
+    permute_cpu(b, in.data(), o, 4, CpuOptions{3, -1});
+    EXPECT_EQ(std::memcmp(o, ref.data(), bytes), 0) << "output offset " << offset;
+  }
+}
+
+TEST(CpuExecutor, KernelNames) {
+  const CpuOptions gather{0, -1, false};
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 4)), cpu_has_avx2() ? "transpose-avx2" : "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 4, gather), gather),
+            cpu_has_avx2() ? "gather-avx2" : "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(gray(16), 4)), cpu_has_avx2() ? "gather-avx2" : "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 1)), "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(4, 1), 4)), "scatter");
+  PlanOptions po;
+  po.variant = Variant::TwoPass;
+  const std::string two = cpu_kernel_name(make_plan(random_bmmc(16, 1), 4, default_caps(), po));
+  EXPECT_NE(two.find(" + "), std::string::npos) << two;
 }
 
 // Any plan executes, not only the CPU's: the GPU one-pass geometry, the paper's variants, two passes.

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "bmmc/cpu/bench.hpp"
+#include "bmmc/cpu/executor.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
 #if BMMC_HAS_CUDA
@@ -129,7 +130,9 @@ void add_bench(CLI::App& app, Action& run) {
         if (!o->n) o->n = 26;
         for (const std::string& spec : o->specs) {
           const Bmmc b = parse_spec_options({spec, o->n});
-          if (!o->json && !o->csv) fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU\n", spec, b.n(), o->elem_bytes);
+          if (!o->json && !o->csv)
+            fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}\n", spec, b.n(),
+                       o->elem_bytes, cpu_kernel_name(make_cpu_plan(b, o->elem_bytes)));
           // Verified inside bench_cpu against the reference permutation.
           for (const BenchRow& r : bench_cpu(b, o->elem_bytes, o->reps, o->threads))
             rows.push_back({spec, fmt::format("{} --n {}", spec, b.n()), r.variant, "cpu", b.n(), o->elem_bytes,

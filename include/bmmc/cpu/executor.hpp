@@ -2,7 +2,7 @@
 // role of shared memory, on std::threads. It is the embedded default when there is no GPU.
 //
 // How a TilePass runs on a CPU (plan.hpp gives the formulas; DESIGN.md §4 the algebra). Blocks of the coset
-// tiling are split into contiguous ranges, one range per thread. For block b the thread computes x0 and
+// tiling go to the threads in chunks of consecutive blocks, taken from a shared counter. For block b the thread computes x0 and
 // z = A·x0 ⊕ c once, then
 //   phase 1: for each tile row ρ copies the 2^s consecutive input elements at x0 ⊕ R·ρ into tile row ρ
 //            (a whole run, ≥ 128 bytes once n ≥ 9: two or more full cache lines, read sequentially);
@@ -14,21 +14,28 @@
 // lookups and an XOR (N = the plan's shared-memory maps G composed with the inverse of its store map Λ:
 // a CPU has no banks, so the executor relabels the tile to the natural row-major order and phase 1
 // becomes a straight copy; which elements a block reads and writes is exactly the plan's). While a block
-// is in phase 2 the thread prefetches the input rows of its next block, so memory latency overlaps the
-// gather.
+// is in phase 2 the thread prefetches the input rows of its next block into L2 (prefetcht2: L1 prefetches
+// of scattered rows stall on the L1 miss buffers: 4 KiB pieces read at 13 GB/s with T0, 26 with T2).
+//
+// Register transposes (4-byte elements, AVX2; src/cpu/transpose_blocks.hpp has the algebra). Per-element
+// loads cost ~1.3 cycles each on the CI's AMD EPYC, which kept the loops above at ~40% of memcpy for
+// general BMMCs. Where the plan allows (every BMMC whose three lowest output bits do not come from the
+// three lowest input bits: random BMMCs, bit-reverse, transposes, most BPCs), phase 1 instead takes 8 input
+// vectors of 8 elements, permutes their lanes (vpermd), transposes them 8×8 and permutes lanes again, so
+// that the tile holds the block's output in output order; phase 2 copies whole vectors. ~0.6 shuffles per
+// element instead of a load per element. cpu_kernel_name(plan) says which loop runs.
 //
 // Run and tile size (make_cpu_plan). Runs are 2^s elements, s = vector_bits + 5, with vector_bits chosen
 // so a run is 128 bytes for 1..4-byte elements (two whole 64-byte lines on both sides) and 32 elements
 // (256 / 512 bytes) for 8 / 16 bytes. The tile is 2^(s+m) elements; m ≥ q rows are forced by the
 // permutation, the other rows are the planner's extra input directions, which lengthen the contiguous
 // input stretches a block reads (2^(s + m − q) elements). Measured on the 2-core AMD EPYC CI VM (32 KiB
-// L1d, 1 MiB L2 per core), n = 26, int32, tiles of 2^12..2^17 elements: bit permutations (BPC) are fastest
-// with the tile in L1 (16 KiB: random BPC 95% of memcpy vs 38% with 128 KiB; transpose 80% vs 27%),
-// because with more rows every block scatters its output over more pages at once; general BMMCs are
-// fastest with an L2 tile (128 KiB: 60–65% vs ~31% with 16 KiB), because their input otherwise arrives
-// in 512-byte pieces from scattered pages, which this VM serves at ~4 GB/s (page walks under nested
-// paging). So the default budget is 16 KiB for BPCs and 128 KiB otherwise (never below 2^(s+q)).
-// CpuOptions::tile_elems_log2 overrides it.
+// L1d, 1 MiB L2 per core), n = 26, int32, tiles of 2^10..2^17 elements: with register transposes the tile
+// size matters little between 2^12 and 2^16 elements (random BMMC 69–80% of memcpy, bit-reverse 77–84%,
+// transpose and random BPC 87–99%) and 128 KiB (2^15) is best or within noise of it for all of them; the
+// gather loops want an L1 tile for bit permutations (random BPC 80% with 16 KiB vs 24% with 128 KiB) and
+// an L2 tile otherwise. So the default is 128 KiB, except 16 KiB for a BPC that runs the gather loops
+// (never below 2^(s+q)). CpuOptions::tile_elems_log2 overrides it.
 #pragma once
 
 #include <string>
