@@ -14,14 +14,48 @@ namespace bmmc::cpu_detail {
 
 namespace {
 
-// True when the vectors are linearly independent (coordinates() refuses dependent bases).
-bool independent(const std::vector<BitVec>& v) {
+// Linear maps F2^6 → F2^6 as their 6 column images. Input coordinates of a group element: bits 0..2 the
+// vector slot k, bits 3..5 the lane ℓ; output coordinates: bits 0..2 the tile vector v, bits 3..5 the lane j.
+using Map6 = std::array<std::uint32_t, 6>;
+
+std::uint32_t apply(const Map6& m, std::uint32_t x) {
+  std::uint32_t r = 0;
+  for (int i = 0; i < 6; ++i)
+    if ((x >> i) & 1) r ^= m[i];
+  return r;
+}
+
+std::optional<Map6> inverse(const Map6& m) {
+  const std::vector<BitVec> cols(m.begin(), m.end());
+  Map6 inv{};
   try {
-    (void)coordinates(v, 0);
-    return true;
-  } catch (const std::invalid_argument&) {
-    return false;
+    for (int b = 0; b < 6; ++b) {
+      const std::optional<BitVec> c = coordinates(cols, BitVec{1} << b);
+      if (!c) return std::nullopt;
+      inv[b] = static_cast<std::uint32_t>(*c);
+    }
+  } catch (const std::invalid_argument&) {  // dependent columns: m is singular
+    return std::nullopt;
   }
+  return inv;
+}
+
+// T_r: swaps vector bit q with lane bit q for the r highest q (q ≥ 3 − r); the register network does this.
+std::uint32_t swap_bits(int r, std::uint32_t x) {
+  std::uint32_t y = x;
+  for (int q = 3 - r; q < 3; ++q) {
+    const std::uint32_t kb = (x >> q) & 1, lb = (x >> (3 + q)) & 1;
+    y = (y & ~((1u << q) | (1u << (3 + q)))) | (lb << q) | (kb << (3 + q));
+  }
+  return y;
+}
+
+// Appends candidates to `basis` (a Subspace of F2^6) while they are independent, until `want` were taken.
+std::vector<std::uint32_t> complete(Subspace& basis, const std::vector<std::uint32_t>& candidates, int want) {
+  std::vector<std::uint32_t> taken;
+  for (std::uint32_t c : candidates)
+    if (static_cast<int>(taken.size()) < want && basis.insert(c)) taken.push_back(c);
+  return taken;
 }
 
 }  // namespace
@@ -33,61 +67,102 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   std::vector<BitVec> basis;
   for (int i = 0; i < 5; ++i) basis.push_back(t.ntau[std::size_t{1} << i]);
   for (int i = 0; i < t.m; ++i) basis.push_back(t.nsig[std::size_t{1} << i]);
-  if (!independent(basis)) return std::nullopt;
   std::vector<std::uint32_t> k0col(bits);
-  for (int b = 0; b < bits; ++b) {
-    const std::optional<BitVec> c = coordinates(basis, BitVec{1} << b);
-    if (!c) return std::nullopt;
-    k0col[b] = static_cast<std::uint32_t>(*c);
+  try {
+    for (int b = 0; b < bits; ++b) {
+      const std::optional<BitVec> c = coordinates(basis, BitVec{1} << b);
+      if (!c) return std::nullopt;
+      k0col[b] = static_cast<std::uint32_t>(*c);
+    }
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
   }
   auto k0 = [&](std::uint32_t p) {
     std::uint32_t r = 0;
     for (; p != 0; p &= p - 1) r ^= k0col[__builtin_ctz(p)];
     return r;
   };
-  // X = (c_0, c_1, c_2) without their lane-within-vector bits; independent iff Q is invertible.
-  std::vector<BitVec> span;
-  for (int i = 0; i < 3; ++i) span.push_back(basis[i] & ~BitVec{7});
-  if (!independent(span)) return std::nullopt;
+  // X: the projections of c_0, c_1, c_2 onto the aligned indices (low 3 bits cleared), completed to three
+  // directions by aligned unit vectors; then the group representatives complete X to all aligned indices.
+  Subspace aligned(bits);
+  std::vector<std::uint32_t> xdirs;
+  for (int i = 0; i < 3; ++i) {
+    const auto c = static_cast<std::uint32_t>(basis[i] & ~BitVec{7});
+    if (c != 0 && aligned.insert(c)) xdirs.push_back(c);
+  }
+  std::vector<std::uint32_t> units;
+  for (int b = 3; b < bits; ++b) units.push_back(std::uint32_t{1} << b);
+  for (std::uint32_t u : complete(aligned, units, 3 - static_cast<int>(xdirs.size()))) xdirs.push_back(u);
+  const std::vector<std::uint32_t> rep_cols = complete(aligned, units, bits);
+  if (xdirs.size() != 3 || static_cast<int>(rep_cols.size()) != bits - 6) return std::nullopt;
+  // M: group coordinates (k, ℓ) → (tile vector v in the basis w of the 8 vectors the group fills, lane j).
+  std::array<std::uint32_t, 6> nat{}, hi{}, lo{};
+  for (int i = 0; i < 6; ++i) {
+    nat[i] = i < 3 ? xdirs[i] : std::uint32_t{1} << (i - 3);
+    hi[i] = k0(nat[i]) >> 3;
+    lo[i] = k0(nat[i]) & 7;
+  }
+  Subspace vectors(bits - 3);
+  std::vector<BitVec> w;
+  for (int i = 0; i < 6; ++i)
+    if (vectors.insert(hi[i])) w.push_back(hi[i]);
+  if (w.size() != 3) return std::nullopt;
+  Map6 M{};
+  for (int i = 0; i < 6; ++i) M[i] = static_cast<std::uint32_t>(*coordinates(w, hi[i])) | (lo[i] << 3);
+  const std::optional<Map6> Minv = inverse(M);
+  if (!Minv) return std::nullopt;
+  // Bruhat form M = L1·T_r·L2 with L2 = G⁻¹ keeping lanes in lanes and L1 keeping lanes in lanes, r = the
+  // rank of the lane → vector block of M. G sends the unswapped lane coordinates onto Z ∩ L and the swapped
+  // vector coordinates onto the rest of Z, where Z = M⁻¹(lanes) and L = the input lanes: then
+  // L1 = M·G·T_r maps output lanes into output lanes (T_r is its own inverse).
+  const Subspace L = Subspace::span(6, {8, 16, 32});
+  const Subspace Z = Subspace::span(6, {(*Minv)[3], (*Minv)[4], (*Minv)[5]});
+  const Subspace ZL = intersect(Z, L);
+  const int r = 3 - ZL.dim();
+  Map6 G{};
+  Subspace lanes(6), all(6);
+  for (int q = 0; q < 3 - r; ++q) G[3 + q] = static_cast<std::uint32_t>(ZL.basis()[q]), lanes.insert(G[3 + q]), all.insert(G[3 + q]);
+  const std::vector<std::uint32_t> lane_fill = complete(lanes, {8, 16, 32}, r);
+  for (int q = 3 - r; q < 3; ++q) G[3 + q] = lane_fill.at(q - (3 - r)), all.insert(G[3 + q]);
+  Subspace zs = ZL;
+  std::vector<std::uint32_t> zcand;
+  for (BitVec v : Z.basis()) zcand.push_back(static_cast<std::uint32_t>(v));
+  const std::vector<std::uint32_t> z_fill = complete(zs, zcand, r);
+  for (int q = 3 - r; q < 3; ++q) G[q] = z_fill.at(q - (3 - r)), all.insert(G[q]);
+  const std::vector<std::uint32_t> rest = complete(all, {1, 2, 4, 8, 16, 32}, 3 - r);
+  for (int q = 0; q < 3 - r; ++q) G[q] = rest.at(q);
+  const std::optional<Map6> L2 = inverse(G);
+  if (!L2) return std::nullopt;
+  Map6 L1{};
+  for (int i = 0; i < 6; ++i) L1[i] = apply(M, apply(G, swap_bits(r, 1u << i)));
+  // Read the blocks: L2 = [[F, 0], [B, A]], L1 = [[C, 0], [E, D]] on (vector, lane).
+  std::array<std::uint32_t, 8> F{}, B{}, A{}, C{}, E{}, D{}, Finv{}, Ainv{}, Dinv{};
+  for (std::uint32_t v = 0; v < 8; ++v) {
+    const std::uint32_t l2k = apply(*L2, v), l2l = apply(*L2, v << 3);
+    const std::uint32_t l1v = apply(L1, v), l1j = apply(L1, v << 3);
+    if ((l2l & 7) != 0 || (l1j & 7) != 0) return std::nullopt;  // lanes must stay lanes
+    F[v] = l2k & 7, B[v] = l2k >> 3, A[v] = l2l >> 3;
+    C[v] = l1v & 7, E[v] = l1v >> 3, D[v] = l1j >> 3;
+  }
+  std::uint32_t fseen = 0, aseen = 0, dseen = 0;
+  for (std::uint32_t v = 0; v < 8; ++v) {
+    Finv[F[v]] = v, Ainv[A[v]] = v, Dinv[D[v]] = v;
+    fseen |= 1u << F[v], aseen |= 1u << A[v], dseen |= 1u << D[v];
+  }
+  if (fseen != 0xff || aseen != 0xff || dseen != 0xff) return std::nullopt;
   TransposeTables x;
-  for (std::uint32_t k = 0; k < 8; ++k)
+  x.swaps = r;
+  for (std::uint32_t s2 = 0; s2 < 8; ++s2) {
+    const std::uint32_t k = Finv[s2];
     for (int i = 0; i < 3; ++i)
-      if ((k >> i) & 1) x.kpos[k] ^= static_cast<std::uint32_t>(span[i]);
-  // Group representatives: unit vectors e_3.. completing X to the aligned indices.
-  std::vector<std::uint32_t> rep_cols;
-  for (int b = 3; b < bits; ++b) {
-    span.push_back(BitVec{1} << b);
-    if (independent(span))
-      rep_cols.push_back(std::uint32_t{1} << b);
-    else
-      span.pop_back();
-  }
-  if (static_cast<int>(rep_cols.size()) != bits - 6) return std::nullopt;
-  std::array<std::uint32_t, 8> P{}, R{}, Q{}, S{}, B{}, D{}, Dinv{};
-  for (std::uint32_t v = 0; v < 8; ++v) {
-    P[v] = k0(x.kpos[v]) >> 3;
-    R[v] = k0(x.kpos[v]) & 7;
-    Q[v] = k0(v) >> 3;
-    S[v] = k0(v) & 7;
-  }
-  for (std::uint32_t k = 0; k < 8; ++k) {  // B·k = Q⁻¹·P·k
-    std::uint32_t hits = 0;
-    for (std::uint32_t l = 0; l < 8; ++l)
-      if (Q[l] == P[k]) B[k] = l, ++hits;
-    if (hits != 1) return std::nullopt;
-  }
-  std::uint32_t seen = 0;
-  for (std::uint32_t k = 0; k < 8; ++k) {
-    D[k] = R[k] ^ S[B[k]];
-    Dinv[D[k]] = k;
-    seen |= 1u << D[k];
-  }
-  if (seen != 0xff) return std::nullopt;
-  for (std::uint32_t v = 0; v < 8; ++v) {
-    x.qvec[v] = Q[v];
+      if ((k >> i) & 1) x.kpos[s2] ^= xdirs[i];
+    std::uint32_t q = 0;  // W·C·v: the tile-vector offset of transposed vector v = s2
+    for (int i = 0; i < 3; ++i)
+      if ((C[s2] >> i) & 1) q ^= static_cast<std::uint32_t>(w[i]);
+    x.qvec[s2] = q;
     for (std::uint32_t j = 0; j < 8; ++j) {
-      x.pre[v][j] = static_cast<std::int32_t>(j ^ B[v]);
-      x.post[v][j] = static_cast<std::int32_t>(Dinv[j ^ S[v]]);
+      x.pre[s2][j] = static_cast<std::int32_t>(Ainv[j ^ B[k]]);
+      x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);
     }
   }
   std::vector<std::uint32_t> vec_cols, mu_cols;
@@ -98,14 +173,15 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   x.rep_nat = xor_table(rep_cols);
   x.rep_vec = xor_table(vec_cols);
   x.rep_mu = xor_table(mu_cols);
-  // Every tile element must land where phase 2 expects it: tile[K0(p)] = natural element p.
+  // Every tile element must land where phase 2 expects it: tile[K0(p)] = natural element p. Tile vector v,
+  // lane j holds transposed element (v, post ⊕ μ), which T_r brings from slot k', lane ℓ'.
   for (std::size_t g = 0; g < x.rep_nat.size(); ++g)
-    for (std::uint32_t l2 = 0; l2 < 8; ++l2)
+    for (std::uint32_t v = 0; v < 8; ++v)
       for (std::uint32_t j = 0; j < 8; ++j) {
-        const std::uint32_t k = static_cast<std::uint32_t>(x.post[l2][j]) ^ x.rep_mu[g];
-        const std::uint32_t l = static_cast<std::uint32_t>(x.pre[k][l2]);
-        const std::uint32_t p = x.rep_nat[g] ^ x.kpos[k] ^ l;
-        if (k0(p) != (((x.rep_vec[g] ^ x.qvec[l2]) << 3) | j)) return std::nullopt;
+        const std::uint32_t src = swap_bits(r, v | ((static_cast<std::uint32_t>(x.post[v][j]) ^ x.rep_mu[g]) << 3));
+        const std::uint32_t slot = src & 7, lane = src >> 3;
+        const std::uint32_t p = x.rep_nat[g] ^ x.kpos[slot] ^ static_cast<std::uint32_t>(x.pre[slot][lane]);
+        if (k0(p) != (((x.rep_vec[g] ^ x.qvec[v]) << 3) | j)) return std::nullopt;
       }
   return x;
 }
@@ -139,7 +215,23 @@ __attribute__((target("avx2"), always_inline)) inline void transpose8(__m256i r[
   r[7] = _mm256_permute2x128_si256(s3, s7, 0x31);
 }
 
-template <bool Stream>
+// The partial transposes T_1, T_2: swap lane bit 2 (then also lane bit 1) with the same vector bit.
+__attribute__((target("avx2"), always_inline)) inline void swap_bit2(__m256i r[8]) {
+  for (int k = 0; k < 4; ++k) {
+    const __m256i a = r[k], b = r[k + 4];
+    r[k] = _mm256_permute2x128_si256(a, b, 0x20);
+    r[k + 4] = _mm256_permute2x128_si256(a, b, 0x31);
+  }
+}
+__attribute__((target("avx2"), always_inline)) inline void swap_bit1(__m256i r[8]) {
+  for (int k : {0, 1, 4, 5}) {
+    const __m256i a = r[k], b = r[k + 2];
+    r[k] = _mm256_unpacklo_epi64(a, b);
+    r[k + 2] = _mm256_unpackhi_epi64(a, b);
+  }
+}
+
+template <bool Stream, int Swaps>
 __attribute__((target("avx2"))) void blocks(const TileTables& t, const TransposeTables& x, const unsigned char* in_raw,
                                             unsigned char* out_raw, std::uint64_t begin, std::uint64_t end,
                                             unsigned char* tile_raw) {
@@ -171,9 +263,11 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
       for (int k = 0; k < 8; ++k) {
         const std::uint32_t p = a ^ x.kpos[k];
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + ((x0 ^ rtab[p >> 5]) + (p & 31))));
-        r[k] = k == 0 ? v : _mm256_permutevar8x32_epi32(v, pre[k]);
+        r[k] = _mm256_permutevar8x32_epi32(v, pre[k]);
       }
-      transpose8(r);
+      if constexpr (Swaps == 3) transpose8(r);
+      if constexpr (Swaps == 1 || Swaps == 2) swap_bit2(r);
+      if constexpr (Swaps == 2) swap_bit1(r);
       const __m256i mu = _mm256_set1_epi32(static_cast<int>(x.rep_mu[g]));
       const std::uint32_t vec = x.rep_vec[g];
 #pragma GCC unroll 8
@@ -211,10 +305,12 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
 
 void run_blocks_transpose(const TileTables& t, const TransposeTables& x, bool stream, const unsigned char* in,
                           unsigned char* out, std::uint64_t begin, std::uint64_t end, unsigned char* tile) {
-  if (stream)
-    blocks<true>(t, x, in, out, begin, end, tile);
-  else
-    blocks<false>(t, x, in, out, begin, end, tile);
+  using Loop = void (*)(const TileTables&, const TransposeTables&, const unsigned char*, unsigned char*,
+                        std::uint64_t, std::uint64_t, unsigned char*);
+  static constexpr Loop loops[2][4] = {{&blocks<false, 0>, &blocks<false, 1>, &blocks<false, 2>, &blocks<false, 3>},
+                                       {&blocks<true, 0>, &blocks<true, 1>, &blocks<true, 2>, &blocks<true, 3>}};
+  if (x.swaps < 0 || x.swaps > 3) throw std::invalid_argument("run_blocks_transpose: swaps must be 0..3");
+  loops[stream ? 1 : 0][x.swaps](t, x, in, out, begin, end, tile);
 }
 
 #else

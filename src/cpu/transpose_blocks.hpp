@@ -31,6 +31,7 @@
 namespace bmmc::cpu_detail {
 
 struct TransposeTables {
+  int swaps = 3;                            // r: lane bits exchanged with vector bits (0..3; 3 = 8×8 transpose)
   std::array<std::uint32_t, 8> kpos{};      // natural offsets X·k of a group's 8 input vectors
   std::vector<std::uint32_t> rep_nat;       // natural index of group g's representative a
   std::vector<std::uint32_t> rep_vec;       // its K0-vector (K0(a) >> 3)

@@ -100,7 +100,8 @@ bool cpu_has_avx2() {
 }
 
 // The register-transpose loop (4-byte elements) against the reference and against the gather loop, over
-// tile sizes from the smallest it accepts (2^6) up, thread counts, random BMMCs, BPCs and named maps.
+// tile sizes from the smallest it accepts (2^6) up, thread counts, random BMMCs, BPCs and named maps
+// (which between them exchange 0, 1, 2 and 3 lane bits with vector bits).
 TEST(CpuExecutor, RegisterTransposeMatchesReference) {
   std::vector<Bmmc> maps;
   for (int n : {6, 7, 9, 12, 15, 18}) {
@@ -108,7 +109,8 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
     maps.push_back(bit_reverse(n));
     maps.push_back(transpose(n, n / 2));
     maps.push_back(reverse(n));
-    maps.push_back(gray(n));  // no transpose: its low output bits come from the low input bits
+    maps.push_back(gray(n));  // its low output bits come from the low input bits: a partial transpose
+    maps.push_back(rotate(n, 1));
   }
   for (const Bmmc& b : maps)
     for (int tile : {-1, 6, 8, 11, 14})
@@ -117,10 +119,12 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
         const CpuOptions opt{1 + static_cast<int>(b.n() % 3), tile, tr};
         expect_matches(b, 4, opt, static_cast<std::uint64_t>(b.n() * 100 + tile));
       }
-  // Where it must apply: general BMMCs (their low output bits mix high input bits), bit-reverse, transposes.
+  // It applies to every BMMC once the tile holds 8 vectors of 8 (n ≥ 6): full 8×8 transposes where the
+  // three lowest output bits come from high input bits, partial ones (r = 0..2 lane bits exchanged) else.
   if (!cpu_has_avx2()) return;
-  for (int n : {9, 14, 20})
-    for (const Bmmc& b : {random_bmmc(n, 1), random_bmmc(n, 2), random_bmmc(n, 3), bit_reverse(n), transpose(n, n / 2)})
+  for (int n : {6, 9, 14, 20})
+    for (const Bmmc& b : {random_bmmc(n, 1), random_bmmc(n, 2), random_bpc(n, 1), random_bpc(n, 2), bit_reverse(n),
+                          transpose(n, n / 2), gray(n), gray_inverse(n), reverse(n), rotate(n, 1), identity(n)})
       for (int tile : {-1, 9})
         EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, 4, CpuOptions{0, tile})), "transpose-avx2") << b.to_string();
 }
@@ -145,7 +149,9 @@ TEST(CpuExecutor, KernelNames) {
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 4)), cpu_has_avx2() ? "transpose-avx2" : "gather");
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 4, gather), gather),
             cpu_has_avx2() ? "gather-avx2" : "gather");
-  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(gray(16), 4)), cpu_has_avx2() ? "gather-avx2" : "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(gray(16), 4)), cpu_has_avx2() ? "transpose-avx2" : "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(5, 1), 4)), cpu_has_avx2() ? "gather-avx2" : "gather")
+      << "a 32-element tile is too small for 8 vectors of 8";
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 1)), "gather");
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(4, 1), 4)), "scatter");
   PlanOptions po;
