@@ -95,6 +95,12 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, int 
       {"naive", [&] { permute_reference(bmmc, i, o, elem_bytes); }, ref.get(), {}},
       {"one-pass", [&] { permute_cpu(bmmc, i, o, elem_bytes, options); }, ref.get(), {}},
   };
+  // Where the register-transpose loop runs, also the gather loop it replaced, for the comparison.
+  CpuOptions gather = options;
+  gather.register_transpose = false;
+  if (bmmc.n() >= 5 && cpu_kernel_name(make_cpu_plan(bmmc, elem_bytes, options), options) !=
+                           cpu_kernel_name(make_cpu_plan(bmmc, elem_bytes, gather), gather))
+    variants.push_back({"one-pass-gather", [&] { permute_cpu(bmmc, i, o, elem_bytes, gather); }, ref.get(), {}});
   using Clock = std::chrono::steady_clock;
   for (Timed& v : variants) {  // warm-up, verified
     std::memset(o, 0xa5, bytes);

@@ -223,9 +223,11 @@ TEST(CpuExecutor, RefusesBadArgumentsAndWritesNothing) {
 
 TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
   const auto rows = bench_cpu(random_bmmc(16, 1), 4, 3, 2);
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), cpu_has_avx2() ? 5u : 4u);
   EXPECT_EQ(rows[0].variant, "memcpy");
   EXPECT_EQ(rows[3].variant, "one-pass");
+  if (cpu_has_avx2()) EXPECT_EQ(rows[4].variant, "one-pass-gather");
+  EXPECT_EQ(bench_cpu(random_bmmc(16, 1), 1, 1, 1).size(), 4u) << "1-byte elements have one loop only";
   for (const BenchRow& r : rows) {
     EXPECT_GT(r.median_ms, 0);
     EXPECT_LE(r.min_ms, r.median_ms);
