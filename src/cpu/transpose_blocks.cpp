@@ -174,8 +174,9 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   x.rep_vec = xor_table(vec_cols);
   x.rep_mu = xor_table(mu_cols);
   // Every tile element must land where phase 2 expects it: tile[K0(p)] = natural element p. Tile vector v,
-  // lane j holds transposed element (v, post ⊕ μ), which T_r brings from slot k', lane ℓ'.
-  for (std::size_t g = 0; g < x.rep_nat.size(); ++g)
+  // lane j holds transposed element (v, post ⊕ μ), which T_r brings from slot k', lane ℓ'. The group
+  // tables are XOR tables of their columns, so group 0 and the groups 2^i check every group.
+  for (std::size_t g = 0; g < x.rep_nat.size(); g = g == 0 ? 1 : 2 * g)
     for (std::uint32_t v = 0; v < 8; ++v)
       for (std::uint32_t j = 0; j < 8; ++j) {
         const std::uint32_t src = swap_bits(r, v | ((static_cast<std::uint32_t>(x.post[v][j]) ^ x.rep_mu[g]) << 3));

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Regenerates the tables of BENCHMARKS.md's "CPU backend" section in one command, on the machine it runs on (no GPU needed): n = 26 int32 by default, memcpy of the same bytes in the same run.
+#   BMMC=build/bin/bmmc OUT=out-cpu scripts/bench-cpu.sh
+# Outputs (the `bmmc bench --csv` schema):
+#   cpu_named.csv   random-bmmc:1, bit-reverse, transpose:N/2, random-bpc:1, gray, reverse, rotate:1
+#   cpu_random.csv  random-bmmc:1..COUNT (the spread over general BMMCs)
+#   cpu_sizes.csv   random-bmmc:1 with 1, 2, 8 and 16-byte elements
+#   cpu.txt         CPU model, cores, kernel; summary.md  the tables as Markdown
+# Knobs: REPS (20), N (26), COUNT (10), SIZE_REPS (7), THREADS (0 = all cores). ~4 min on the 2-core CI VM (the naive
+# scatter loop takes most of it).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BMMC="${BMMC:-$HERE/../build/bin/bmmc}"
+OUT="${OUT:-out-cpu}"
+REPS="${REPS:-20}"
+N="${N:-26}"
+COUNT="${COUNT:-10}"
+SIZE_REPS="${SIZE_REPS:-7}"
+THREADS="${THREADS:-0}"
+mkdir -p "$OUT"
+[ -x "$BMMC" ] || { echo "bench-cpu.sh: $BMMC not found; build first (cmake -S . -B build && cmake --build build)" >&2; exit 2; }
+{ date -u +%F; grep -m1 'model name' /proc/cpuinfo || true; echo "cores: $(nproc)"; uname -r; } >"$OUT/cpu.txt"
+run() {  # run CSV_FILE ARGS...: one CSV, header once
+  local file=$1; shift
+  "$BMMC" bench --backend cpu --n "$N" --reps "$REPS" --threads "$THREADS" --csv "$@" >"$file"
+}
+run "$OUT/cpu_named.csv" --spec random-bmmc:1 --spec bit-reverse --spec "transpose:$((N / 2))" \
+  --spec random-bpc:1 --spec gray --spec reverse --spec rotate:1
+specs=()
+for s in $(seq 1 "$COUNT"); do specs+=(--spec "random-bmmc:$s"); done
+run "$OUT/cpu_random.csv" "${specs[@]}"
+: >"$OUT/cpu_sizes.csv"
+for lb in 0 1 3 4; do  # log2 of the element size; n moves so the array keeps 4·2^N bytes
+  b=$((1 << lb))
+  "$BMMC" bench --backend cpu --n "$((N + 2 - lb))" --reps "$SIZE_REPS" --threads "$THREADS" --csv \
+    --spec random-bmmc:1 -b "$b" | { if [ -s "$OUT/cpu_sizes.csv" ]; then tail -n +2; else cat; fi; } >>"$OUT/cpu_sizes.csv"
+done
+python3 - "$OUT" <<'PY' | tee "$OUT/summary.md"
+import csv, sys, statistics, os
+out = sys.argv[1]
+def rows(name):
+    with open(os.path.join(out, name)) as f:
+        return list(csv.DictReader(f))
+def table(rs, title):
+    print(f"### {title}\n")
+    print("| case | n | bytes | memcpy ms | naive ms | one-pass ms | % memcpy | × naive | gather loop ms | gather % memcpy |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    by = {}
+    for r in rs:
+        by.setdefault((r["case"], r["elem_bytes"]), {})[r["variant"]] = r
+    for (case, eb), v in by.items():
+        m, nv, op, g = v["memcpy"], v["naive"], v["one-pass"], v.get("one-pass-gather")
+        speed = float(nv["median_ms"]) / float(op["median_ms"])
+        gcol = f'{float(g["median_ms"]):.2f} | {float(g["pct_memcpy"]):.1f}%' if g else "– | –"
+        print(f'| {case} | {m["n"]} | {eb} | {float(m["median_ms"]):.2f} | {float(nv["median_ms"]):.1f} | '
+              f'{float(op["median_ms"]):.2f} | {float(op["pct_memcpy"]):.1f}% | {speed:.1f}× | {gcol} |')
+    print()
+    return by
+table(rows("cpu_named.csv"), "Named permutations")
+by = table(rows("cpu_random.csv"), "Random BMMCs")
+pct = [float(v["one-pass"]["pct_memcpy"]) for v in by.values()]
+print(f"random BMMCs: median {statistics.median(pct):.1f}% of memcpy, min {min(pct):.1f}%, max {max(pct):.1f}% over {len(pct)}\n")
+table(rows("cpu_sizes.csv"), "Element sizes (random-bmmc:1; n lowered so the array stays 256 MiB)")
+PY
