@@ -2,6 +2,7 @@
 #include "transpose_blocks.hpp"
 
 #include <stdexcept>
+#include <type_traits>
 
 #include "bmmc/core/subspace.hpp"
 
@@ -14,8 +15,9 @@ namespace bmmc::cpu_detail {
 
 namespace {
 
-// Linear maps F2^6 → F2^6 as their 6 column images. Input coordinates of a group element: bits 0..2 the
-// vector slot k, bits 3..5 the lane ℓ; output coordinates: bits 0..2 the tile vector v, bits 3..5 the lane j.
+// Linear maps F2^(2W) → F2^(2W) (W = lane bits per vector, ≤ 3) as their column images. Input coordinates
+// of a group element: bits 0..W-1 the vector slot k, bits W..2W-1 the lane ℓ; output coordinates: bits
+// 0..W-1 the tile vector v, bits W..2W-1 the lane j. Unused columns stay 0.
 using Map6 = std::array<std::uint32_t, 6>;
 
 std::uint32_t apply(const Map6& m, std::uint32_t x) {
@@ -25,11 +27,11 @@ std::uint32_t apply(const Map6& m, std::uint32_t x) {
   return r;
 }
 
-std::optional<Map6> inverse(const Map6& m) {
-  const std::vector<BitVec> cols(m.begin(), m.end());
+std::optional<Map6> inverse(const Map6& m, int dim) {
+  const std::vector<BitVec> cols(m.begin(), m.begin() + dim);
   Map6 inv{};
   try {
-    for (int b = 0; b < 6; ++b) {
+    for (int b = 0; b < dim; ++b) {
       const std::optional<BitVec> c = coordinates(cols, BitVec{1} << b);
       if (!c) return std::nullopt;
       inv[b] = static_cast<std::uint32_t>(*c);
@@ -40,12 +42,12 @@ std::optional<Map6> inverse(const Map6& m) {
   return inv;
 }
 
-// T_r: swaps vector bit q with lane bit q for the r highest q (q ≥ 3 − r); the register network does this.
-std::uint32_t swap_bits(int r, std::uint32_t x) {
+// T_r: swaps vector bit q with lane bit q for the r highest q (q ≥ W − r); the register network does this.
+std::uint32_t swap_bits(int W, int r, std::uint32_t x) {
   std::uint32_t y = x;
-  for (int q = 3 - r; q < 3; ++q) {
-    const std::uint32_t kb = (x >> q) & 1, lb = (x >> (3 + q)) & 1;
-    y = (y & ~((1u << q) | (1u << (3 + q)))) | (lb << q) | (kb << (3 + q));
+  for (int q = W - r; q < W; ++q) {
+    const std::uint32_t kb = (x >> q) & 1, lb = (x >> (W + q)) & 1;
+    y = (y & ~((1u << q) | (1u << (W + q)))) | (lb << q) | (kb << (W + q));
   }
   return y;
 }
@@ -62,7 +64,9 @@ std::vector<std::uint32_t> complete(Subspace& basis, const std::vector<std::uint
 
 std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int elem_bytes) {
   const int bits = t.s + t.m;
-  if (elem_bytes != 4 || t.s != 5 || bits < 6 || bits > 24) return std::nullopt;
+  const int W = elem_bytes == 4 ? 3 : elem_bytes == 8 ? 2 : 0;  // lanes of a 32-byte vector: 2^W
+  const std::uint32_t V = 1u << W, lane_mask = V - 1;
+  if (W == 0 || t.s != 5 || bits < 2 * W || bits > 24) return std::nullopt;
   // K0: natural index → coordinates in the basis (c_0..c_4, g_0..g_{m-1}).
   std::vector<BitVec> basis;
   for (int i = 0; i < 5; ++i) basis.push_back(t.ntau[std::size_t{1} << i]);
@@ -82,93 +86,103 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
     for (; p != 0; p &= p - 1) r ^= k0col[__builtin_ctz(p)];
     return r;
   };
-  // X: the projections of c_0, c_1, c_2 onto the aligned indices (low 3 bits cleared), completed to three
+  // X: the projections of c_0..c_{W-1} onto the aligned indices (low W bits cleared), completed to W
   // directions by aligned unit vectors; then the group representatives complete X to all aligned indices.
   Subspace aligned(bits);
   std::vector<std::uint32_t> xdirs;
-  for (int i = 0; i < 3; ++i) {
-    const auto c = static_cast<std::uint32_t>(basis[i] & ~BitVec{7});
+  for (int i = 0; i < W; ++i) {
+    const auto c = static_cast<std::uint32_t>(basis[i] & ~BitVec{lane_mask});
     if (c != 0 && aligned.insert(c)) xdirs.push_back(c);
   }
   std::vector<std::uint32_t> units;
-  for (int b = 3; b < bits; ++b) units.push_back(std::uint32_t{1} << b);
-  for (std::uint32_t u : complete(aligned, units, 3 - static_cast<int>(xdirs.size()))) xdirs.push_back(u);
+  for (int b = W; b < bits; ++b) units.push_back(std::uint32_t{1} << b);
+  for (std::uint32_t u : complete(aligned, units, W - static_cast<int>(xdirs.size()))) xdirs.push_back(u);
   const std::vector<std::uint32_t> rep_cols = complete(aligned, units, bits);
-  if (xdirs.size() != 3 || static_cast<int>(rep_cols.size()) != bits - 6) return std::nullopt;
-  // M: group coordinates (k, ℓ) → (tile vector v in the basis w of the 8 vectors the group fills, lane j).
-  std::array<std::uint32_t, 6> nat{}, hi{}, lo{};
-  for (int i = 0; i < 6; ++i) {
-    nat[i] = i < 3 ? xdirs[i] : std::uint32_t{1} << (i - 3);
-    hi[i] = k0(nat[i]) >> 3;
-    lo[i] = k0(nat[i]) & 7;
+  if (static_cast<int>(xdirs.size()) != W || static_cast<int>(rep_cols.size()) != bits - 2 * W) return std::nullopt;
+  // M: group coordinates (k, ℓ) → (tile vector v in the basis w of the 2^W vectors the group fills, lane j).
+  std::array<std::uint32_t, 6> hi{}, lo{};
+  for (int i = 0; i < 2 * W; ++i) {
+    const std::uint32_t nat = i < W ? xdirs[i] : std::uint32_t{1} << (i - W);
+    hi[i] = k0(nat) >> W;
+    lo[i] = k0(nat) & lane_mask;
   }
-  Subspace vectors(bits - 3);
+  Subspace vectors(bits - W);
   std::vector<BitVec> w;
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < 2 * W; ++i)
     if (vectors.insert(hi[i])) w.push_back(hi[i]);
-  if (w.size() != 3) return std::nullopt;
+  if (static_cast<int>(w.size()) != W) return std::nullopt;
   Map6 M{};
-  for (int i = 0; i < 6; ++i) M[i] = static_cast<std::uint32_t>(*coordinates(w, hi[i])) | (lo[i] << 3);
-  const std::optional<Map6> Minv = inverse(M);
+  for (int i = 0; i < 2 * W; ++i) M[i] = static_cast<std::uint32_t>(*coordinates(w, hi[i])) | (lo[i] << W);
+  const std::optional<Map6> Minv = inverse(M, 2 * W);
   if (!Minv) return std::nullopt;
   // Bruhat form M = L1·T_r·L2 with L2 = G⁻¹ keeping lanes in lanes and L1 keeping lanes in lanes, r = the
   // rank of the lane → vector block of M. G sends the unswapped lane coordinates onto Z ∩ L and the swapped
   // vector coordinates onto the rest of Z, where Z = M⁻¹(lanes) and L = the input lanes: then
   // L1 = M·G·T_r maps output lanes into output lanes (T_r is its own inverse).
-  const Subspace L = Subspace::span(6, {8, 16, 32});
-  const Subspace Z = Subspace::span(6, {(*Minv)[3], (*Minv)[4], (*Minv)[5]});
+  std::vector<std::uint32_t> lane_units, all_units;
+  std::vector<BitVec> zcols;
+  for (int q = 0; q < W; ++q) lane_units.push_back(1u << (W + q)), zcols.push_back((*Minv)[W + q]);
+  for (int q = 0; q < 2 * W; ++q) all_units.push_back(1u << q);
+  const Subspace L = Subspace::span(2 * W, std::vector<BitVec>(lane_units.begin(), lane_units.end()));
+  const Subspace Z = Subspace::span(2 * W, zcols);
   const Subspace ZL = intersect(Z, L);
-  const int r = 3 - ZL.dim();
+  const int r = W - ZL.dim();
   Map6 G{};
-  Subspace lanes(6), all(6);
-  for (int q = 0; q < 3 - r; ++q) G[3 + q] = static_cast<std::uint32_t>(ZL.basis()[q]), lanes.insert(G[3 + q]), all.insert(G[3 + q]);
-  const std::vector<std::uint32_t> lane_fill = complete(lanes, {8, 16, 32}, r);
-  for (int q = 3 - r; q < 3; ++q) G[3 + q] = lane_fill.at(q - (3 - r)), all.insert(G[3 + q]);
+  Subspace lanes(2 * W), all(2 * W);
+  for (int q = 0; q < W - r; ++q) {
+    G[W + q] = static_cast<std::uint32_t>(ZL.basis()[q]);
+    lanes.insert(G[W + q]);
+    all.insert(G[W + q]);
+  }
+  const std::vector<std::uint32_t> lane_fill = complete(lanes, lane_units, r);
+  for (int q = W - r; q < W; ++q) all.insert(G[W + q] = lane_fill.at(q - (W - r)));
   Subspace zs = ZL;
   std::vector<std::uint32_t> zcand;
   for (BitVec v : Z.basis()) zcand.push_back(static_cast<std::uint32_t>(v));
   const std::vector<std::uint32_t> z_fill = complete(zs, zcand, r);
-  for (int q = 3 - r; q < 3; ++q) G[q] = z_fill.at(q - (3 - r)), all.insert(G[q]);
-  const std::vector<std::uint32_t> rest = complete(all, {1, 2, 4, 8, 16, 32}, 3 - r);
-  for (int q = 0; q < 3 - r; ++q) G[q] = rest.at(q);
-  const std::optional<Map6> L2 = inverse(G);
+  for (int q = W - r; q < W; ++q) all.insert(G[q] = z_fill.at(q - (W - r)));
+  const std::vector<std::uint32_t> rest = complete(all, all_units, W - r);
+  for (int q = 0; q < W - r; ++q) G[q] = rest.at(q);
+  const std::optional<Map6> L2 = inverse(G, 2 * W);
   if (!L2) return std::nullopt;
   Map6 L1{};
-  for (int i = 0; i < 6; ++i) L1[i] = apply(M, apply(G, swap_bits(r, 1u << i)));
+  for (int i = 0; i < 2 * W; ++i) L1[i] = apply(M, apply(G, swap_bits(W, r, 1u << i)));
   // Read the blocks: L2 = [[F, 0], [B, A]], L1 = [[C, 0], [E, D]] on (vector, lane).
   std::array<std::uint32_t, 8> F{}, B{}, A{}, C{}, E{}, D{}, Finv{}, Ainv{}, Dinv{};
-  for (std::uint32_t v = 0; v < 8; ++v) {
-    const std::uint32_t l2k = apply(*L2, v), l2l = apply(*L2, v << 3);
-    const std::uint32_t l1v = apply(L1, v), l1j = apply(L1, v << 3);
-    if ((l2l & 7) != 0 || (l1j & 7) != 0) return std::nullopt;  // lanes must stay lanes
-    F[v] = l2k & 7, B[v] = l2k >> 3, A[v] = l2l >> 3;
-    C[v] = l1v & 7, E[v] = l1v >> 3, D[v] = l1j >> 3;
+  for (std::uint32_t v = 0; v < V; ++v) {
+    const std::uint32_t l2k = apply(*L2, v), l2l = apply(*L2, v << W);
+    const std::uint32_t l1v = apply(L1, v), l1j = apply(L1, v << W);
+    if ((l2l & lane_mask) != 0 || (l1j & lane_mask) != 0) return std::nullopt;  // lanes must stay lanes
+    F[v] = l2k & lane_mask, B[v] = l2k >> W, A[v] = l2l >> W;
+    C[v] = l1v & lane_mask, E[v] = l1v >> W, D[v] = l1j >> W;
   }
   std::uint32_t fseen = 0, aseen = 0, dseen = 0;
-  for (std::uint32_t v = 0; v < 8; ++v) {
+  for (std::uint32_t v = 0; v < V; ++v) {
     Finv[F[v]] = v, Ainv[A[v]] = v, Dinv[D[v]] = v;
     fseen |= 1u << F[v], aseen |= 1u << A[v], dseen |= 1u << D[v];
   }
-  if (fseen != 0xff || aseen != 0xff || dseen != 0xff) return std::nullopt;
+  const std::uint32_t full = (1u << V) - 1;
+  if (fseen != full || aseen != full || dseen != full) return std::nullopt;
   TransposeTables x;
+  x.lane_bits = W;
   x.swaps = r;
-  for (std::uint32_t s2 = 0; s2 < 8; ++s2) {
+  for (std::uint32_t s2 = 0; s2 < V; ++s2) {
     const std::uint32_t k = Finv[s2];
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < W; ++i)
       if ((k >> i) & 1) x.kpos[s2] ^= xdirs[i];
     std::uint32_t q = 0;  // W·C·v: the tile-vector offset of transposed vector v = s2
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < W; ++i)
       if ((C[s2] >> i) & 1) q ^= static_cast<std::uint32_t>(w[i]);
     x.qvec[s2] = q;
-    for (std::uint32_t j = 0; j < 8; ++j) {
+    for (std::uint32_t j = 0; j < V; ++j) {
       x.pre[s2][j] = static_cast<std::int32_t>(Ainv[j ^ B[k]]);
       x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);
     }
   }
   std::vector<std::uint32_t> vec_cols, mu_cols;
   for (std::uint32_t e : rep_cols) {
-    vec_cols.push_back(k0(e) >> 3);
-    mu_cols.push_back(Dinv[k0(e) & 7]);
+    vec_cols.push_back(k0(e) >> W);
+    mu_cols.push_back(Dinv[k0(e) & lane_mask]);
   }
   x.rep_nat = xor_table(rep_cols);
   x.rep_vec = xor_table(vec_cols);
@@ -177,12 +191,12 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   // lane j holds transposed element (v, post ⊕ μ), which T_r brings from slot k', lane ℓ'. The group
   // tables are XOR tables of their columns, so group 0 and the groups 2^i check every group.
   for (std::size_t g = 0; g < x.rep_nat.size(); g = g == 0 ? 1 : 2 * g)
-    for (std::uint32_t v = 0; v < 8; ++v)
-      for (std::uint32_t j = 0; j < 8; ++j) {
-        const std::uint32_t src = swap_bits(r, v | ((static_cast<std::uint32_t>(x.post[v][j]) ^ x.rep_mu[g]) << 3));
-        const std::uint32_t slot = src & 7, lane = src >> 3;
+    for (std::uint32_t v = 0; v < V; ++v)
+      for (std::uint32_t j = 0; j < V; ++j) {
+        const std::uint32_t src = swap_bits(W, r, v | ((static_cast<std::uint32_t>(x.post[v][j]) ^ x.rep_mu[g]) << W));
+        const std::uint32_t slot = src & lane_mask, lane = src >> W;
         const std::uint32_t p = x.rep_nat[g] ^ x.kpos[slot] ^ static_cast<std::uint32_t>(x.pre[slot][lane]);
-        if (k0(p) != (((x.rep_vec[g] ^ x.qvec[v]) << 3) | j)) return std::nullopt;
+        if (k0(p) != (((x.rep_vec[g] ^ x.qvec[v]) << W) | j)) return std::nullopt;
       }
   return x;
 }
@@ -216,80 +230,97 @@ __attribute__((target("avx2"), always_inline)) inline void transpose8(__m256i r[
   r[7] = _mm256_permute2x128_si256(s3, s7, 0x31);
 }
 
-// The partial transposes T_1, T_2: swap lane bit 2 (then also lane bit 1) with the same vector bit.
-__attribute__((target("avx2"), always_inline)) inline void swap_bit2(__m256i r[8]) {
-  for (int k = 0; k < 4; ++k) {
-    const __m256i a = r[k], b = r[k + 4];
+// Partial transposes on V vectors of 32 bytes. swap_halves exchanges the 128-bit half of a vector (its
+// highest lane bit) with vector bit V/2; swap_quads exchanges the 64-bit position within a half with vector
+// bit V/4. For 4-byte lanes (V = 8) they are T_1 and, together, T_2; for 8-byte lanes (V = 4), together T_2.
+template <int V>
+__attribute__((target("avx2"), always_inline)) inline void swap_halves(__m256i r[V]) {
+  for (int k = 0; k < V / 2; ++k) {
+    const __m256i a = r[k], b = r[k + V / 2];
     r[k] = _mm256_permute2x128_si256(a, b, 0x20);
-    r[k + 4] = _mm256_permute2x128_si256(a, b, 0x31);
+    r[k + V / 2] = _mm256_permute2x128_si256(a, b, 0x31);
   }
 }
-__attribute__((target("avx2"), always_inline)) inline void swap_bit1(__m256i r[8]) {
-  for (int k : {0, 1, 4, 5}) {
-    const __m256i a = r[k], b = r[k + 2];
+template <int V>
+__attribute__((target("avx2"), always_inline)) inline void swap_quads(__m256i r[V]) {
+  for (int k = 0; k < V; ++k) {
+    if (k & (V / 4)) continue;
+    const __m256i a = r[k], b = r[k + V / 4];
     r[k] = _mm256_unpacklo_epi64(a, b);
-    r[k + 2] = _mm256_unpackhi_epi64(a, b);
+    r[k + V / 4] = _mm256_unpackhi_epi64(a, b);
   }
 }
 
-template <bool Stream, int Swaps>
+// 32-bit vpermd indices moving whole EB-byte lanes: lane ℓ ← lane idx[ℓ].
+template <int EB>
+__attribute__((target("avx2"), always_inline)) inline __m256i lane_index(const std::array<std::int32_t, 8>& idx) {
+  alignas(32) std::int32_t v[8];
+  for (int i = 0; i < 8; ++i) v[i] = EB == 4 ? idx[i] : 2 * idx[i / 2] + (i & 1);
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(v));
+}
+
+template <bool Stream, int Swaps, int EB>
 __attribute__((target("avx2"))) void blocks(const TileTables& t, const TransposeTables& x, const unsigned char* in_raw,
                                             unsigned char* out_raw, std::uint64_t begin, std::uint64_t end,
                                             unsigned char* tile_raw) {
-  const auto* in = reinterpret_cast<const std::int32_t*>(in_raw);
-  auto* out = reinterpret_cast<std::int32_t*>(out_raw);
-  auto* tile = reinterpret_cast<std::int32_t*>(tile_raw);
+  constexpr int W = EB == 4 ? 3 : 2, V = 1 << W;  // 2^W lanes per vector and vectors per group
+  constexpr int RunVectors = 32 / V;              // an output run is 32 elements
+  constexpr int Scale = EB / 4;                   // 32-bit lanes per element
+  using Elem = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
+  const auto* in = reinterpret_cast<const Elem*>(in_raw);
+  auto* out = reinterpret_cast<Elem*>(out_raw);
+  auto* tile = reinterpret_cast<Elem*>(tile_raw);
   const std::uint64_t rows = std::uint64_t{1} << t.m;
   const std::size_t groups = x.rep_nat.size();
   const BitVec* rtab = t.rtab.data();
   const BitVec* utab = t.utab.data();
-  __m256i pre[8], post[8];
-  for (int v = 0; v < 8; ++v) {
-    pre[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.pre[v].data()));
-    post[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.post[v].data()));
-  }
+  __m256i pre[V], post[V];
+  for (int v = 0; v < V; ++v) pre[v] = lane_index<EB>(x.pre[v]), post[v] = lane_index<EB>(x.post[v]);
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   BitVec x0 = t.x0(begin);
   for (std::uint64_t b = begin; b < end; ++b) {
     const BitVec z = t.z(b);
     const BitVec y0 = z & ~BitVec{31};
-    const std::uint32_t dhi = (z >> 3) & 3, dlo = z & 7;
+    const std::uint32_t dhi = (z & 31) >> W, dlo = z & (V - 1);
     const bool has_next = b + 1 < end;
     const BitVec next_x0 = has_next ? t.x0(b + 1) : 0;
-    // Phase 1: groups of 8 input vectors (already in L2: prefetched during the previous block's phase 2).
+    // Phase 1: groups of V input vectors (already in L2: prefetched during the previous block's phase 2).
     for (std::size_t g = 0; g < groups; ++g) {
       const std::uint32_t a = x.rep_nat[g];
-      __m256i r[8];
+      __m256i r[V];
 #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) {
+      for (int k = 0; k < V; ++k) {
         const std::uint32_t p = a ^ x.kpos[k];
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + ((x0 ^ rtab[p >> 5]) + (p & 31))));
         r[k] = _mm256_permutevar8x32_epi32(v, pre[k]);
       }
-      if constexpr (Swaps == 3) transpose8(r);
-      if constexpr (Swaps == 1 || Swaps == 2) swap_bit2(r);
-      if constexpr (Swaps == 2) swap_bit1(r);
-      const __m256i mu = _mm256_set1_epi32(static_cast<int>(x.rep_mu[g]));
+      if constexpr (EB == 4 && Swaps == 3) {
+        transpose8(r);
+      } else {
+        if constexpr (Swaps >= 1) swap_halves<V>(r);
+        if constexpr (Swaps >= 2) swap_quads<V>(r);
+      }
+      const __m256i mu = _mm256_set1_epi32(static_cast<int>(x.rep_mu[g] * Scale));
       const std::uint32_t vec = x.rep_vec[g];
 #pragma GCC unroll 8
-      for (int l = 0; l < 8; ++l)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(tile + ((vec ^ x.qvec[l]) << 3)),
+      for (int l = 0; l < V; ++l)
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tile + ((vec ^ x.qvec[l]) << W)),
                            _mm256_permutevar8x32_epi32(r[l], _mm256_xor_si256(post[l], mu)));
     }
-    // Phase 2: output run σ is tile vectors 4σ + (h ⊕ δ_hi), lanes XOR δ_lo; prefetch the next block's row σ
-    // into L2 meanwhile (prefetcht2: L1 prefetches of scattered rows stall on the L1 miss buffers).
-    const __m256i perm = _mm256_xor_si256(iota, _mm256_set1_epi32(static_cast<int>(dlo)));
+    // Phase 2: output run σ is tile vectors σ·32/V + (h ⊕ δ_hi), lanes XOR δ_lo; prefetch the next block's
+    // row σ into L2 meanwhile (prefetcht2: L1 prefetches of scattered rows stall on the L1 miss buffers).
+    const __m256i perm = _mm256_xor_si256(iota, _mm256_set1_epi32(static_cast<int>(dlo * Scale)));
     for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {
       if (has_next) {
         const auto* next = reinterpret_cast<const char*>(in + (next_x0 ^ rtab[sigma]));
-        _mm_prefetch(next, _MM_HINT_T2);
-        _mm_prefetch(next + 64, _MM_HINT_T2);
+#pragma GCC unroll 4
+        for (int l = 0; l < 32 * EB; l += 64) _mm_prefetch(next + l, _MM_HINT_T2);
       }
       auto* dst = reinterpret_cast<__m256i*>(out + (y0 ^ utab[sigma]));
-      const std::int32_t* src = tile + (sigma << 5);
-#pragma GCC unroll 4
-      for (std::uint32_t h = 0; h < 4; ++h) {
-        __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + ((h ^ dhi) << 3)));
+      const Elem* src = tile + (sigma << 5);
+#pragma GCC unroll 8
+      for (std::uint32_t h = 0; h < RunVectors; ++h) {
+        __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + ((h ^ dhi) << W)));
         if (dlo != 0) v = _mm256_permutevar8x32_epi32(v, perm);
         if constexpr (Stream)
           _mm256_stream_si256(dst + h, v);
@@ -308,10 +339,16 @@ void run_blocks_transpose(const TileTables& t, const TransposeTables& x, bool st
                           unsigned char* out, std::uint64_t begin, std::uint64_t end, unsigned char* tile) {
   using Loop = void (*)(const TileTables&, const TransposeTables&, const unsigned char*, unsigned char*,
                         std::uint64_t, std::uint64_t, unsigned char*);
-  static constexpr Loop loops[2][4] = {{&blocks<false, 0>, &blocks<false, 1>, &blocks<false, 2>, &blocks<false, 3>},
-                                       {&blocks<true, 0>, &blocks<true, 1>, &blocks<true, 2>, &blocks<true, 3>}};
-  if (x.swaps < 0 || x.swaps > 3) throw std::invalid_argument("run_blocks_transpose: swaps must be 0..3");
-  loops[stream ? 1 : 0][x.swaps](t, x, in, out, begin, end, tile);
+  static constexpr Loop loops4[2][4] = {
+      {&blocks<false, 0, 4>, &blocks<false, 1, 4>, &blocks<false, 2, 4>, &blocks<false, 3, 4>},
+      {&blocks<true, 0, 4>, &blocks<true, 1, 4>, &blocks<true, 2, 4>, &blocks<true, 3, 4>}};
+  static constexpr Loop loops8[2][3] = {{&blocks<false, 0, 8>, &blocks<false, 1, 8>, &blocks<false, 2, 8>},
+                                        {&blocks<true, 0, 8>, &blocks<true, 1, 8>, &blocks<true, 2, 8>}};
+  if (x.lane_bits != 3 && x.lane_bits != 2)
+    throw std::invalid_argument("run_blocks_transpose: lane_bits must be 3 (4-byte) or 2 (8-byte elements)");
+  if (x.swaps < 0 || x.swaps > x.lane_bits) throw std::invalid_argument("run_blocks_transpose: swaps out of range");
+  const Loop loop = x.lane_bits == 3 ? loops4[stream ? 1 : 0][x.swaps] : loops8[stream ? 1 : 0][x.swaps];
+  loop(t, x, in, out, begin, end, tile);
 }
 
 #else

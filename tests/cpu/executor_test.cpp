@@ -99,9 +99,9 @@ bool cpu_has_avx2() {
 #endif
 }
 
-// The register-transpose loop (4-byte elements) against the reference and against the gather loop, over
+// The register-transpose loop (4- and 8-byte elements) against the reference and against the gather loop, over
 // tile sizes from the smallest it accepts (2^6) up, thread counts, random BMMCs, BPCs and named maps
-// (which between them exchange 0, 1, 2 and 3 lane bits with vector bits).
+// (which between them exchange every possible number of lane bits with vector bits: 0..3, 0..2).
 TEST(CpuExecutor, RegisterTransposeMatchesReference) {
   std::vector<Bmmc> maps;
   for (int n : {6, 7, 9, 12, 15, 18}) {
@@ -112,35 +112,40 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
     maps.push_back(gray(n));  // its low output bits come from the low input bits: a partial transpose
     maps.push_back(rotate(n, 1));
   }
-  for (const Bmmc& b : maps)
-    for (int tile : {-1, 6, 8, 11, 14})
-      for (bool tr : {true, false}) {
-        if (tile > b.n()) continue;
-        const CpuOptions opt{1 + static_cast<int>(b.n() % 3), tile, tr};
-        expect_matches(b, 4, opt, static_cast<std::uint64_t>(b.n() * 100 + tile));
-      }
+  for (int eb : {4, 8})
+    for (const Bmmc& b : maps)
+      for (int tile : {-1, 6, 8, 11, 14})
+        for (bool tr : {true, false}) {
+          if (tile > b.n()) continue;
+          const CpuOptions opt{1 + static_cast<int>(b.n() % 3), tile, tr};
+          expect_matches(b, eb, opt, static_cast<std::uint64_t>(b.n() * 100 + tile));
+        }
   // It applies to every BMMC once the tile holds 8 vectors of 8 (n ≥ 6): full 8×8 transposes where the
   // three lowest output bits come from high input bits, partial ones (r = 0..2 lane bits exchanged) else.
   if (!cpu_has_avx2()) return;
   for (int n : {6, 9, 14, 20})
     for (const Bmmc& b : {random_bmmc(n, 1), random_bmmc(n, 2), random_bpc(n, 1), random_bpc(n, 2), bit_reverse(n),
                           transpose(n, n / 2), gray(n), gray_inverse(n), reverse(n), rotate(n, 1), identity(n)})
-      for (int tile : {-1, 9})
-        EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, 4, CpuOptions{0, tile})), "transpose-avx2") << b.to_string();
+      for (int eb : {4, 8})
+        for (int tile : {-1, 9})
+          EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, eb, CpuOptions{0, tile})), "transpose-avx2")
+              << eb << "-byte elements\n" << b.to_string();
 }
 
-// Large enough for non-temporal stores, and an output that is only 4-byte aligned (plain stores).
+// Large enough for non-temporal stores, and an output that is only element-aligned (plain stores).
 TEST(CpuExecutor, RegisterTransposeLargeAndUnalignedOutput) {
-  const Bmmc b = random_bmmc(22, 12);
-  const std::size_t bytes = std::size_t{4} << 22;
-  Buf in(bytes), out(bytes + 64), ref(bytes);
-  fill_nonzero(in.data(), bytes, 5);
-  permute_reference(b, in.data(), ref.data(), 4);
-  for (std::size_t offset : {0, 4}) {
-    unsigned char* o = out.data() + offset;
-    std::memset(o, kPoison, bytes);
-    permute_cpu(b, in.data(), o, 4, CpuOptions{3, -1});
-    EXPECT_EQ(std::memcmp(o, ref.data(), bytes), 0) << "output offset " << offset;
+  for (int eb : {4, 8}) {
+    const Bmmc b = random_bmmc(eb == 4 ? 22 : 21, 12);
+    const std::size_t bytes = std::size_t{4} << 22;
+    Buf in(bytes), out(bytes + 64), ref(bytes);
+    fill_nonzero(in.data(), bytes, 5);
+    permute_reference(b, in.data(), ref.data(), eb);
+    for (std::size_t offset : {std::size_t{0}, static_cast<std::size_t>(eb)}) {
+      unsigned char* o = out.data() + offset;
+      std::memset(o, kPoison, bytes);
+      permute_cpu(b, in.data(), o, eb, CpuOptions{3, -1});
+      EXPECT_EQ(std::memcmp(o, ref.data(), bytes), 0) << eb << "-byte elements, output offset " << offset;
+    }
   }
 }
 
