@@ -281,7 +281,7 @@ struct PassTables {
 PassTables pass_tables(const TilePass& p, bool allow_transpose) {
   PassTables t{build_tables(p), std::nullopt};
   pick_kernel(p.elem_bytes, p.elem_bytes << p.segment_bits(), false);  // throws for an unsupported shape
-  if (allow_transpose && cpu_detail::transpose_blocks_supported())
+  if (allow_transpose && cpu_detail::transpose_blocks_supported(p.elem_bytes))
     t.transpose = cpu_detail::make_transpose_tables(t.tile, p.elem_bytes);
   return t;
 }
@@ -406,7 +406,7 @@ Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuOptions& options) 
   };
   if (options.tile_elems_log2 >= 0) return plan_with_tile(options.tile_elems_log2);
   Plan plan = plan_with_tile(__builtin_ctzll(kTileBytesL2) - eb_bits);
-  if (!bmmc.is_bpc() || cpu_kernel_name(plan, options) == "transpose-avx2") return plan;
+  if (!bmmc.is_bpc() || cpu_kernel_name(plan, options).starts_with("transpose")) return plan;
   return plan_with_tile(__builtin_ctzll(kTileBytesL1) - eb_bits);
 }
 
@@ -509,7 +509,7 @@ std::string cpu_kernel_name(const Plan& plan, const CpuOptions& options) {
     }
     const PassTables t = pass_tables(*tp, options.register_transpose);
     if (t.transpose) {
-      name += "transpose-avx2";
+      name += tp->elem_bytes >= 4 ? "transpose-avx2" : "transpose-avx512vbmi";
       continue;
     }
     name += "gather";

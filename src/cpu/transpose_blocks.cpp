@@ -15,14 +15,14 @@ namespace bmmc::cpu_detail {
 
 namespace {
 
-// Linear maps F2^(2W) → F2^(2W) (W = lane bits per vector, ≤ 3) as their column images. Input coordinates
+// Linear maps F2^(2W) → F2^(2W) (W = lane bits per vector, ≤ 5) as their column images. Input coordinates
 // of a group element: bits 0..W-1 the vector slot k, bits W..2W-1 the lane ℓ; output coordinates: bits
 // 0..W-1 the tile vector v, bits W..2W-1 the lane j. Unused columns stay 0.
-using Map6 = std::array<std::uint32_t, 6>;
+using Map6 = std::array<std::uint32_t, 10>;
 
 std::uint32_t apply(const Map6& m, std::uint32_t x) {
   std::uint32_t r = 0;
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < 10; ++i)
     if ((x >> i) & 1) r ^= m[i];
   return r;
 }
@@ -64,12 +64,13 @@ std::vector<std::uint32_t> complete(Subspace& basis, const std::vector<std::uint
 
 std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int elem_bytes) {
   const int bits = t.s + t.m;
-  const int W = elem_bytes == 4 ? 3 : elem_bytes == 8 ? 2 : 0;  // lanes of a 32-byte vector: 2^W
+  // 2^W lanes of a 32-byte vector; 1- and 2-byte elements need the byte permutes of AVX-512 VBMI.
+  const int W = elem_bytes == 1 ? 5 : elem_bytes == 2 ? 4 : elem_bytes == 4 ? 3 : elem_bytes == 8 ? 2 : 0;
   const std::uint32_t V = 1u << W, lane_mask = V - 1;
-  if (W == 0 || t.s != 5 || bits < 2 * W || bits > 24) return std::nullopt;
+  if (W == 0 || t.s < W || t.s > 7 || bits < 2 * W || bits > 24) return std::nullopt;
   // K0: natural index → coordinates in the basis (c_0..c_4, g_0..g_{m-1}).
   std::vector<BitVec> basis;
-  for (int i = 0; i < 5; ++i) basis.push_back(t.ntau[std::size_t{1} << i]);
+  for (int i = 0; i < t.s; ++i) basis.push_back(t.ntau[std::size_t{1} << i]);
   for (int i = 0; i < t.m; ++i) basis.push_back(t.nsig[std::size_t{1} << i]);
   std::vector<std::uint32_t> k0col(bits);
   try {
@@ -100,7 +101,7 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   const std::vector<std::uint32_t> rep_cols = complete(aligned, units, bits);
   if (static_cast<int>(xdirs.size()) != W || static_cast<int>(rep_cols.size()) != bits - 2 * W) return std::nullopt;
   // M: group coordinates (k, ℓ) → (tile vector v in the basis w of the 2^W vectors the group fills, lane j).
-  std::array<std::uint32_t, 6> hi{}, lo{};
+  std::array<std::uint32_t, 10> hi{}, lo{};
   for (int i = 0; i < 2 * W; ++i) {
     const std::uint32_t nat = i < W ? xdirs[i] : std::uint32_t{1} << (i - W);
     hi[i] = k0(nat) >> W;
@@ -148,7 +149,7 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   Map6 L1{};
   for (int i = 0; i < 2 * W; ++i) L1[i] = apply(M, apply(G, swap_bits(W, r, 1u << i)));
   // Read the blocks: L2 = [[F, 0], [B, A]], L1 = [[C, 0], [E, D]] on (vector, lane).
-  std::array<std::uint32_t, 8> F{}, B{}, A{}, C{}, E{}, D{}, Finv{}, Ainv{}, Dinv{};
+  std::array<std::uint32_t, 32> F{}, B{}, A{}, C{}, E{}, D{}, Finv{}, Ainv{}, Dinv{};
   for (std::uint32_t v = 0; v < V; ++v) {
     const std::uint32_t l2k = apply(*L2, v), l2l = apply(*L2, v << W);
     const std::uint32_t l1v = apply(L1, v), l1j = apply(L1, v << W);
@@ -156,12 +157,12 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
     F[v] = l2k & lane_mask, B[v] = l2k >> W, A[v] = l2l >> W;
     C[v] = l1v & lane_mask, E[v] = l1v >> W, D[v] = l1j >> W;
   }
-  std::uint32_t fseen = 0, aseen = 0, dseen = 0;
+  std::uint64_t fseen = 0, aseen = 0, dseen = 0;
   for (std::uint32_t v = 0; v < V; ++v) {
     Finv[F[v]] = v, Ainv[A[v]] = v, Dinv[D[v]] = v;
-    fseen |= 1u << F[v], aseen |= 1u << A[v], dseen |= 1u << D[v];
+    fseen |= std::uint64_t{1} << F[v], aseen |= std::uint64_t{1} << A[v], dseen |= std::uint64_t{1} << D[v];
   }
-  const std::uint32_t full = (1u << V) - 1;
+  const std::uint64_t full = (std::uint64_t{1} << V) - 1;
   if (fseen != full || aseen != full || dseen != full) return std::nullopt;
   TransposeTables x;
   x.lane_bits = W;
@@ -203,9 +204,11 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
 
 #if BMMC_CPU_TRANSPOSE_AVX2
 
-bool transpose_blocks_supported() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
+bool transpose_blocks_supported(int elem_bytes) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512vl");
+  return elem_bytes == 4 || elem_bytes == 8 ? avx2 : elem_bytes == 1 || elem_bytes == 2 ? vbmi : false;
 }
 
 namespace {
@@ -253,7 +256,7 @@ __attribute__((target("avx2"), always_inline)) inline void swap_quads(__m256i r[
 
 // 32-bit vpermd indices moving whole EB-byte lanes: lane ℓ ← lane idx[ℓ].
 template <int EB>
-__attribute__((target("avx2"), always_inline)) inline __m256i lane_index(const std::array<std::int32_t, 8>& idx) {
+__attribute__((target("avx2"), always_inline)) inline __m256i lane_index(const std::array<std::int32_t, 32>& idx) {
   alignas(32) std::int32_t v[8];
   for (int i = 0; i < 8; ++i) v[i] = EB == 4 ? idx[i] : 2 * idx[i / 2] + (i & 1);
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(v));
@@ -264,7 +267,6 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
                                             unsigned char* out_raw, std::uint64_t begin, std::uint64_t end,
                                             unsigned char* tile_raw) {
   constexpr int W = EB == 4 ? 3 : 2, V = 1 << W;  // 2^W lanes per vector and vectors per group
-  constexpr int RunVectors = 32 / V;              // an output run is 32 elements
   constexpr int Scale = EB / 4;                   // 32-bit lanes per element
   using Elem = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
   const auto* in = reinterpret_cast<const Elem*>(in_raw);
@@ -274,14 +276,18 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
   const std::size_t groups = x.rep_nat.size();
   const BitVec* rtab = t.rtab.data();
   const BitVec* utab = t.utab.data();
+  const int s = t.s;  // an output run is 2^s elements, 2^(s - W) vectors
+  const BitVec run_mask = (BitVec{1} << s) - 1;
+  const std::uint32_t run_vectors = 1u << (s - W);
+  const int run_bytes = EB << s;
   __m256i pre[V], post[V];
   for (int v = 0; v < V; ++v) pre[v] = lane_index<EB>(x.pre[v]), post[v] = lane_index<EB>(x.post[v]);
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   BitVec x0 = t.x0(begin);
   for (std::uint64_t b = begin; b < end; ++b) {
     const BitVec z = t.z(b);
-    const BitVec y0 = z & ~BitVec{31};
-    const std::uint32_t dhi = (z & 31) >> W, dlo = z & (V - 1);
+    const BitVec y0 = z & ~run_mask;
+    const std::uint32_t dhi = static_cast<std::uint32_t>(z & run_mask) >> W, dlo = z & (V - 1);
     const bool has_next = b + 1 < end;
     const BitVec next_x0 = has_next ? t.x0(b + 1) : 0;
     // Phase 1: groups of V input vectors (already in L2: prefetched during the previous block's phase 2).
@@ -291,7 +297,7 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
 #pragma GCC unroll 8
       for (int k = 0; k < V; ++k) {
         const std::uint32_t p = a ^ x.kpos[k];
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + ((x0 ^ rtab[p >> 5]) + (p & 31))));
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + ((x0 ^ rtab[p >> s]) + (p & run_mask))));
         r[k] = _mm256_permutevar8x32_epi32(v, pre[k]);
       }
       if constexpr (EB == 4 && Swaps == 3) {
@@ -307,19 +313,17 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
         _mm256_store_si256(reinterpret_cast<__m256i*>(tile + ((vec ^ x.qvec[l]) << W)),
                            _mm256_permutevar8x32_epi32(r[l], _mm256_xor_si256(post[l], mu)));
     }
-    // Phase 2: output run σ is tile vectors σ·32/V + (h ⊕ δ_hi), lanes XOR δ_lo; prefetch the next block's
+    // Phase 2: output run σ is tile vectors σ·2^(s−W) + (h ⊕ δ_hi), lanes XOR δ_lo; prefetch the next block's
     // row σ into L2 meanwhile (prefetcht2: L1 prefetches of scattered rows stall on the L1 miss buffers).
     const __m256i perm = _mm256_xor_si256(iota, _mm256_set1_epi32(static_cast<int>(dlo * Scale)));
     for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {
       if (has_next) {
         const auto* next = reinterpret_cast<const char*>(in + (next_x0 ^ rtab[sigma]));
-#pragma GCC unroll 4
-        for (int l = 0; l < 32 * EB; l += 64) _mm_prefetch(next + l, _MM_HINT_T2);
+        for (int l = 0; l < run_bytes; l += 64) _mm_prefetch(next + l, _MM_HINT_T2);
       }
       auto* dst = reinterpret_cast<__m256i*>(out + (y0 ^ utab[sigma]));
-      const Elem* src = tile + (sigma << 5);
-#pragma GCC unroll 8
-      for (std::uint32_t h = 0; h < RunVectors; ++h) {
+      const Elem* src = tile + (sigma << s);
+      for (std::uint32_t h = 0; h < run_vectors; ++h) {
         __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + ((h ^ dhi) << W)));
         if (dlo != 0) v = _mm256_permutevar8x32_epi32(v, perm);
         if constexpr (Stream)
@@ -333,6 +337,103 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
   if constexpr (Stream) _mm_sfence();
 }
 
+// 1- and 2-byte elements (AVX-512 VBMI on 32-byte vectors): 32 or 16 lanes, so the lane permutations are
+// vpermb and each lane-bit exchange is a pair of two-source byte permutes (vpermt2b) per vector pair.
+#define BMMC_VBMI __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi")))
+// GCC 12's vpermb intrinsic passes an undefined vector as its unused mask source and then warns about it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+BMMC_VBMI inline __m256i load(const std::uint8_t* p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(p)); }
+
+template <bool Stream, int Swaps, int EB>
+BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const unsigned char* in_raw,
+                           unsigned char* out_raw, std::uint64_t begin, std::uint64_t end, unsigned char* tile_raw) {
+  constexpr int W = EB == 1 ? 5 : 4, V = 1 << W;  // 2^W lanes per vector and vectors per group
+  using Elem = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
+  const auto* in = reinterpret_cast<const Elem*>(in_raw);
+  auto* out = reinterpret_cast<Elem*>(out_raw);
+  auto* tile = reinterpret_cast<Elem*>(tile_raw);
+  const std::uint64_t rows = std::uint64_t{1} << t.m;
+  const std::size_t groups = x.rep_nat.size();
+  const BitVec* rtab = t.rtab.data();
+  const BitVec* utab = t.utab.data();
+  const int s = t.s;
+  const BitVec run_mask = (BitVec{1} << s) - 1;
+  const std::uint32_t run_vectors = 1u << (s - W);
+  const int run_bytes = EB << s;
+  // Byte index vectors: lane permutations (pre, post) and, per lane bit q, the two halves of the exchange.
+  alignas(32) std::uint8_t pre[V][32], post[V][32], lo[W][32], hi[W][32], iota[32];
+  for (int i = 0; i < 32; ++i) {
+    const int l = i / EB, e = i % EB;
+    iota[i] = static_cast<std::uint8_t>(i);
+    for (int v = 0; v < V; ++v) {
+      pre[v][i] = static_cast<std::uint8_t>(x.pre[v][l] * EB + e);
+      post[v][i] = static_cast<std::uint8_t>(x.post[v][l] * EB + e);
+    }
+    for (int q = 0; q < W; ++q) {
+      const int from_b = ((l >> q) & 1) ? 32 : 0;
+      lo[q][i] = static_cast<std::uint8_t>(from_b + (l & ~(1 << q)) * EB + e);
+      hi[q][i] = static_cast<std::uint8_t>(from_b + (l | (1 << q)) * EB + e);
+    }
+  }
+  BitVec x0 = t.x0(begin);
+  for (std::uint64_t b = begin; b < end; ++b) {
+    const BitVec z = t.z(b);
+    const BitVec y0 = z & ~run_mask;
+    const std::uint32_t dhi = static_cast<std::uint32_t>(z & run_mask) >> W, dlo = z & (V - 1);
+    const bool has_next = b + 1 < end;
+    const BitVec next_x0 = has_next ? t.x0(b + 1) : 0;
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::uint32_t a = x.rep_nat[g];
+      __m256i r[V];
+#pragma GCC unroll 32
+      for (int k = 0; k < V; ++k) {
+        const std::uint32_t p = a ^ x.kpos[k];
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + ((x0 ^ rtab[p >> s]) + (p & run_mask))));
+        r[k] = _mm256_permutexvar_epi8(load(pre[k]), v);
+      }
+#pragma GCC unroll 5
+      for (int q = W - 1; q >= W - Swaps; --q) {
+        const __m256i il = load(lo[q]), ih = load(hi[q]);
+#pragma GCC unroll 32
+        for (int k = 0; k < V; ++k) {
+          if ((k >> q) & 1) continue;
+          const __m256i va = r[k], vb = r[k | (1 << q)];
+          r[k] = _mm256_permutex2var_epi8(va, il, vb);
+          r[k | (1 << q)] = _mm256_permutex2var_epi8(va, ih, vb);
+        }
+      }
+      const __m256i mu = _mm256_set1_epi8(static_cast<char>(x.rep_mu[g] * EB));
+      const std::uint32_t vec = x.rep_vec[g];
+#pragma GCC unroll 32
+      for (int l = 0; l < V; ++l)
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tile + ((vec ^ x.qvec[l]) << W)),
+                           _mm256_permutexvar_epi8(_mm256_xor_si256(load(post[l]), mu), r[l]));
+    }
+    const __m256i perm = _mm256_xor_si256(load(iota), _mm256_set1_epi8(static_cast<char>(dlo * EB)));
+    for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {
+      if (has_next) {
+        const auto* next = reinterpret_cast<const char*>(in + (next_x0 ^ rtab[sigma]));
+        for (int l = 0; l < run_bytes; l += 64) _mm_prefetch(next + l, _MM_HINT_T2);
+      }
+      auto* dst = reinterpret_cast<__m256i*>(out + (y0 ^ utab[sigma]));
+      const Elem* src = tile + (sigma << s);
+      for (std::uint32_t h = 0; h < run_vectors; ++h) {
+        __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + ((h ^ dhi) << W)));
+        if (dlo != 0) v = _mm256_permutexvar_epi8(perm, v);
+        if constexpr (Stream)
+          _mm256_stream_si256(dst + h, v);
+        else
+          _mm256_storeu_si256(dst + h, v);
+      }
+    }
+    x0 = next_x0;
+  }
+  if constexpr (Stream) _mm_sfence();
+}
+#pragma GCC diagnostic pop
+
 }  // namespace
 
 void run_blocks_transpose(const TileTables& t, const TransposeTables& x, bool stream, const unsigned char* in,
@@ -344,16 +445,29 @@ void run_blocks_transpose(const TileTables& t, const TransposeTables& x, bool st
       {&blocks<true, 0, 4>, &blocks<true, 1, 4>, &blocks<true, 2, 4>, &blocks<true, 3, 4>}};
   static constexpr Loop loops8[2][3] = {{&blocks<false, 0, 8>, &blocks<false, 1, 8>, &blocks<false, 2, 8>},
                                         {&blocks<true, 0, 8>, &blocks<true, 1, 8>, &blocks<true, 2, 8>}};
-  if (x.lane_bits != 3 && x.lane_bits != 2)
-    throw std::invalid_argument("run_blocks_transpose: lane_bits must be 3 (4-byte) or 2 (8-byte elements)");
-  if (x.swaps < 0 || x.swaps > x.lane_bits) throw std::invalid_argument("run_blocks_transpose: swaps out of range");
-  const Loop loop = x.lane_bits == 3 ? loops4[stream ? 1 : 0][x.swaps] : loops8[stream ? 1 : 0][x.swaps];
+  static constexpr Loop loops1[2][6] = {
+      {&blocks_vbmi<false, 0, 1>, &blocks_vbmi<false, 1, 1>, &blocks_vbmi<false, 2, 1>, &blocks_vbmi<false, 3, 1>,
+       &blocks_vbmi<false, 4, 1>, &blocks_vbmi<false, 5, 1>},
+      {&blocks_vbmi<true, 0, 1>, &blocks_vbmi<true, 1, 1>, &blocks_vbmi<true, 2, 1>, &blocks_vbmi<true, 3, 1>,
+       &blocks_vbmi<true, 4, 1>, &blocks_vbmi<true, 5, 1>}};
+  static constexpr Loop loops2[2][5] = {
+      {&blocks_vbmi<false, 0, 2>, &blocks_vbmi<false, 1, 2>, &blocks_vbmi<false, 2, 2>, &blocks_vbmi<false, 3, 2>,
+       &blocks_vbmi<false, 4, 2>},
+      {&blocks_vbmi<true, 0, 2>, &blocks_vbmi<true, 1, 2>, &blocks_vbmi<true, 2, 2>, &blocks_vbmi<true, 3, 2>,
+       &blocks_vbmi<true, 4, 2>}};
+  if (x.lane_bits < 2 || x.lane_bits > 5 || x.swaps < 0 || x.swaps > x.lane_bits)
+    throw std::invalid_argument("run_blocks_transpose: lane_bits must be 2..5 and swaps 0..lane_bits");
+  const int si = stream ? 1 : 0;
+  const Loop loop = x.lane_bits == 2   ? loops8[si][x.swaps]
+                    : x.lane_bits == 3 ? loops4[si][x.swaps]
+                    : x.lane_bits == 4 ? loops2[si][x.swaps]
+                                       : loops1[si][x.swaps];
   loop(t, x, in, out, begin, end, tile);
 }
 
 #else
 
-bool transpose_blocks_supported() { return false; }
+bool transpose_blocks_supported(int) { return false; }
 
 void run_blocks_transpose(const TileTables&, const TransposeTables&, bool, const unsigned char*, unsigned char*,
                           std::uint64_t, std::uint64_t, unsigned char*) {

@@ -1,17 +1,19 @@
-// Internal to the CPU backend: the register-transpose block loop for 4- and 8-byte elements (AVX2).
+// Internal to the CPU backend: the register-transpose block loops (AVX2 for 4- and 8-byte elements, AVX-512
+// VBMI for 1- and 2-byte elements).
 //
 // Why. The gather loops (executor.cpp) move one element per load: ~1.3 cycles per element on the CI's AMD
 // EPYC, which made the CPU one-pass compute-bound at ~40% of memcpy. Here the element-level permutation is
 // done a group at a time in registers: for 4-byte elements 8 input vectors of 8 lanes → lane permutation
 // (vpermd) → 8×8 transpose (24 unpack/permute) → lane permutation → 8 tile vectors, ~0.6 shuffles per
-// element; for 8-byte elements 4 vectors of 4 lanes the same way. Phase 2 becomes a copy of whole vectors.
+// element; for 8-byte elements 4 vectors of 4 lanes the same way, for 2- and 1-byte elements 16 of 16 and
+// 32 of 32 with byte permutes (vpermb, vpermt2b). Phase 2 becomes a copy of whole vectors.
 //
-// The algebra (natural tile index p of tile_tables.hpp, t = 5 + m bits; W = lane bits of a 32-byte
-// vector: 3 for 4-byte, 2 for 8-byte elements). Let c_i = Nτ[2^i] (i < 5) and g_i = Nσ[2^i] (i < m):
-// output element j of output row σ is the natural element Nσ[σ] ⊕ Nτ[δ] ⊕ Nτ[j], and {c_i, g_i} is a basis
-// of the tile. Define the linear relabelling K0 by K0(c_i) = e_i, K0(g_i) = e_{5+i}: then output row σ,
-// element j sits at K0-index σ·32 + (j ⊕ δ). Phase 1 writes every natural element p to tile[K0(p)]; phase 2
-// copies tile vectors σ·2^(5−W) + (h ⊕ δ_hi) (lanes XOR δ_lo) to output run σ.
+// The algebra (natural tile index p of tile_tables.hpp, t = s + m bits, runs of 2^s elements; W = lane
+// bits of a 32-byte vector: 5, 4, 3, 2 for 1, 2, 4, 8-byte elements). Let c_i = Nτ[2^i] (i < s) and
+// g_i = Nσ[2^i] (i < m): output element j of output row σ is the natural element Nσ[σ] ⊕ Nτ[δ] ⊕ Nτ[j], and
+// {c_i, g_i} is a basis of the tile. Define the linear relabelling K0 by K0(c_i) = e_i, K0(g_i) = e_{s+i}:
+// then output row σ, element j sits at K0-index σ·2^s + (j ⊕ δ). Phase 1 writes every natural element p to
+// tile[K0(p)]; phase 2 copies tile vectors σ·2^(s−W) + (h ⊕ δ_hi) (lanes XOR δ_lo) to output run σ.
 // Phase 1 in groups: the 2^(2W) natural elements a ⊕ X·k ⊕ ℓ (k, ℓ < 2^W), with X = the projections of
 // c_0..c_{W−1} onto the aligned indices (completed by unit vectors) and a an aligned representative, map
 // onto exactly 2^W K0-vectors, because span(c_0..c_{W−1}) ⊆ span(X) ⊕ span(e_0..e_{W−1}). In group
@@ -37,21 +39,22 @@ namespace bmmc::cpu_detail {
 struct TransposeTables {
   int lane_bits = 3;                        // W: 2^W lanes per 32-byte vector (3: 4-byte, 2: 8-byte elements)
   int swaps = 3;                            // r: lane bits exchanged with vector bits (0..W; W = full transpose)
-  std::array<std::uint32_t, 8> kpos{};      // natural offsets X·k of a group's 2^W input vectors
+  std::array<std::uint32_t, 32> kpos{};     // natural offsets X·k of a group's 2^W input vectors
   std::vector<std::uint32_t> rep_nat;       // natural index of group g's representative a
   std::vector<std::uint32_t> rep_vec;       // its K0-vector (K0(a) >> 3)
   std::vector<std::uint32_t> rep_mu;        // D⁻¹·λ(a): XOR on the post-permutation indices
-  std::array<std::array<std::int32_t, 8>, 8> pre{};   // input vector k, lane ℓ' ← lane pre[k][ℓ']
-  std::array<std::array<std::int32_t, 8>, 8> post{};  // tile vector ℓ', lane j ← lane post[ℓ'][j] ⊕ μ
-  std::array<std::uint32_t, 8> qvec{};      // K0-vector offset Q·ℓ' of transposed vector ℓ'
+  std::array<std::array<std::int32_t, 32>, 32> pre{};   // input vector k, lane ℓ' ← lane pre[k][ℓ']
+  std::array<std::array<std::int32_t, 32>, 32> post{};  // tile vector ℓ', lane j ← lane post[ℓ'][j] ⊕ μ
+  std::array<std::uint32_t, 32> qvec{};     // K0-vector offset Q·ℓ' of transposed vector ℓ'
 };
 
-/// The group tables for a pass with 4- or 8-byte elements and 32-element runs, or nullopt when the pass
-/// does not have that shape (or the tile is smaller than one group). Pure: no intrinsics.
+/// The group tables for a pass (any element size but 16 bytes), or nullopt when the tile is smaller than
+/// one group of 2^W vectors or the runs are shorter than a vector. Pure: no intrinsics.
 std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int elem_bytes);
 
-/// True when this CPU can run run_blocks_transpose (AVX2, checked at run time).
-bool transpose_blocks_supported();
+/// True when this CPU can run run_blocks_transpose for this element size (checked at run time): AVX2 for
+/// 4- and 8-byte elements, AVX-512 VBMI (+BW, VL) for 1- and 2-byte elements.
+bool transpose_blocks_supported(int elem_bytes);
 
 /// Blocks [begin, end) of the pass; tile = elem_bytes·2^(5+m) bytes, 64-byte aligned. Stream: non-temporal output
 /// stores (out 32-byte aligned).

@@ -99,9 +99,18 @@ bool cpu_has_avx2() {
 #endif
 }
 
-// The register-transpose loop (4- and 8-byte elements) against the reference and against the gather loop, over
+bool cpu_has_vbmi() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+// The register-transpose loops (1-, 2-, 4- and 8-byte elements) against the reference and against the gather loop, over
 // tile sizes from the smallest it accepts (2^6) up, thread counts, random BMMCs, BPCs and named maps
-// (which between them exchange every possible number of lane bits with vector bits: 0..3, 0..2).
+// (which between them exchange many numbers of lane bits with vector bits: up to 5, 4, 3, 2 by size).
 TEST(CpuExecutor, RegisterTransposeMatchesReference) {
   std::vector<Bmmc> maps;
   for (int n : {6, 7, 9, 12, 15, 18}) {
@@ -112,7 +121,7 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
     maps.push_back(gray(n));  // its low output bits come from the low input bits: a partial transpose
     maps.push_back(rotate(n, 1));
   }
-  for (int eb : {4, 8})
+  for (int eb : {1, 2, 4, 8})
     for (const Bmmc& b : maps)
       for (int tile : {-1, 6, 8, 11, 14})
         for (bool tr : {true, false}) {
@@ -130,12 +139,19 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
         for (int tile : {-1, 9})
           EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, eb, CpuOptions{0, tile})), "transpose-avx2")
               << eb << "-byte elements\n" << b.to_string();
+  // 1- and 2-byte elements (AVX-512 VBMI): groups of 32×32 and 16×16, so tiles of 2^10 and 2^8 elements.
+  if (!cpu_has_vbmi()) return;
+  for (int n : {10, 14, 20})
+    for (const Bmmc& b : {random_bmmc(n, 1), random_bpc(n, 1), bit_reverse(n), gray(n), reverse(n), rotate(n, 1)})
+      for (int eb : {1, 2})
+        EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, eb)), "transpose-avx512vbmi")
+            << eb << "-byte elements\n" << b.to_string();
 }
 
 // Large enough for non-temporal stores, and an output that is only element-aligned (plain stores).
 TEST(CpuExecutor, RegisterTransposeLargeAndUnalignedOutput) {
-  for (int eb : {4, 8}) {
-    const Bmmc b = random_bmmc(eb == 4 ? 22 : 21, 12);
+  for (int eb : {1, 2, 4, 8}) {
+    const Bmmc b = random_bmmc(24 - __builtin_ctz(static_cast<unsigned>(eb)), 12);
     const std::size_t bytes = std::size_t{4} << 22;
     Buf in(bytes), out(bytes + 64), ref(bytes);
     fill_nonzero(in.data(), bytes, 5);
@@ -157,7 +173,9 @@ TEST(CpuExecutor, KernelNames) {
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(gray(16), 4)), cpu_has_avx2() ? "transpose-avx2" : "gather");
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(5, 1), 4)), cpu_has_avx2() ? "gather-avx2" : "gather")
       << "a 32-element tile is too small for 8 vectors of 8";
-  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 1)), "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 1)), cpu_has_vbmi() ? "transpose-avx512vbmi" : "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 2)), cpu_has_vbmi() ? "transpose-avx512vbmi" : "gather");
+  EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 16)), "gather") << "16-byte elements: one per vector half";
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(4, 1), 4)), "scatter");
   PlanOptions po;
   po.variant = Variant::TwoPass;
@@ -232,7 +250,7 @@ TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
   EXPECT_EQ(rows[0].variant, "memcpy");
   EXPECT_EQ(rows[3].variant, "one-pass");
   if (cpu_has_avx2()) EXPECT_EQ(rows[4].variant, "one-pass-gather");
-  EXPECT_EQ(bench_cpu(random_bmmc(16, 1), 1, 1, 1).size(), 4u) << "1-byte elements have one loop only";
+  EXPECT_EQ(bench_cpu(random_bmmc(16, 1), 16, 1, 1).size(), 4u) << "16-byte elements have one loop only";
   for (const BenchRow& r : rows) {
     EXPECT_GT(r.median_ms, 0);
     EXPECT_LE(r.min_ms, r.median_ms);
