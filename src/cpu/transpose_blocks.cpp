@@ -1,4 +1,4 @@
-// The register-transpose block loop (see transpose_blocks.hpp for the algebra).
+// The register-transpose block loops and their tables (see transpose_blocks.hpp for the algebra).
 #include "transpose_blocks.hpp"
 
 #include <stdexcept>
@@ -18,18 +18,18 @@ namespace {
 // Linear maps F2^(2W) → F2^(2W) (W = lane bits per vector, ≤ 5) as their column images. Input coordinates
 // of a group element: bits 0..W-1 the vector slot k, bits W..2W-1 the lane ℓ; output coordinates: bits
 // 0..W-1 the tile vector v, bits W..2W-1 the lane j. Unused columns stay 0.
-using Map6 = std::array<std::uint32_t, 10>;
+using GroupMap = std::array<std::uint32_t, 10>;
 
-std::uint32_t apply(const Map6& m, std::uint32_t x) {
+std::uint32_t apply(const GroupMap& m, std::uint32_t x) {
   std::uint32_t r = 0;
   for (int i = 0; i < 10; ++i)
     if ((x >> i) & 1) r ^= m[i];
   return r;
 }
 
-std::optional<Map6> inverse(const Map6& m, int dim) {
+std::optional<GroupMap> inverse(const GroupMap& m, int dim) {
   const std::vector<BitVec> cols(m.begin(), m.begin() + dim);
-  Map6 inv{};
+  GroupMap inv{};
   try {
     for (int b = 0; b < dim; ++b) {
       const std::optional<BitVec> c = coordinates(cols, BitVec{1} << b);
@@ -52,7 +52,7 @@ std::uint32_t swap_bits(int W, int r, std::uint32_t x) {
   return y;
 }
 
-// Appends candidates to `basis` (a Subspace of F2^6) while they are independent, until `want` were taken.
+// Appends candidates to `basis` (a Subspace) while they are independent, until `want` were taken.
 std::vector<std::uint32_t> complete(Subspace& basis, const std::vector<std::uint32_t>& candidates, int want) {
   std::vector<std::uint32_t> taken;
   for (std::uint32_t c : candidates)
@@ -112,9 +112,9 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   for (int i = 0; i < 2 * W; ++i)
     if (vectors.insert(hi[i])) w.push_back(hi[i]);
   if (static_cast<int>(w.size()) != W) return std::nullopt;
-  Map6 M{};
+  GroupMap M{};
   for (int i = 0; i < 2 * W; ++i) M[i] = static_cast<std::uint32_t>(*coordinates(w, hi[i])) | (lo[i] << W);
-  const std::optional<Map6> Minv = inverse(M, 2 * W);
+  const std::optional<GroupMap> Minv = inverse(M, 2 * W);
   if (!Minv) return std::nullopt;
   // Bruhat form M = L1·T_r·L2 with L2 = G⁻¹ keeping lanes in lanes and L1 keeping lanes in lanes, r = the
   // rank of the lane → vector block of M. G sends the unswapped lane coordinates onto Z ∩ L and the swapped
@@ -128,7 +128,7 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   const Subspace Z = Subspace::span(2 * W, zcols);
   const Subspace ZL = intersect(Z, L);
   const int r = W - ZL.dim();
-  Map6 G{};
+  GroupMap G{};
   Subspace lanes(2 * W), all(2 * W);
   for (int q = 0; q < W - r; ++q) {
     G[W + q] = static_cast<std::uint32_t>(ZL.basis()[q]);
@@ -144,9 +144,9 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   for (int q = W - r; q < W; ++q) all.insert(G[q] = z_fill.at(q - (W - r)));
   const std::vector<std::uint32_t> rest = complete(all, all_units, W - r);
   for (int q = 0; q < W - r; ++q) G[q] = rest.at(q);
-  const std::optional<Map6> L2 = inverse(G, 2 * W);
+  const std::optional<GroupMap> L2 = inverse(G, 2 * W);
   if (!L2) return std::nullopt;
-  Map6 L1{};
+  GroupMap L1{};
   for (int i = 0; i < 2 * W; ++i) L1[i] = apply(M, apply(G, swap_bits(W, r, 1u << i)));
   // Read the blocks: L2 = [[F, 0], [B, A]], L1 = [[C, 0], [E, D]] on (vector, lane).
   std::array<std::uint32_t, 32> F{}, B{}, A{}, C{}, E{}, D{}, Finv{}, Ainv{}, Dinv{};

@@ -17,14 +17,16 @@
 // is in phase 2 the thread prefetches the input rows of its next block into L2 (prefetcht2: L1 prefetches
 // of scattered rows stall on the L1 miss buffers: 4 KiB pieces read at 13 GB/s with T0, 26 with T2).
 //
-// Register transposes (4- and 8-byte elements, AVX2; src/cpu/transpose_blocks.hpp has the algebra).
-// Per-element loads cost ~1.3 cycles each on the CI's AMD EPYC, which kept the loops above at ~40% of
-// memcpy for general BMMCs. Instead, phase 1 takes 8 input vectors of 8 elements (4 of 4 for 8-byte
-// elements), permutes their lanes (vpermd), transposes them fully or partly and permutes lanes again, so
-// that the tile holds the block's output in output order; phase 2 copies whole vectors. ~0.6 shuffles per
-// element instead of a load per element. Every BMMC fits once the tile holds one group (n ≥ 6 for 4-byte,
-// n ≥ 5 for 8-byte elements); how many lane bits are exchanged is read off the plan.
-// cpu_kernel_name(plan) says which loop runs; CpuOptions::register_transpose = false forces the gathers.
+// Register transposes (src/cpu/transpose_blocks.hpp has the algebra). Per-element loads cost ~1.3 cycles
+// each on the CI's AMD EPYC, which kept the loops above at ~40% of memcpy for general BMMCs. Instead, phase
+// 1 takes a group of 2^W input vectors of 2^W elements (32-byte vectors: 8×8 for 4-byte, 4×4 for 8-byte
+// elements with AVX2; 16×16 for 2-byte and 32×32 for 1-byte elements with AVX-512 VBMI), permutes their
+// lanes, exchanges some or all lane bits with vector bits (a full or partial transpose) and permutes lanes
+// again, so that the tile holds the block's output in output order; phase 2 copies whole vectors. A few
+// shuffles per vector instead of a load per element. Every BMMC fits once the tile holds one group; how
+// many lane bits are exchanged is read off the plan. 16-byte elements keep the gather loop (a gather moves
+// 16 bytes per load already). cpu_kernel_name(plan) says which loop runs; CpuOptions::register_transpose =
+// false forces the gathers.
 //
 // Run and tile size (make_cpu_plan). Runs are 2^s elements, s = vector_bits + 5, with vector_bits chosen
 // so a run is 128 bytes for 1..4-byte elements (two whole 64-byte lines on both sides) and 32 elements
@@ -49,7 +51,7 @@ namespace bmmc {
 struct CpuOptions {
   int threads = 0;           ///< 0 = std::thread::hardware_concurrency() (fewer for small arrays)
   int tile_elems_log2 = -1;  ///< -1 = choose (see the header comment); else log2 of the tile's elements
-  bool register_transpose = true;  ///< 4- and 8-byte elements: register transposes where they apply (AVX2)
+  bool register_transpose = true;  ///< register transposes where the CPU has them (AVX2 / AVX-512 VBMI)
 };
 
 /// The plan the CPU executes for this permutation: a one-pass TilePass built by make_plan with CPU-sized
@@ -71,7 +73,8 @@ void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, i
 void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, const CpuOptions& options);
 
 /// The inner loop(s) execute_plan_cpu runs for this plan on this CPU, one name per pass joined by " + ":
-/// "transpose-avx2" (4/8-byte elements, register transposes), "gather-avx2" (vpgather), "gather"
+/// "transpose-avx2" (4/8-byte elements), "transpose-avx512vbmi" (1/2-byte elements) — register transposes —
+/// "gather-avx2" (vpgather), "gather"
 /// (scalar), "scatter" (a naive pass). For tests and benchmark reports.
 std::string cpu_kernel_name(const Plan& plan, const CpuOptions& options = {});
 
