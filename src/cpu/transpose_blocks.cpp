@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "bmmc/core/subspace.hpp"
 
@@ -262,7 +263,9 @@ __attribute__((target("avx2"), always_inline)) inline __m256i lane_index(const s
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(v));
 }
 
-template <bool Stream, int Swaps, int EB>
+// S > 0: runs of 2^S elements known at compile time (the CPU planner's runs, so the loops unroll);
+// S = 0: read from the pass.
+template <bool Stream, int Swaps, int EB, int S>
 __attribute__((target("avx2"))) void blocks(const TileTables& t, const TransposeTables& x, const unsigned char* in_raw,
                                             unsigned char* out_raw, std::uint64_t begin, std::uint64_t end,
                                             unsigned char* tile_raw) {
@@ -276,7 +279,7 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
   const std::size_t groups = x.rep_nat.size();
   const BitVec* rtab = t.rtab.data();
   const BitVec* utab = t.utab.data();
-  const int s = t.s;  // an output run is 2^s elements, 2^(s - W) vectors
+  const int s = S > 0 ? S : t.s;  // an output run is 2^s elements, 2^(s - W) vectors
   const BitVec run_mask = (BitVec{1} << s) - 1;
   const std::uint32_t run_vectors = 1u << (s - W);
   const int run_bytes = EB << s;
@@ -323,6 +326,7 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
       }
       auto* dst = reinterpret_cast<__m256i*>(out + (y0 ^ utab[sigma]));
       const Elem* src = tile + (sigma << s);
+#pragma GCC unroll 8
       for (std::uint32_t h = 0; h < run_vectors; ++h) {
         __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + ((h ^ dhi) << W)));
         if (dlo != 0) v = _mm256_permutevar8x32_epi32(v, perm);
@@ -346,7 +350,7 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
 
 BMMC_VBMI inline __m256i load(const std::uint8_t* p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(p)); }
 
-template <bool Stream, int Swaps, int EB>
+template <bool Stream, int Swaps, int EB, int S>
 BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const unsigned char* in_raw,
                            unsigned char* out_raw, std::uint64_t begin, std::uint64_t end, unsigned char* tile_raw) {
   constexpr int W = EB == 1 ? 5 : 4, V = 1 << W;  // 2^W lanes per vector and vectors per group
@@ -358,7 +362,7 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
   const std::size_t groups = x.rep_nat.size();
   const BitVec* rtab = t.rtab.data();
   const BitVec* utab = t.utab.data();
-  const int s = t.s;
+  const int s = S > 0 ? S : t.s;
   const BitVec run_mask = (BitVec{1} << s) - 1;
   const std::uint32_t run_vectors = 1u << (s - W);
   const int run_bytes = EB << s;
@@ -419,6 +423,7 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
       }
       auto* dst = reinterpret_cast<__m256i*>(out + (y0 ^ utab[sigma]));
       const Elem* src = tile + (sigma << s);
+#pragma GCC unroll 8
       for (std::uint32_t h = 0; h < run_vectors; ++h) {
         __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(src + ((h ^ dhi) << W)));
         if (dlo != 0) v = _mm256_permutexvar_epi8(perm, v);
@@ -434,34 +439,48 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
 }
 #pragma GCC diagnostic pop
 
+using Loop = void (*)(const TileTables&, const TransposeTables&, const unsigned char*, unsigned char*, std::uint64_t,
+                      std::uint64_t, unsigned char*);
+
+// The loop for (element size, exchanged lane bits, stream), with its run length fixed at compile time when it
+// is the CPU planner's (2^5 elements for 4/8 bytes, 128 bytes for 1/2 bytes).
+template <int EB, int Swaps>
+Loop pick_run(bool stream, int s) {
+  constexpr int kPlannerRun = EB == 1 ? 7 : EB == 2 ? 6 : 5;
+  auto fixed = [&]<int S>() -> Loop {
+    if constexpr (EB >= 4)
+      return stream ? &blocks<true, Swaps, EB, S> : &blocks<false, Swaps, EB, S>;
+    else
+      return stream ? &blocks_vbmi<true, Swaps, EB, S> : &blocks_vbmi<false, Swaps, EB, S>;
+  };
+  return s == kPlannerRun ? fixed.template operator()<kPlannerRun>() : fixed.template operator()<0>();
+}
+
+template <int EB, int... Swaps>
+Loop pick_swaps(int swaps, bool stream, int s, std::integer_sequence<int, Swaps...>) {
+  Loop loop = nullptr;
+  ((swaps == Swaps ? (loop = pick_run<EB, Swaps>(stream, s), 0) : 0), ...);
+  return loop;
+}
+
+Loop pick_loop(int lane_bits, int swaps, bool stream, int s) {
+  switch (lane_bits) {
+    case 2: return pick_swaps<8>(swaps, stream, s, std::make_integer_sequence<int, 3>{});
+    case 3: return pick_swaps<4>(swaps, stream, s, std::make_integer_sequence<int, 4>{});
+    case 4: return pick_swaps<2>(swaps, stream, s, std::make_integer_sequence<int, 5>{});
+    default: return pick_swaps<1>(swaps, stream, s, std::make_integer_sequence<int, 6>{});
+  }
+}
+
 }  // namespace
 
 void run_blocks_transpose(const TileTables& t, const TransposeTables& x, bool stream, const unsigned char* in,
                           unsigned char* out, std::uint64_t begin, std::uint64_t end, unsigned char* tile) {
   using Loop = void (*)(const TileTables&, const TransposeTables&, const unsigned char*, unsigned char*,
                         std::uint64_t, std::uint64_t, unsigned char*);
-  static constexpr Loop loops4[2][4] = {
-      {&blocks<false, 0, 4>, &blocks<false, 1, 4>, &blocks<false, 2, 4>, &blocks<false, 3, 4>},
-      {&blocks<true, 0, 4>, &blocks<true, 1, 4>, &blocks<true, 2, 4>, &blocks<true, 3, 4>}};
-  static constexpr Loop loops8[2][3] = {{&blocks<false, 0, 8>, &blocks<false, 1, 8>, &blocks<false, 2, 8>},
-                                        {&blocks<true, 0, 8>, &blocks<true, 1, 8>, &blocks<true, 2, 8>}};
-  static constexpr Loop loops1[2][6] = {
-      {&blocks_vbmi<false, 0, 1>, &blocks_vbmi<false, 1, 1>, &blocks_vbmi<false, 2, 1>, &blocks_vbmi<false, 3, 1>,
-       &blocks_vbmi<false, 4, 1>, &blocks_vbmi<false, 5, 1>},
-      {&blocks_vbmi<true, 0, 1>, &blocks_vbmi<true, 1, 1>, &blocks_vbmi<true, 2, 1>, &blocks_vbmi<true, 3, 1>,
-       &blocks_vbmi<true, 4, 1>, &blocks_vbmi<true, 5, 1>}};
-  static constexpr Loop loops2[2][5] = {
-      {&blocks_vbmi<false, 0, 2>, &blocks_vbmi<false, 1, 2>, &blocks_vbmi<false, 2, 2>, &blocks_vbmi<false, 3, 2>,
-       &blocks_vbmi<false, 4, 2>},
-      {&blocks_vbmi<true, 0, 2>, &blocks_vbmi<true, 1, 2>, &blocks_vbmi<true, 2, 2>, &blocks_vbmi<true, 3, 2>,
-       &blocks_vbmi<true, 4, 2>}};
   if (x.lane_bits < 2 || x.lane_bits > 5 || x.swaps < 0 || x.swaps > x.lane_bits)
     throw std::invalid_argument("run_blocks_transpose: lane_bits must be 2..5 and swaps 0..lane_bits");
-  const int si = stream ? 1 : 0;
-  const Loop loop = x.lane_bits == 2   ? loops8[si][x.swaps]
-                    : x.lane_bits == 3 ? loops4[si][x.swaps]
-                    : x.lane_bits == 4 ? loops2[si][x.swaps]
-                                       : loops1[si][x.swaps];
+  const Loop loop = pick_loop(x.lane_bits, x.swaps, stream, t.s);
   loop(t, x, in, out, begin, end, tile);
 }
 
