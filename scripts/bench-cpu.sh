@@ -5,9 +5,11 @@
 #   cpu_named.csv   random-bmmc:1, bit-reverse, transpose:N/2, random-bpc:1, gray, reverse, rotate:1
 #   cpu_random.csv  random-bmmc:1..COUNT (the spread over general BMMCs)
 #   cpu_sizes.csv   random-bmmc:1 with 1, 2, 8 and 16-byte elements
+#   cpu_tiles.csv   (part "tiles") one-pass over tiles 2^11..2^16, register transposes and gather loop, for
+#                   random-bmmc:1, bit-reverse, transpose:N/2, random-bpc:1 (no naive rows)
 #   cpu.txt         CPU model, cores, kernel; summary.md  the tables as Markdown
-# Knobs: REPS (20), N (26), COUNT (10), SIZE_REPS (7), THREADS (0 = all cores). ~4 min on the 2-core CI VM (the naive
-# scatter loop takes most of it).
+# Knobs: REPS (20), N (26), COUNT (10), SIZE_REPS (7), THREADS (0 = all cores), PARTS ("named random sizes";
+# add "tiles" for the sweep). ~6 min on the 2-core CI VM (the naive scatter loop takes most of it).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BMMC="${BMMC:-$HERE/../build/bin/bmmc}"
@@ -17,6 +19,7 @@ N="${N:-26}"
 COUNT="${COUNT:-10}"
 SIZE_REPS="${SIZE_REPS:-7}"
 THREADS="${THREADS:-0}"
+PARTS="${PARTS:-named random sizes}"
 mkdir -p "$OUT"
 [ -x "$BMMC" ] || { echo "bench-cpu.sh: $BMMC not found; build first (cmake -S . -B build && cmake --build build)" >&2; exit 2; }
 { date -u +%F; grep -m1 'model name' /proc/cpuinfo || true; echo "cores: $(nproc)"; uname -r; } >"$OUT/cpu.txt"
@@ -24,17 +27,45 @@ run() {  # run CSV_FILE ARGS...: one CSV, header once
   local file=$1; shift
   "$BMMC" bench --backend cpu --n "$N" --reps "$REPS" --threads "$THREADS" --csv "$@" >"$file"
 }
-run "$OUT/cpu_named.csv" --spec random-bmmc:1 --spec bit-reverse --spec "transpose:$((N / 2))" \
+has() { [[ " $PARTS " == *" $1 "* ]]; }
+if has tiles; then
+  : >"$OUT/cpu_tiles.csv"
+  for tile in 11 12 13 14 15 16; do
+    for loop in "" --cpu-gather; do
+      "$BMMC" bench --backend cpu --n "$N" --reps "$REPS" --threads "$THREADS" --csv --variant one-pass \
+        --cpu-tile "$tile" $loop --spec random-bmmc:1 --spec bit-reverse --spec "transpose:$((N / 2))" \
+        --spec random-bpc:1 | sed "s/,one-pass,/,one-pass${loop:+-gather}-t$tile,/" |
+        { if [ -s "$OUT/cpu_tiles.csv" ]; then tail -n +2; else cat; fi; } >>"$OUT/cpu_tiles.csv"
+    done
+  done
+  python3 - "$OUT/cpu_tiles.csv" <<'PY' | tee "$OUT/tiles.md"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if "-t" in r["variant"]]
+cases = list(dict.fromkeys(r["case"] for r in rows))
+variants = list(dict.fromkeys(r["variant"] for r in rows))
+print("| variant | " + " | ".join(cases) + " |")
+print("|---|" + "---|" * len(cases))
+for v in variants:
+    cells = {r["case"]: f'{float(r["pct_memcpy"]):.1f}%' for r in rows if r["variant"] == v}
+    print(f"| {v} | " + " | ".join(cells.get(c, "–") for c in cases) + " |")
+PY
+fi
+has named && run "$OUT/cpu_named.csv" --spec random-bmmc:1 --spec bit-reverse --spec "transpose:$((N / 2))" \
   --spec random-bpc:1 --spec gray --spec reverse --spec rotate:1
-specs=()
-for s in $(seq 1 "$COUNT"); do specs+=(--spec "random-bmmc:$s"); done
-run "$OUT/cpu_random.csv" "${specs[@]}"
-: >"$OUT/cpu_sizes.csv"
-for lb in 0 1 3 4; do  # log2 of the element size; n moves so the array keeps 4·2^N bytes
-  b=$((1 << lb))
-  "$BMMC" bench --backend cpu --n "$((N + 2 - lb))" --reps "$SIZE_REPS" --threads "$THREADS" --csv \
-    --spec random-bmmc:1 -b "$b" | { if [ -s "$OUT/cpu_sizes.csv" ]; then tail -n +2; else cat; fi; } >>"$OUT/cpu_sizes.csv"
-done
+if has random; then
+  specs=()
+  for s in $(seq 1 "$COUNT"); do specs+=(--spec "random-bmmc:$s"); done
+  run "$OUT/cpu_random.csv" "${specs[@]}"
+fi
+if has sizes; then
+  : >"$OUT/cpu_sizes.csv"
+  for lb in 0 1 3 4; do  # log2 of the element size; n moves so the array keeps 4·2^N bytes
+    b=$((1 << lb))
+    "$BMMC" bench --backend cpu --n "$((N + 2 - lb))" --reps "$SIZE_REPS" --threads "$THREADS" --csv \
+      --spec random-bmmc:1 -b "$b" | { if [ -s "$OUT/cpu_sizes.csv" ]; then tail -n +2; else cat; fi; } >>"$OUT/cpu_sizes.csv"
+  done
+fi
+has named || has random || has sizes || exit 0
 python3 - "$OUT" <<'PY' | tee "$OUT/summary.md"
 import csv, sys, statistics, os
 out = sys.argv[1]
@@ -56,9 +87,13 @@ def table(rs, title):
               f'{float(op["median_ms"]):.2f} | {float(op["pct_memcpy"]):.1f}% | {speed:.1f}× | {gcol} |')
     print()
     return by
-table(rows("cpu_named.csv"), "Named permutations")
-by = table(rows("cpu_random.csv"), "Random BMMCs")
-pct = [float(v["one-pass"]["pct_memcpy"]) for v in by.values()]
-print(f"random BMMCs: median {statistics.median(pct):.1f}% of memcpy, min {min(pct):.1f}%, max {max(pct):.1f}% over {len(pct)}\n")
-table(rows("cpu_sizes.csv"), "Element sizes (random-bmmc:1; n lowered so the array stays 256 MiB)")
+have = lambda name: os.path.exists(os.path.join(out, name))
+if have("cpu_named.csv"):
+    table(rows("cpu_named.csv"), "Named permutations")
+if have("cpu_random.csv"):
+    by = table(rows("cpu_random.csv"), "Random BMMCs")
+    pct = [float(v["one-pass"]["pct_memcpy"]) for v in by.values()]
+    print(f"random BMMCs: median {statistics.median(pct):.1f}% of memcpy, min {min(pct):.1f}%, max {max(pct):.1f}% over {len(pct)}\n")
+if have("cpu_sizes.csv"):
+    table(rows("cpu_sizes.csv"), "Element sizes (random-bmmc:1; n lowered so the array stays 256 MiB)")
 PY

@@ -14,9 +14,12 @@ grep -m1 'model name' /proc/cpuinfo; nproc
 grep -m1 -o 'avx512vbmi' /proc/cpuinfo || echo "no avx512vbmi: 1/2-byte elements use the gather loop here"
 "$BUILD/tests/bmmc_cpu_tests" --gtest_brief=1 > "$EXTRA_OUT/cpu_tests.log" 2>&1 || status=1
 tail -3 "$EXTRA_OUT/cpu_tests.log"
-for threads in 2 0; do
+# BMMC_CPU_THREADS ("2 0"), BMMC_CPU_PARTS (bench-cpu.sh PARTS, default "named random sizes"; "tiles" sweeps).
+for threads in ${BMMC_CPU_THREADS:-2 0}; do
   BMMC="$BMMC_CLI" OUT="$EXTRA_OUT/threads-$threads" THREADS="$threads" REPS="${BMMC_CPU_REPS:-10}" \
-    COUNT="${BMMC_CPU_COUNT:-5}" SIZE_REPS=3 bash "$HERE/../bench-cpu.sh" > "$EXTRA_OUT/bench-$threads.log" 2>&1 || status=1
-  echo "== $threads threads (0 = all)"; grep -E '^\| (random-bmmc:1|bit-reverse|transpose)|^random BMMCs' "$EXTRA_OUT/threads-$threads/summary.md"
+    COUNT="${BMMC_CPU_COUNT:-5}" SIZE_REPS=3 PARTS="${BMMC_CPU_PARTS:-named random sizes}" \
+    bash "$HERE/../bench-cpu.sh" > "$EXTRA_OUT/bench-$threads.log" 2>&1 || status=1
+  echo "== $threads threads (0 = all)"
+  grep -hE '^\| (random-bmmc:1|bit-reverse|transpose|one-pass)|^random BMMCs' "$EXTRA_OUT/threads-$threads"/*.md
 done
 exit $status

@@ -76,9 +76,17 @@ struct Timed {
 }  // namespace
 
 std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, int threads) {
+  CpuOptions options;
+  options.threads = threads;
+  return bench_cpu(bmmc, elem_bytes, reps, options);
+}
+
+std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuOptions options, bool naive) {
   if (reps < 1) throw std::invalid_argument(fmt::format("bench_cpu: reps must be at least 1, got {}", reps));
   const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  make_cpu_plan(bmmc, elem_bytes, options);  // refuses a bad tile size before the buffers are allocated
+  if (options.threads <= 0) options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = options.threads;
   Buffer in = huge_buffer(bytes), out = huge_buffer(bytes), ref = huge_buffer(bytes);
   fill_random(in.get(), bytes);
   std::memset(out.get(), 0, bytes);
@@ -87,14 +95,13 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, int 
 
   unsigned char* o = out.get();
   const unsigned char* i = in.get();
-  CpuOptions options;
-  options.threads = threads;
   std::vector<Timed> variants = {
       {"memcpy", [&] { parallel_memcpy(o, i, bytes, threads); }, i, {}},
       {"memcpy-1t", [&] { std::memcpy(o, i, bytes); }, i, {}},
       {"naive", [&] { permute_reference(bmmc, i, o, elem_bytes); }, ref.get(), {}},
       {"one-pass", [&] { permute_cpu(bmmc, i, o, elem_bytes, options); }, ref.get(), {}},
   };
+  if (!naive) variants.erase(variants.begin() + 2);
   // Where the register-transpose loop runs, also the gather loop it replaced, for the comparison.
   CpuOptions gather = options;
   gather.register_transpose = false;

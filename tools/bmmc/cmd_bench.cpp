@@ -4,6 +4,7 @@
 // max_ms, gbps, pct_memcpy); --json prints one array of them, --csv one line each.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "bmmc/cpu/bench.hpp"
@@ -26,6 +27,8 @@ struct BenchOptions {
   int reps = 20;
   bool json = false, csv = false, streaming = false, host_overhead = false;
   int vector_bits = -1, elems_per_thread = 0, threads = 0;
+  int cpu_tile = -1;
+  bool cpu_gather = false;
   std::string backend = "auto";
 };
 
@@ -109,6 +112,8 @@ void add_bench(CLI::App& app, Action& run) {
   sub->add_option("--vector-bits", o->vector_bits, "one-pass lane accesses of 2^K elements (-1 = default)");
   sub->add_option("--elems-per-thread", o->elems_per_thread, "elements per thread (0 = default)");
   sub->add_option("--threads", o->threads, "GPU: threads per block; CPU: worker threads (0 = default)");
+  sub->add_option("--cpu-tile", o->cpu_tile, "CPU: tile of 2^K elements (5..20; -1 = default, see executor.hpp)");
+  sub->add_flag("--cpu-gather", o->cpu_gather, "CPU: run the gather loop instead of register transposes");
   sub->add_flag("--streaming", o->streaming, "JIT kernels use __ldcs/__stcs");
   sub->add_flag("--host-overhead", o->host_overhead, "also measure the host time of a cached permute() call");
   sub->add_flag("--json", o->json, "print one JSON array of rows");
@@ -130,11 +135,18 @@ void add_bench(CLI::App& app, Action& run) {
         if (!o->n) o->n = 26;
         for (const std::string& spec : o->specs) {
           const Bmmc b = parse_spec_options({spec, o->n});
+          CpuOptions cpu;
+          cpu.threads = o->threads;
+          cpu.tile_elems_log2 = o->cpu_tile;
+          cpu.register_transpose = !o->cpu_gather;
           if (!o->json && !o->csv)
             fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}\n", spec, b.n(),
-                       o->elem_bytes, cpu_kernel_name(make_cpu_plan(b, o->elem_bytes)));
+                       o->elem_bytes, cpu_kernel_name(make_cpu_plan(b, o->elem_bytes, cpu), cpu));
           // Verified inside bench_cpu against the reference permutation.
-          for (const BenchRow& r : bench_cpu(b, o->elem_bytes, o->reps, o->threads))
+          // --variant filters the CPU rows only by leaving out "naive" when it is not named.
+          const bool naive = o->variants.empty() ||
+                             std::find(o->variants.begin(), o->variants.end(), "naive") != o->variants.end();
+          for (const BenchRow& r : bench_cpu(b, o->elem_bytes, o->reps, cpu, naive))
             rows.push_back({spec, fmt::format("{} --n {}", spec, b.n()), r.variant, "cpu", b.n(), o->elem_bytes,
                             r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, 0, true});
         }

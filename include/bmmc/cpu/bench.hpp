@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/cpu/executor.hpp"
 
 namespace bmmc {
 
@@ -31,5 +32,8 @@ struct BenchRow {
 /// one warm-up); threads ≤ 0 means std::thread::hardware_concurrency(). Throws std::invalid_argument for bad
 /// arguments and std::bad_alloc when the three buffers (input, output, reference) do not fit in memory.
 std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, int threads);
+/// The same with every CPU option (threads, tile size, register transposes) applied to "one-pass";
+/// naive = false leaves out the (slow) "naive" row, for tile sweeps.
+std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuOptions options, bool naive = true);
 
 }  // namespace bmmc
