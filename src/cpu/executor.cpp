@@ -47,9 +47,9 @@ constexpr std::size_t kStreamingBytes = std::size_t{8} << 20;
 // With automatic thread counts every thread gets at least this many bytes: starting a thread costs tens of
 // microseconds, the time to permute a few hundred KiB.
 constexpr std::size_t kBytesPerThread = std::size_t{512} << 10;
-// Default tile budgets (executor.hpp says how they were measured): an L2-sized tile, whose extra rows make
-// each block read 4 KiB input stretches instead of 128-byte runs; except that the gather loops run bit
-// permutations faster with the tile in L1 (half of a 32 KiB L1d), where their per-element loads hit.
+// Default tile budgets (executor.hpp says how they were measured): general BMMCs take an L2-sized tile,
+// whose extra rows make each block read 4 KiB input stretches instead of 128-byte runs; bit permutations
+// keep it in L1 (half of a 32 KiB L1d), where they are as fast or faster with either loop.
 constexpr std::size_t kTileBytesL1 = std::size_t{16} << 10;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 
@@ -405,9 +405,7 @@ Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuOptions& options) 
     return make_plan(bmmc, elem_bytes, caps, po);
   };
   if (options.tile_elems_log2 >= 0) return plan_with_tile(options.tile_elems_log2);
-  Plan plan = plan_with_tile(__builtin_ctzll(kTileBytesL2) - eb_bits);
-  if (!bmmc.is_bpc() || cpu_kernel_name(plan, options).starts_with("transpose")) return plan;
-  return plan_with_tile(__builtin_ctzll(kTileBytesL1) - eb_bits);
+  return plan_with_tile(__builtin_ctzll(bmmc.is_bpc() ? kTileBytesL1 : kTileBytesL2) - eb_bits);
 }
 
 namespace {

@@ -32,13 +32,15 @@
 // so a run is 128 bytes for 1..4-byte elements (two whole 64-byte lines on both sides) and 32 elements
 // (256 / 512 bytes) for 8 / 16 bytes. The tile is 2^(s+m) elements; m ≥ q rows are forced by the
 // permutation, the other rows are the planner's extra input directions, which lengthen the contiguous
-// input stretches a block reads (2^(s + m − q) elements). Measured on the 2-core AMD EPYC CI VM (32 KiB
-// L1d, 1 MiB L2 per core), n = 26, int32, tiles of 2^10..2^17 elements: with register transposes the tile
-// size matters little between 2^12 and 2^16 elements (random BMMC 69–80% of memcpy, bit-reverse 77–84%,
-// transpose and random BPC 87–99%) and 128 KiB (2^15) is best or within noise of it for all of them; the
-// gather loops want an L1 tile for bit permutations (random BPC 80% with 16 KiB vs 24% with 128 KiB) and
-// an L2 tile otherwise. So the default is 128 KiB, except 16 KiB for a BPC that runs the gather loops
-// (never below 2^(s+q)). CpuOptions::tile_elems_log2 overrides it.
+// input stretches a block reads (2^(s + m − q) elements). Measured (n = 26, int32, 2 threads, tiles of
+// 2^10..2^17 elements; BENCHMARKS.md "CPU backend") on the 2-core AMD EPYC CI VM (32 KiB L1d, 1 MiB L2)
+// and on 2 cores of an Intel Xeon: general BMMCs are fastest with an L2 tile (128 KiB: register
+// transposes 80% of memcpy on the EPYC, whose gather loop fell to ~31% with 16 KiB), because their input
+// otherwise arrives in 128–512-byte pieces from scattered pages; bit permutations (BPC) are as fast or
+// faster with the tile in L1 (16 KiB: on the EPYC bit-reverse 84% vs 77% with 128 KiB, random BPC about
+// equal; on the Xeon BPCs 94–114% vs 77–80%), and the gather loop needs it (random BPC 80% vs 24%). So the
+// default is 16 KiB for BPCs and 128 KiB otherwise (never below 2^(s+q)). CpuOptions::tile_elems_log2
+// overrides it.
 #pragma once
 
 #include <string>
