@@ -165,6 +165,18 @@ TEST(CpuExecutor, RegisterTransposeLargeAndUnalignedOutput) {
   }
 }
 
+// permute_cpu caches prepared plans: maps that differ only in the complement, the element size or the
+// options must not share one, and a cached plan must keep working (here: every map twice, interleaved).
+TEST(CpuExecutor, PlanCacheKeepsMapsApart) {
+  const Bmmc a = random_bmmc(14, 21);
+  const Bmmc c1(a.matrix(), 0x155), c2(a.matrix(), 0x2aa);
+  for (int round = 0; round < 2; ++round)
+    for (const Bmmc& b : {a, c1, c2})
+      for (int eb : {4, 8})
+        for (int tile : {-1, 10})
+          for (bool tr : {true, false}) expect_matches(b, eb, CpuOptions{2, tile, tr}, round * 7 + eb + tile);
+}
+
 TEST(CpuExecutor, KernelNames) {
   const CpuOptions gather{0, -1, false};
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 4)), cpu_has_avx2() ? "transpose-avx2" : "gather");
