@@ -119,8 +119,28 @@ expect_error 2 "malformed" "$bmmc" permute 'rotate:0b12' --n 8 -b 4 --in "$work/
 expect_error 2 "defines n" "$bmmc" permute 'bits:1,0' --n 8 -b 4 --in "$work/in.bin" --out "$work/old.bin"
 [[ $(cat "$work/old.bin") == "old content" ]] || fail "a failed permute changed its output"
 [[ -z $(find "$work" -name '.*bmmc-*') ]] || fail "a failed permute left a temporary file"
+expect_error 2 "tile_elems_log2 must be -1 (choose) or 5..20" \
+  "$bmmc" bench --backend cpu --spec bit-reverse --n 12 --cpu-tile 30
 expect_error 2 "" "$bmmc" nosuchcommand
 expect_error 2 "" "$bmmc"
+
+# --- bench --backend cpu --json: one array of rows with the GPU benchmarks' schema ---------------------------
+"$bmmc" bench --backend cpu --spec random-bmmc:1 --n 14 --reps 2 --json >"$work/bench.json" || fail "bench --json"
+python3 - "$work/bench.json" <<'PY' || fail "bench --backend cpu --json rows"
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert isinstance(rows, list) and rows, rows
+for r in rows:
+    for key in ("variant", "median_ms", "gbps", "pct_memcpy", "verified"):
+        assert key in r, (key, r)
+    assert r["median_ms"] > 0 and r["gbps"] > 0 and r["verified"] is True, r
+variants = [r["variant"] for r in rows]
+assert variants[:4] == ["memcpy", "memcpy-1t", "naive", "one-pass"], variants
+PY
+"$bmmc" bench --backend cpu --spec bit-reverse --n 14 --reps 1 --variant one-pass --cpu-gather --cpu-tile 9 --csv \
+  >"$work/bench.csv" || fail "bench --cpu-gather --cpu-tile"
+grep -q ',naive,' "$work/bench.csv" && fail "--variant one-pass still timed the naive loop"
+grep -q ',one-pass,' "$work/bench.csv" || fail "bench --csv lacks the one-pass row"
 
 # --- help describes every option ---------------------------------------------------------------------------
 help=$("$bmmc" --help)
