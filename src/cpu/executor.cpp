@@ -311,8 +311,9 @@ void execute_tile_pass(const TilePass& p, const PassTables& pt, const void* in, 
       const std::uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
       if (begin >= t.blocks) break;
       const std::uint64_t end = std::min(t.blocks, begin + chunk);
-      if (pt.transpose)
-        cpu_detail::run_blocks_transpose(t, *pt.transpose, stream, src, dst, begin, end, mine);
+      if (pt.transpose)  // runs shorter than a cache line would stream partial lines: plain stores then
+        cpu_detail::run_blocks_transpose(t, *pt.transpose, stream && run_bytes >= static_cast<int>(kLine), src,
+                                         dst, begin, end, mine);
       else
         kernel(t, src, dst, begin, end, mine);
     }
@@ -510,11 +511,7 @@ std::string cpu_kernel_name(const Plan& plan, const CpuOptions& options) {
       name += tp->elem_bytes >= 4 ? "transpose-avx2" : "transpose-avx512vbmi";
       continue;
     }
-    name += "gather";
-#if BMMC_CPU_AVX2
-    if ((tp->elem_bytes == 4 || tp->elem_bytes == 8) && (tp->elem_bytes << tp->segment_bits()) >= static_cast<int>(kLine) && has_avx2())
-      name += "-avx2";
-#endif
+    name += "gather";  // vpgather for 4/8-byte elements when the output is streamed, else scalar loads
   }
   return name;
 }

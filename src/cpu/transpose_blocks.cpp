@@ -69,7 +69,7 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   const int W = elem_bytes == 1 ? 5 : elem_bytes == 2 ? 4 : elem_bytes == 4 ? 3 : elem_bytes == 8 ? 2 : 0;
   const std::uint32_t V = 1u << W, lane_mask = V - 1;
   if (W == 0 || t.s < W || t.s > 7 || bits < 2 * W || bits > 24) return std::nullopt;
-  // K0: natural index → coordinates in the basis (c_0..c_4, g_0..g_{m-1}).
+  // K0: natural index → coordinates in the basis (c_0..c_{s-1}, g_0..g_{m-1}).
   std::vector<BitVec> basis;
   for (int i = 0; i < t.s; ++i) basis.push_back(t.ntau[std::size_t{1} << i]);
   for (int i = 0; i < t.m; ++i) basis.push_back(t.nsig[std::size_t{1} << i]);

@@ -37,11 +37,11 @@
 namespace bmmc::cpu_detail {
 
 struct TransposeTables {
-  int lane_bits = 3;                        // W: 2^W lanes per 32-byte vector (3: 4-byte, 2: 8-byte elements)
+  int lane_bits = 3;                        // W: 2^W lanes per 32-byte vector (5, 4, 3, 2 for 1, 2, 4, 8 B)
   int swaps = 3;                            // r: lane bits exchanged with vector bits (0..W; W = full transpose)
   std::array<std::uint32_t, 32> kpos{};     // natural offsets X·k of a group's 2^W input vectors
   std::vector<std::uint32_t> rep_nat;       // natural index of group g's representative a
-  std::vector<std::uint32_t> rep_vec;       // its K0-vector (K0(a) >> 3)
+  std::vector<std::uint32_t> rep_vec;       // its K0-vector (K0(a) >> W)
   std::vector<std::uint32_t> rep_mu;        // D⁻¹·λ(a): XOR on the post-permutation indices
   std::array<std::array<std::int32_t, 32>, 32> pre{};   // input vector k, lane ℓ' ← lane pre[k][ℓ']
   std::array<std::array<std::int32_t, 32>, 32> post{};  // tile vector ℓ', lane j ← lane post[ℓ'][j] ⊕ μ
@@ -49,14 +49,15 @@ struct TransposeTables {
 };
 
 /// The group tables for a pass (any element size but 16 bytes), or nullopt when the tile is smaller than
-/// one group of 2^W vectors or the runs are shorter than a vector. Pure: no intrinsics.
+/// one group of 2^W vectors, the runs are shorter than a vector or longer than 2^7 elements, or the
+/// decomposition or its element-by-element check fails (never seen; the gather loop then runs). Pure.
 std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int elem_bytes);
 
 /// True when this CPU can run run_blocks_transpose for this element size (checked at run time): AVX2 for
 /// 4- and 8-byte elements, AVX-512 VBMI (+BW, VL) for 1- and 2-byte elements.
 bool transpose_blocks_supported(int elem_bytes);
 
-/// Blocks [begin, end) of the pass; tile = elem_bytes·2^(5+m) bytes, 64-byte aligned. Stream: non-temporal output
+/// Blocks [begin, end) of the pass; tile = elem_bytes·2^(s+m) bytes, 64-byte aligned. Stream: non-temporal output
 /// stores (out 32-byte aligned).
 void run_blocks_transpose(const TileTables& t, const TransposeTables& x, bool stream, const unsigned char* in,
                           unsigned char* out, std::uint64_t begin, std::uint64_t end, unsigned char* tile);

@@ -76,7 +76,7 @@ void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, c
 
 /// The inner loop(s) execute_plan_cpu runs for this plan on this CPU, one name per pass joined by " + ":
 /// "transpose-avx2" (4/8-byte elements), "transpose-avx512vbmi" (1/2-byte elements) — register transposes —
-/// "gather-avx2" (vpgather), "gather"
+/// "gather" (per-element loads; vpgather for 4/8-byte elements on arrays that are streamed)
 /// (scalar), "scatter" (a naive pass). For tests and benchmark reports.
 std::string cpu_kernel_name(const Plan& plan, const CpuOptions& options = {});
 
