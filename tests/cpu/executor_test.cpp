@@ -188,8 +188,10 @@ TEST(CpuExecutor, RegisterTransposeLargeAndUnalignedOutput) {
   }
 }
 
-// permute_cpu caches prepared plans: maps that differ only in the complement, the element size or the
-// options must not share one, and a cached plan must keep working (here: every map twice, interleaved).
+// permute_cpu caches prepared plans: maps that differ only in the complement or the element size must not
+// share one (a shared one would give wrong output here), and a cached plan must keep working (every map twice,
+// interleaved). A cache that merged different tile or loop options would still give correct output, so that
+// part is covered only by the key's definition in executor.cpp, not by this test.
 TEST(CpuExecutor, PlanCacheKeepsMapsApart) {
   const Bmmc a = random_bmmc(14, 21);
   const Bmmc c1(a.matrix(), 0x155), c2(a.matrix(), 0x2aa);
