@@ -2,7 +2,7 @@
 // Exits 77 (reported as Skipped by ctest) on machines without a CUDA GPU.
 #include <bmmc/core/spec.hpp>
 #include <bmmc/cuda/device.hpp>
-#include <bmmc/cuda/permute.hpp>
+#include <bmmc/permute.hpp>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -24,8 +24,9 @@ int main() {
   cudaStreamCreate(&stream);
   cudaMemcpyAsync(in, host.data(), host.size() * sizeof(int), cudaMemcpyHostToDevice, stream);
 
-  // One call: parse, plan, JIT (cached), launch on `stream`. Reuse a bmmc::Permuter to skip the lookups.
-  bmmc::permute("transpose:10", in, out, n, sizeof(int), stream);
+  // One call: parse, plan, JIT (cached), launch on `stream` (device pointers: Backend::Auto runs it on the
+  // GPU that holds them). Keep a bmmc::Permuter to skip the lookups.
+  bmmc::permute("transpose:10", in, out, n, sizeof(int), {}, stream);
 
   cudaMemcpyAsync(result.data(), out, result.size() * sizeof(int), cudaMemcpyDeviceToHost, stream);
   cudaStreamSynchronize(stream);

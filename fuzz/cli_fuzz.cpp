@@ -1,6 +1,7 @@
 // libFuzzer target for `bmmc permute`'s file handling: the bytes become a spec, an element size, an --n, a
-// backend name and an input array file, and go through cli::permute_file — the very function the CLI runs
-// after option parsing (tools/bmmc/cli_common.cpp) — on the CPU backend.
+// backend name and an input array file, and go through the library's parse_spec and permute_file
+// (bmmc/dispatch/array_file.hpp) — the very functions `bmmc permute` runs after option parsing — on the CPU
+// backend. It links the library only.
 //
 // Input layout (short inputs are padded with zeros):
 //   byte 0: elem_bytes as a signed byte (-128..127; only 1, 2, 4, 8, 16 are valid)
@@ -27,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,7 +36,7 @@
 
 #include "bmmc/core/bmmc.hpp"
 #include "bmmc/core/spec.hpp"
-#include "cli_common.hpp"
+#include "bmmc/dispatch/array_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -82,8 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t file_size = static_cast<std::size_t>(data + size - file);
 
   const int elem_bytes = static_cast<std::int8_t>(head[0]);
-  bmmc::cli::SpecOptions opts{spec, std::nullopt};
-  if (head[1] < 210) opts.n = head[1] % 70 - 3;
+  std::optional<int> n;
+  if (head[1] < 210) n = head[1] % 70 - 3;
   const std::string backend = (head[2] & 2) ? "gpu!" : (head[2] & 1) ? "auto" : "cpu";
   const int out_kind = (head[2] >> 2) & 3;
   const bool missing_input = head[2] & 16;
@@ -103,7 +105,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   bool ok = false;
   try {
-    bmmc::cli::permute_file(opts, elem_bytes, in.string(), out.string(), backend);
+    bmmc::PermuterOptions options;
+    options.backend = bmmc::parse_backend(backend);
+    bmmc::permute_file(bmmc::parse_spec(spec, n), elem_bytes, in.string(), out.string(), options);
     ok = true;
   } catch (const std::invalid_argument&) {
     // Bad input (CLI exit 2): the normal outcome for most fuzz inputs.
@@ -137,7 +141,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!ok) return 0;
 
   // Success: the output is the permutation of the input.
-  const bmmc::Bmmc p = bmmc::parse_spec(opts.spec, opts.n);
+  const bmmc::Bmmc p = bmmc::parse_spec(spec, n);
   const std::vector<std::uint8_t> got = read_bytes(out);
   if (got.size() != file_size) bug("output size differs from the input size");
   const auto eb = static_cast<std::size_t>(elem_bytes);

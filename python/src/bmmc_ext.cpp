@@ -1,5 +1,5 @@
 // The Python extension module bmmc._bmmc: nanobind bindings of the Bmmc algebra, the spec parser and the
-// permute entry points (CPU executor; CUDA runtime when the library was built with a toolkit).
+// library's front door, bmmc::permute (which picks the CPU executor or the CUDA runtime).
 //
 // The thin Python layer (python/bmmc/__init__.py) owns everything framework-specific: allocating `out` like
 // `x` (numpy.empty_like / Tensor.new_empty / cupy.empty_like) and finding the framework's current CUDA
@@ -29,13 +29,7 @@
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/core/spec.hpp"
-#include "bmmc/cpu/executor.hpp"
-#if BMMC_HAS_CUDA
-#include <cuda_runtime_api.h>
-
-#include "bmmc/cuda/device.hpp"
-#include "bmmc/cuda/permute.hpp"
-#endif
+#include "bmmc/permute.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -59,13 +53,6 @@ std::string repr(const Bmmc& b) {
   std::string r = "bmmc.from_rows([";
   for (int i = 0; i < b.n(); ++i) r += (i ? ", " : "") + hex(b.matrix().row(i));
   return r + "], c=" + hex(b.complement()) + ")";
-}
-
-// Python's hash must agree with ==, which compares the rows and c.
-std::size_t hash_of(const Bmmc& b) {
-  std::size_t h = std::hash<BitVec>{}(b.complement()) ^ static_cast<std::size_t>(b.n());
-  for (BitVec r : b.matrix().row_list()) h = h * 1000003u ^ std::hash<BitVec>{}(r);
-  return h;
 }
 
 void check_index(const Bmmc& b, std::uint64_t x) {
@@ -167,30 +154,10 @@ int check_array(const Array& a, const char* what) {
   return std::countr_zero(size);
 }
 
-#if BMMC_HAS_CUDA
-// Makes `device` current for the call and restores the caller's device afterwards (the framework's stream
-// belongs to the device its tensor lives on).
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    if (cudaGetDevice(&prev_) != cudaSuccess) prev_ = -1;
-    if (prev_ != device && cudaSetDevice(device) != cudaSuccess)
-      throw std::runtime_error("cudaSetDevice(" + std::to_string(device) + ") failed");
-  }
-  ~DeviceGuard() {
-    int now = -1;
-    if (prev_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != prev_) (void)cudaSetDevice(prev_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int prev_ = -1;
-};
-#endif
-
-// out[A·x ⊕ c] = in[x] over the flat C-order index. `stream` is a cudaStream_t as an integer (0 = the
-// legacy default stream); ignored for CPU arrays. Returns nothing: the Python layer returns `out`.
+// out[A·x ⊕ c] = in[x] over the flat C-order index, through the library's front door (bmmc/permute.hpp):
+// CPU arrays on the cpu backend, CUDA arrays on the cuda backend on their own device. `stream` is a
+// cudaStream_t as an integer (0 = the legacy default stream); ignored for CPU arrays. Returns nothing: the
+// Python layer returns `out`.
 void permute_arrays(const Bmmc& b, nb::ndarray<nb::ro> x, nb::ndarray<> out, std::uintptr_t stream, int threads) {
   const int n = check_array(x, "x");
   const int n_out = check_array(out, "out");
@@ -206,51 +173,27 @@ void permute_arrays(const Bmmc& b, nb::ndarray<nb::ro> x, nb::ndarray<> out, std
   if (b.n() != n)
     throw std::invalid_argument("the BMMC has n = " + std::to_string(b.n()) + " bits but the array has 2^" +
                                 std::to_string(n) + " elements; expected a BMMC on n = " + std::to_string(n));
-  const int eb = static_cast<int>(x.itemsize());
+  bmmc::PermuterOptions options;
   const int dev = x.device_type();
   if (dev == nb::device::cpu::value || dev == nb::device::cuda_host::value) {
-    bmmc::CpuOptions options;
-    options.threads = threads;
-    nb::gil_scoped_release release;
-    bmmc::permute_cpu(b, x.data(), out.data(), eb, options);
-    return;
+    options.backend = bmmc::Backend::Cpu;
+    options.cpu.threads = threads;
+  } else if (dev == nb::device::cuda::value || dev == nb::device::cuda_managed::value) {
+    if (!bmmc::has_cuda_build())
+      throw std::invalid_argument(
+          "x is a CUDA array but this bmmc module was built without CUDA (no toolkit was found at build time); "
+          "rebuild with a CUDA toolkit (pip install ./python -C cmake.define.BMMC_CUDA=ON) or pass a CPU array");
+    options.backend = bmmc::Backend::Cuda;
+    options.gpu.device = static_cast<int>(x.device_id());
+  } else {
+    throw std::invalid_argument(std::string("x is on ") + device_name(dev) + "; expected a CPU or CUDA array");
   }
-  if (dev == nb::device::cuda::value || dev == nb::device::cuda_managed::value) {
-#if BMMC_HAS_CUDA
-    nb::gil_scoped_release release;
-    DeviceGuard guard(x.device_id());
-    bmmc::PermuteOptions options;
-    // The JIT kernels' default 8-byte lane accesses need 8-byte aligned pointers; framework allocations
-    // are 256-byte aligned, but a view that starts mid-allocation may not be. Fall back to one element
-    // per lane access rather than refusing the call.
-    const auto misaligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 != 0; };
-    if (misaligned(x.data()) || misaligned(out.data())) options.plan.vector_bits = 0;
-    bmmc::permute(b, x.data(), out.data(), eb, reinterpret_cast<cudaStream_t>(stream), options);
-    return;
-#else
-    throw std::invalid_argument(
-        "x is a CUDA array but this bmmc module was built without CUDA (no toolkit was found at build time); "
-        "rebuild with a CUDA toolkit (pip install ./python -C cmake.define.BMMC_CUDA=ON) or pass a CPU array");
-#endif
-  }
-  throw std::invalid_argument(std::string("x is on ") + device_name(dev) + "; expected a CPU or CUDA array");
+  nb::gil_scoped_release release;
+  bmmc::permute(b, x.data(), out.data(), static_cast<int>(x.itemsize()), options,
+                reinterpret_cast<bmmc::StreamHandle>(stream));
 }
 
-bool has_cuda_build() {
-#if BMMC_HAS_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
-
-bool gpu_available() {
-#if BMMC_HAS_CUDA
-  return bmmc::gpu_available();
-#else
-  return false;
-#endif
-}
+bool gpu_available() { return bmmc::backend_available(bmmc::Backend::Cuda); }
 
 }  // namespace
 
@@ -295,7 +238,7 @@ NB_MODULE(_bmmc, m) {
       .def("is_bpc", &Bmmc::is_bpc)
       .def("__eq__", [](const Bmmc& a, const Bmmc& b) { return a == b; }, nb::is_operator())
       .def("__ne__", [](const Bmmc& a, const Bmmc& b) { return !(a == b); }, nb::is_operator())
-      .def("__hash__", &hash_of)
+      .def("__hash__", [](const Bmmc& b) { return std::hash<Bmmc>{}(b); })
       .def("__repr__", &repr)
       .def("__str__", [](const Bmmc& b) { return "n = " + std::to_string(b.n()) + "\n" + b.to_string(); })
       .def("__getstate__", [](const Bmmc& b) { return std::make_pair(b.matrix().row_list(), b.complement()); })
@@ -322,6 +265,6 @@ NB_MODULE(_bmmc, m) {
   m.def("random_bmmc", &bmmc::random_bmmc, "n"_a, "seed"_a = 0, "A reproducible random BMMC.");
 
   m.def("_permute", &permute_arrays, "bmmc"_a, "x"_a, "out"_a, "stream"_a = 0, "threads"_a = 0);
-  m.def("has_cuda", &has_cuda_build, "Was this module built with the CUDA runtime?");
+  m.def("has_cuda", &bmmc::has_cuda_build, "Was this module built with the CUDA runtime?");
   m.def("gpu_available", &gpu_available, "Is a CUDA GPU usable from this process (False when built without CUDA)?");
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <unordered_map>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -96,7 +97,7 @@ void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, in
   visit_dtype(t, [&](auto v) { leaf_pass(layout, leaf, static_cast<decltype(v)*>(data), threads); });
 }
 
-ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s, const CpuOptions& options) {
+ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s, const CpuPolicy& options) {
   if (!data) throw std::invalid_argument("execute_cpu: data is null");
   const auto start = std::chrono::steady_clock::now();
   const std::size_t bytes = (std::size_t{1} << lp.n) * static_cast<std::size_t>(dtype_bytes(t));
@@ -104,10 +105,14 @@ ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrateg
   void* cur = data;
   void* other = nullptr;
   ExecStats st;
+  // Stage permutations repeat (the sorting network's levels reuse them): prepare each distinct one once.
+  std::unordered_map<Bmmc, CpuPermuter> permuters;
   auto permute_step = [&](const Bmmc& p) {
     if (!scratch) scratch.reset(new unsigned char[bytes]);
     if (!other) other = scratch.get();
-    permute_cpu(p, cur, other, dtype_bytes(t), options);
+    auto it = permuters.find(p);
+    if (it == permuters.end()) it = permuters.emplace(p, CpuPermuter(p, dtype_bytes(t), options)).first;
+    it->second(cur, other);
     std::swap(cur, other);
     ++st.passes;
     ++st.permutations;

@@ -73,3 +73,16 @@ Bmmc compose(const Bmmc& f, const Bmmc& g) {
 }
 
 }  // namespace bmmc
+
+std::size_t std::hash<bmmc::Bmmc>::operator()(const bmmc::Bmmc& b) const noexcept {
+  // splitmix64-style mixing of each word: rows that differ in one bit land far apart.
+  auto mix = [](std::uint64_t h, std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 29);
+  };
+  std::uint64_t h = mix(static_cast<std::uint64_t>(b.n()), b.complement());
+  for (int i = 0; i < b.n(); ++i) h = mix(h, b.matrix().row(i));
+  return static_cast<std::size_t>(h);
+}

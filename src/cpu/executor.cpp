@@ -7,13 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <map>
-#include <mutex>
 #include <new>
-#include <tuple>
 #include <optional>
 #include <string>
 #include <stdexcept>
@@ -38,7 +36,6 @@ using cpu_detail::build_tables;
 using cpu_detail::TileTables;
 using cpu_detail::TransposeTables;
 
-constexpr int kLaneBits = 5;
 constexpr std::size_t kLine = 64;
 // Arrays at least this large are written with non-temporal stores: they cannot stay in any cache anyway, and
 // streaming stores skip the read-for-ownership of each output line (a third of the traffic of a plain
@@ -376,59 +373,65 @@ void check_plan_shape(const Plan& plan) {
 
 }  // namespace
 
-Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuOptions& options) {
+PlanOptions cpu_plan_options(const CpuPolicy& policy, const Bmmc& bmmc, int elem_bytes) {
   check_elem_bytes(elem_bytes);
-  const int n = bmmc.n();
-  if (options.tile_elems_log2 != -1 && (options.tile_elems_log2 < 5 || options.tile_elems_log2 > 20))
+  if (policy.tile_bits != -1 && (policy.tile_bits < 5 || policy.tile_bits > 20))
     throw std::invalid_argument(fmt::format(
-        "CPU tile of 2^{} elements is out of range: tile_elems_log2 must be -1 (choose) or 5..20",
-        options.tile_elems_log2));
-  DeviceCaps caps;
-  caps.name = "cpu";
-  caps.max_shared_per_block = 1 << 30;  // the tile size is chosen here, not capped by shared memory
-  caps.max_shared_per_sm = 1 << 30;
+        "CPU tile of 2^{} elements is out of range: tile_bits must be -1 (choose) or 5..20", policy.tile_bits));
   PlanOptions po;
-  if (n < kLaneBits) {
+  if (bmmc.n() < kLaneBits) {  // fewer than 32 elements: a tile would be pure overhead
     po.variant = Variant::Naive;
-    return make_plan(bmmc, elem_bytes, caps, po);
+    return po;
   }
   po.variant = Variant::OnePass;
   // Runs of 128 bytes (two cache lines) where 32 elements are smaller; 32 elements otherwise.
-  const int eb_bits = __builtin_ctz(static_cast<unsigned>(elem_bytes));
-  const int k = std::max(0, 7 - kLaneBits - eb_bits);
-  po.vector_bits = k;
-  const int s = k + kLaneBits;
-  auto plan_with_tile = [&](int tile) {
-    tile = std::max(tile, s);
-    const int thread_bits = std::min(tile, 10);
-    po.threads_per_block = 1 << thread_bits;
-    po.elems_per_thread = 1 << (tile - thread_bits);
-    return make_plan(bmmc, elem_bytes, caps, po);
-  };
-  if (options.tile_elems_log2 >= 0) return plan_with_tile(options.tile_elems_log2);
-  return plan_with_tile(__builtin_ctzll(bmmc.is_bpc() ? kTileBytesL1 : kTileBytesL2) - eb_bits);
+  const int eb_bits = std::countr_zero(static_cast<unsigned>(elem_bytes));
+  po.vector_bits = std::max(0, 7 - kLaneBits - eb_bits);
+  const int s = po.vector_bits + kLaneBits;
+  const int tile = policy.tile_bits >= 0
+                       ? policy.tile_bits
+                       : std::countr_zero(bmmc.is_bpc() ? kTileBytesL1 : kTileBytesL2) - eb_bits;
+  po.tile_bits = std::max(tile, s);
+  // A CPU thread runs whole blocks, so the warp split only shapes the plan's printout; keep it a GPU-like
+  // 2^10-thread block so the plan stays a valid GPU plan too (the plan checker proves both).
+  po.warp_bits = std::min(po.tile_bits, 10) - kLaneBits;
+  return po;
 }
 
-namespace {
+Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy) {
+  return make_plan(bmmc, elem_bytes, cpu_plan_options(policy, bmmc, elem_bytes));
+}
 
 // A plan with its per-pass tables, ready to run any number of times.
-struct PreparedPlan {
+struct CpuPermuter::Prepared {
   Plan plan;
   std::vector<PassTables> tables;
 };
 
-std::shared_ptr<const PreparedPlan> prepare(Plan plan, bool register_transpose) {
+CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : policy_(policy) {
   check_plan_shape(plan);
-  auto p = std::make_shared<PreparedPlan>();
+  auto p = std::make_shared<Prepared>();
   p->tables.resize(plan.passes.size());
+  // Tables are built (and a malformed hand-made pass refused) here, before anything is written.
   for (std::size_t i = 0; i < plan.passes.size(); ++i)
-    if (const auto* tp = std::get_if<TilePass>(&plan.passes[i])) p->tables[i] = pass_tables(*tp, register_transpose);
+    if (const auto* tp = std::get_if<TilePass>(&plan.passes[i]))
+      p->tables[i] = pass_tables(*tp, policy.register_transpose);
   p->plan = std::move(plan);
-  return p;
+  prepared_ = std::move(p);
 }
 
-void run_prepared(const PreparedPlan& prepared, const void* in, void* out, void* temp, int threads) {
-  const Plan& plan = prepared.plan;
+CpuPermuter::CpuPermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy)
+    : CpuPermuter(make_cpu_plan(bmmc, elem_bytes, policy), policy) {}
+
+const Plan& CpuPermuter::plan() const noexcept { return prepared_->plan; }
+
+std::size_t CpuPermuter::temp_bytes() const noexcept {
+  const Plan& plan = prepared_->plan;
+  return plan.needs_temp() ? array_bytes(plan.n(), plan.elem_bytes) : 0;
+}
+
+void CpuPermuter::operator()(const void* in, void* out, void* temp) const {
+  const Plan& plan = prepared_->plan;
   const std::size_t passes = plan.passes.size();
   check_buffers(in, out, plan.n(), plan.elem_bytes);
   if (passes > 1) {
@@ -439,90 +442,43 @@ void run_prepared(const PreparedPlan& prepared, const void* in, void* out, void*
     check_buffers(in, temp, plan.n(), plan.elem_bytes);
     check_buffers(temp, out, plan.n(), plan.elem_bytes);
   }
-  threads = resolve_threads(threads, plan.n(), plan.elem_bytes);
+  const int threads = resolve_threads(policy_.threads, plan.n(), plan.elem_bytes);
   const void* src = in;
   for (std::size_t i = 0; i < passes; ++i) {
     void* dst = (passes - 1 - i) % 2 == 0 ? out : temp;  // the last pass lands in out
     if (const auto* tp = std::get_if<TilePass>(&plan.passes[i]))
-      execute_tile_pass(*tp, prepared.tables[i], src, dst, threads);
+      execute_tile_pass(*tp, prepared_->tables[i], src, dst, threads);
     else
       execute_naive_pass(pass_bmmc(plan.passes[i]), plan.elem_bytes, src, dst, threads);
     src = dst;
   }
 }
 
-// permute_cpu's prepared plans, so that repeated calls (the common case: the same permutation on many
-// arrays) skip the planner and the table builds, which cost ~0.1–1 ms, as much as permuting a few MiB.
-// Keyed by everything the plan depends on; cleared whole when it reaches kCachedPlans entries.
-constexpr std::size_t kCachedPlans = 64;
-struct PlanKey {
-  std::vector<BitVec> rows;
-  BitVec complement;
-  int elem_bytes, tile;
-  bool transpose;
-  friend bool operator<(const PlanKey& a, const PlanKey& b) {
-    return std::tie(a.rows, a.complement, a.elem_bytes, a.tile, a.transpose) <
-           std::tie(b.rows, b.complement, b.elem_bytes, b.tile, b.transpose);
-  }
-};
-
-std::shared_ptr<const PreparedPlan> cached_plan(const Bmmc& bmmc, int elem_bytes, const CpuOptions& options) {
-  static std::mutex mutex;
-  static std::map<PlanKey, std::shared_ptr<const PreparedPlan>> cache;
-  PlanKey key{{}, bmmc.complement(), elem_bytes, options.tile_elems_log2, options.register_transpose};
-  for (int i = 0; i < bmmc.n(); ++i) key.rows.push_back(bmmc.matrix().row(i));
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  auto prepared = prepare(make_cpu_plan(bmmc, elem_bytes, options), options.register_transpose);
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (cache.size() >= kCachedPlans) cache.clear();
-  cache.emplace(std::move(key), prepared);
-  return prepared;
-}
-
-}  // namespace
-
-void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, const CpuOptions& options) {
-  check_buffers(in, out, plan.n(), plan.elem_bytes);
-  // Tables are built before anything is written, so a malformed pass leaves `out` untouched.
-  run_prepared(*prepare(plan, options.register_transpose), in, out, temp, options.threads);
-}
-
-void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, int threads) {
-  CpuOptions options;
-  options.threads = threads;
-  execute_plan_cpu(plan, in, out, temp, options);
-}
-
-std::string cpu_kernel_name(const Plan& plan, const CpuOptions& options) {
-  check_plan_shape(plan);
+std::string CpuPermuter::kernel_name() const {
   std::string name;
-  for (const Pass& pass : plan.passes) {
+  for (std::size_t i = 0; i < prepared_->plan.passes.size(); ++i) {
     if (!name.empty()) name += " + ";
-    const auto* tp = std::get_if<TilePass>(&pass);
-    if (tp == nullptr) {
+    const auto* tp = std::get_if<TilePass>(&prepared_->plan.passes[i]);
+    if (tp == nullptr)
       name += "scatter";
-      continue;
-    }
-    const PassTables t = pass_tables(*tp, options.register_transpose);
-    if (t.transpose) {
+    else if (prepared_->tables[i].transpose)
       name += tp->elem_bytes >= 4 ? "transpose-avx2" : "transpose-avx512vbmi";
-      continue;
-    }
-    name += "gather";  // vpgather for 4/8-byte elements when the output is streamed, else scalar loads
+    else
+      name += "gather";  // vpgather for 4/8-byte elements when the output is streamed, else scalar loads
   }
   return name;
 }
 
-void permute_cpu(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const CpuOptions& options) {
+void execute_plan_cpu(const Plan& plan, const void* in, void* out, void* temp, const CpuPolicy& policy) {
+  check_buffers(in, out, plan.n(), plan.elem_bytes);
+  CpuPermuter(plan, policy)(in, out, temp);
+}
+
+std::string cpu_kernel_name(const Plan& plan, const CpuPolicy& policy) { return CpuPermuter(plan, policy).kernel_name(); }
+
+void permute_cpu(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const CpuPolicy& policy) {
   check_buffers(in, out, bmmc.n(), elem_bytes);
-  if (bmmc.n() < kLaneBits) {  // fewer than 32 elements: a tile would be pure overhead
-    execute_naive_pass(bmmc, elem_bytes, in, out, 1);
-    return;
-  }
-  run_prepared(*cached_plan(bmmc, elem_bytes, options), in, out, nullptr, options.threads);
+  CpuPermuter(bmmc, elem_bytes, policy)(in, out);
 }
 
 }  // namespace bmmc

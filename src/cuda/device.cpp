@@ -2,6 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <fmt/format.h>
+
+#include <stdexcept>
 #include <string>
 
 #include "bmmc/cuda/error.hpp"
@@ -64,6 +67,48 @@ DeviceCaps device_caps(int device) {
                                      "cudaDeviceGetAttribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor)");
   caps.l2_bytes = prop.l2CacheSize;
   return caps;
+}
+
+namespace {
+// cudaPointerGetAttributes of a pointer the runtime has never seen reports it as unregistered host memory;
+// errors (no driver) are cleared so that later checks stay clean.
+bool attributes(const void* p, cudaPointerAttributes& attr) noexcept {
+  if (p == nullptr || !gpu_available()) return false;
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool is_device_pointer(const void* p) noexcept {
+  cudaPointerAttributes attr{};
+  return attributes(p, attr) && (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged);
+}
+
+int pointer_device(const void* p) noexcept {
+  cudaPointerAttributes attr{};
+  if (!attributes(p, attr) || (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)) return -1;
+  return attr.device;
+}
+
+ScopedDevice::ScopedDevice(int device) {
+  if (device < 0) return;
+  int count = 0;
+  if (!gpu_available() || cudaGetDeviceCount(&count) != cudaSuccess || device >= count)
+    throw std::invalid_argument(fmt::format("CUDA device {} does not exist (this machine has {} usable)", device,
+                                            gpu_available() ? count : 0));
+  BMMC_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ == device) {
+    previous_ = -1;  // nothing to restore
+    return;
+  }
+  BMMC_CUDA_CHECK(cudaSetDevice(device));
+}
+
+ScopedDevice::~ScopedDevice() {
+  if (previous_ >= 0) (void)cudaSetDevice(previous_);
 }
 
 }  // namespace bmmc

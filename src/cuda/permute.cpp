@@ -2,17 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <map>
-#include <mutex>
+#include <algorithm>
 #include <stdexcept>
-#include <tuple>
+#include <utility>
 
 #include "bmmc/core/buffers.hpp"
-#include "bmmc/core/spec.hpp"
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/generic_kernel.hpp"
 #include "bmmc/cuda/launch.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 
 namespace bmmc {
 
@@ -45,31 +44,51 @@ void check_device_buffers(const void* in, const void* out, int n, int elem_bytes
     if (reinterpret_cast<std::uintptr_t>(p) % alignment)
       throw std::invalid_argument(fmt::format(
           "{} pointer {} is not aligned to {} bytes, which this plan's vector accesses need (cudaMalloc "
-          "pointers always are; plan with smaller --vector-bits for offset pointers)",
+          "pointers always are; bmmc::permute picks narrower accesses for offset pointers, or plan with smaller "
+          "vector bits)",
           what, p, alignment));
     check_device_pointer(p, what);
   }
 }
 
-Permuter::Permuter(const Bmmc& bmmc, int elem_bytes, const PermuteOptions& options) {
-  PlanOptions o = options.plan;
-  if (!options.jit) o.vector_bits = 0;  // the generic kernels move one element per lane access
-  const DeviceCaps caps = device_caps();
-  plan_ = make_plan(bmmc, elem_bytes, caps, o);
-  if (!options.jit) return;
-  KernelCache& cache = options.cache ? *options.cache : default_kernel_cache();
-  sources_ = generate_cuda(plan_, options.codegen);
-  for (const KernelSource& ks : sources_) kernels_.push_back(cache.get(ks.source, ks.kernel_name, caps.arch));
+CudaPermuter::CudaPermuter(const Bmmc& bmmc, int elem_bytes, const GpuOptions& options) {
+  GpuPolicy policy = options.policy;
+  if (!options.jit) policy.vector_bits = 0;  // the generic kernels move one element per lane access
+  plan_ = make_plan(bmmc, elem_bytes, device_caps(), policy);
+  compile(options);
 }
 
-std::size_t Permuter::temp_bytes() const noexcept {
+CudaPermuter::CudaPermuter(Plan plan, const GpuOptions& options) : plan_(std::move(plan)) {
+  if (plan_.passes.empty()) throw std::invalid_argument("CudaPermuter: the plan has no passes");
+  if (!options.jit)
+    for (const Pass& p : plan_.passes)
+      if (const auto* t = std::get_if<TilePass>(&p); t && t->vector_bits != 0)
+        throw std::invalid_argument(
+            "CudaPermuter: the precompiled generic kernels move one element per lane access; this plan has "
+            "vector_bits > 0 (plan with vector_bits 0 or use JIT)");
+  compile(options);
+}
+
+void CudaPermuter::compile(const GpuOptions& options) {
+  if (!options.jit) return;
+  KernelCache& cache = options.cache ? *options.cache : default_kernel_cache();
+  const int arch = device_arch();
+  sources_ = generate_cuda(plan_, options.codegen);
+  for (const KernelSource& ks : sources_) kernels_.push_back(cache.get(ks.source, ks.kernel_name, arch));
+}
+
+std::size_t CudaPermuter::temp_bytes() const noexcept {
   return plan_.needs_temp() ? (std::size_t{1} << plan_.n()) * static_cast<std::size_t>(plan_.elem_bytes) : 0;
 }
 
-void Permuter::operator()(const void* in, void* out, cudaStream_t stream, void* temp) const {
+std::size_t CudaPermuter::alignment() const noexcept {
   std::size_t align = 1;
   for (const Pass& p : plan_.passes) align = std::max(align, pass_alignment(p));
-  check_device_buffers(in, out, plan_.n(), plan_.elem_bytes, align);
+  return align;
+}
+
+void CudaPermuter::operator()(const void* in, void* out, cudaStream_t stream, void* temp) const {
+  check_device_buffers(in, out, plan_.n(), plan_.elem_bytes, alignment());
   void* scratch = temp;
   bool owned = false;
   if (plan_.needs_temp()) {
@@ -95,59 +114,6 @@ void Permuter::operator()(const void* in, void* out, cudaStream_t stream, void* 
     }
   }
   if (owned) check(cudaFreeAsync(scratch, stream), "cudaFreeAsync(temp)");
-}
-
-namespace {
-
-struct PermuterKey {
-  std::vector<BitVec> rows;
-  BitVec c;
-  int elem_bytes, device, variant, ept, threads, vector_bits, swizzle;
-  bool jit, streaming;
-  const void* cache;
-  auto tie() const {
-    return std::tie(rows, c, elem_bytes, device, variant, ept, threads, vector_bits, swizzle, jit, streaming, cache);
-  }
-  bool operator<(const PermuterKey& o) const { return tie() < o.tie(); }
-};
-
-std::mutex g_permuters_mutex;
-std::map<PermuterKey, std::shared_ptr<const Permuter>> g_permuters;
-
-}  // namespace
-
-void permute(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, cudaStream_t stream,
-             const PermuteOptions& options) {
-  const PermuterKey key{bmmc.matrix().row_list(),
-                        bmmc.complement(),
-                        elem_bytes,
-                        current_device(),
-                        static_cast<int>(options.plan.variant),
-                        options.plan.elems_per_thread,
-                        options.plan.threads_per_block,
-                        options.plan.vector_bits,
-                        options.plan.swizzle ? (*options.plan.swizzle ? 1 : 0) : -1,
-                        options.jit,
-                        options.codegen.streaming_hints,
-                        options.cache};
-  std::shared_ptr<const Permuter> p;
-  {
-    std::lock_guard lock(g_permuters_mutex);
-    auto it = g_permuters.find(key);
-    if (it != g_permuters.end()) p = it->second;
-  }
-  if (!p) {
-    // Built outside the lock: the kernel cache already makes concurrent compiles of one kernel happen once.
-    auto made = std::make_shared<const Permuter>(bmmc, elem_bytes, options);
-    std::lock_guard lock(g_permuters_mutex);
-    p = g_permuters.emplace(key, std::move(made)).first->second;
-  }
-  (*p)(in, out, stream);
-}
-
-void permute(std::string_view spec, const void* in, void* out, int n, int elem_bytes, cudaStream_t stream,
-             const PermuteOptions& options) {
-  permute(parse_spec(spec, n), in, out, elem_bytes, stream, options);
 }
 
 }  // namespace bmmc

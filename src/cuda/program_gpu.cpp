@@ -18,14 +18,14 @@ bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == Bi
 }  // namespace
 
 GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOptions& options) : n_(lp.n), type_(t) {
-  PermuteOptions po;
-  po.jit = options.jit;
-  // Stage permutations repeat (the network's levels reuse them), so one Permuter per distinct BMMC.
-  std::map<std::pair<std::vector<BitVec>, BitVec>, std::shared_ptr<const Permuter>> permuters;
+  GpuOptions go;
+  go.jit = options.jit;
+  // Stage permutations repeat (the network's levels reuse them), so one CudaPermuter per distinct BMMC.
+  std::map<std::pair<std::vector<BitVec>, BitVec>, std::shared_ptr<const CudaPermuter>> permuters;
   auto add_permute = [&](const Bmmc& b) {
     auto key = std::make_pair(b.matrix().row_list(), b.complement());
     auto& p = permuters[key];
-    if (!p) p = std::make_shared<const Permuter>(b, dtype_bytes(t), po);
+    if (!p) p = std::make_shared<const CudaPermuter>(b, dtype_bytes(t), go);
     ops_.push_back(Op{p, {}, {}});
     ++permutation_passes_;
   };

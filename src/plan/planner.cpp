@@ -1,4 +1,4 @@
-// The planner (see planner.hpp). Construction of a TilePass follows DESIGN.md §4 step by step.
+// The planner (see planner.hpp). Construction of a TilePass follows docs/DESIGN.md §4 step by step.
 #include "bmmc/plan/planner.hpp"
 
 #include <fmt/format.h>
@@ -13,8 +13,6 @@
 namespace bmmc {
 
 namespace {
-
-constexpr int kLaneBits = 5;
 
 int log2_exact(int v, const char* what) {
   if (v <= 0 || (v & (v - 1)))
@@ -202,21 +200,27 @@ Variant parse_variant(std::string_view name) {
       name));
 }
 
-Plan make_plan(const Bmmc& bmmc, int eb, const DeviceCaps& caps, const PlanOptions& opt) {
+Variant resolve_variant(Variant requested, int n) noexcept {
+  if (requested != Variant::Auto) return requested;
+  return n < kLaneBits ? Variant::Naive : Variant::OnePass;
+}
+
+Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
   check_elem_bytes(eb);
   const int n = bmmc.n();
-  Plan plan{opt.variant, bmmc, eb, {}};
-  const int threads = opt.threads_per_block ? opt.threads_per_block : 256;
-  const int thread_bits = log2_exact(threads, "threads per block");
-  if (threads < 32 || threads > std::min(1024, caps.max_threads_per_block))
-    throw std::invalid_argument(fmt::format("threads per block must be 32..{}, got {}",
-                                            std::min(1024, caps.max_threads_per_block), threads));
-  if (opt.elems_per_thread) log2_exact(opt.elems_per_thread, "elements per thread");
+  Plan plan{resolve_variant(opt.variant, n), bmmc, eb, {}};
   if (opt.vector_bits < -1 || (opt.vector_bits >= 0 && (eb << opt.vector_bits) > 16))
     throw std::invalid_argument(fmt::format(
         "vector bits {} with {}-byte elements: a lane access must be at most 16 bytes", opt.vector_bits, eb));
+  if (opt.tile_bits < -1 || opt.tile_bits > 40)
+    throw std::invalid_argument(fmt::format("tile bits must be -1 (rows forced by the permutation only) or 0..40, got {}",
+                                            opt.tile_bits));
+  if (opt.warp_bits < -1 || opt.warp_bits > 5)
+    throw std::invalid_argument(fmt::format(
+        "warp bits must be -1 (one warp per row) or 0..5 (at most 32 warps of 32 lanes), got {}", opt.warp_bits));
+  if (opt.max_tile_bytes <= 0)
+    throw std::invalid_argument(fmt::format("max tile bytes must be positive, got {}", opt.max_tile_bytes));
 
-  if (plan.variant == Variant::Auto) plan.variant = n < kLaneBits ? Variant::Naive : Variant::OnePass;
   const bool tiled_family = plan.variant == Variant::Tiled || plan.variant == Variant::TiledBanks ||
                             plan.variant == Variant::TiledBanksIters;
   if ((tiled_family || plan.variant == Variant::OnePass || plan.variant == Variant::TwoPass) &&
@@ -231,40 +235,33 @@ Plan make_plan(const Bmmc& bmmc, int eb, const DeviceCaps& caps, const PlanOptio
         to_string(plan.variant), to_string(bmmc.classify())));
 
   if (plan.variant == Variant::Naive) {
-    plan.passes.push_back(NaivePass{bmmc, eb, std::min(threads, 1 << std::max(n, 5))});
+    const int warp_bits = opt.warp_bits >= 0 ? opt.warp_bits : 3;  // 256 threads, fewer for tiny arrays
+    plan.passes.push_back(NaivePass{bmmc, eb, std::min(32 << warp_bits, 1 << std::max(n, kLaneBits))});
     return plan;
   }
 
-  // The shared tile may use up to a quarter of an SM's shared memory by default (several blocks per SM
-  // keep loads in flight while others are in phase 2), and never more than a block may take.
-  const long long shared_cap = std::min<long long>(caps.max_shared_per_block, caps.max_shared_per_sm / 2);
   auto fit = [&](const Bmmc& b, TileOptions o) {
     for (;;) {
       TilePass p = make_tile_pass(b, eb, o);
-      if (static_cast<long long>(p.shared_bytes()) <= shared_cap) return p;
+      if (static_cast<std::int64_t>(p.shared_bytes()) <= opt.max_tile_bytes) return p;
       if (o.target_row_bits > p.q) {
         o.target_row_bits = p.q;  // drop the "iters" directions first
       } else if (o.vector_bits > 0) {
         --o.vector_bits;          // then narrow the lane accesses (shrinks L and q)
       } else {
         throw std::invalid_argument(fmt::format(
-            "the tile needs {} bytes of shared memory but the device allows {} per block", p.shared_bytes(),
-            shared_cap));
+            "the tile needs {} bytes but at most {} are allowed (max_tile_bytes; on a GPU the shared memory "
+            "a block may use)",
+            p.shared_bytes(), opt.max_tile_bytes));
       }
     }
   };
-  auto row_bits_for = [&](int elems_default, int k) {
-    const int ept = opt.elems_per_thread ? opt.elems_per_thread : elems_default;
-    const int ept_bits = log2_exact(ept, "elements per thread");
-    return std::max(0, thread_bits + ept_bits - (k + kLaneBits));
-  };
+  // Rows wanted beyond those the permutation forces: the tile holds 2^tile_bits elements in rows of 2^s.
+  auto target_rows = [&](int k) { return opt.tile_bits < 0 ? 0 : std::max(0, opt.tile_bits - (k + kLaneBits)); };
 
   if (tiled_family || plan.variant == Variant::TwoPass) {
-    // The paper's kernels: one element per lane access (32-element tile rows); without "iters" each
-    // thread moves one element per phase.
-    const bool iters = plan.variant == Variant::TiledBanksIters || plan.variant == Variant::TwoPass;
-    TileOptions o{0, row_bits_for(iters ? 4 : 1, 0), iters ? thread_bits - kLaneBits : -1,
-                  opt.swizzle.value_or(plan.variant != Variant::Tiled)};
+    // The paper's kernels: one element per lane access (32-element tile rows).
+    TileOptions o{0, target_rows(0), opt.warp_bits, opt.swizzle.value_or(plan.variant != Variant::Tiled)};
     if (plan.variant == Variant::TwoPass) {
       const TiledSplit split = tiled_split(bmmc, kLaneBits);
       plan.passes.push_back(fit(split.first, o));
@@ -276,9 +273,8 @@ Plan make_plan(const Bmmc& bmmc, int eb, const DeviceCaps& caps, const PlanOptio
   }
 
   // One-pass.
-  int k = opt.vector_bits >= 0 ? opt.vector_bits : default_vector_bits(eb);
-  k = std::min(k, n - kLaneBits);
-  TileOptions o{k, row_bits_for(16, k), thread_bits - kLaneBits, opt.swizzle.value_or(true)};
+  const int k = std::min(opt.vector_bits >= 0 ? opt.vector_bits : default_vector_bits(eb), n - kLaneBits);
+  TileOptions o{k, target_rows(k), opt.warp_bits, opt.swizzle.value_or(true)};
   plan.passes.push_back(fit(bmmc, o));
   return plan;
 }

@@ -119,7 +119,7 @@ expect_error 2 "malformed" "$bmmc" permute 'rotate:0b12' --n 8 -b 4 --in "$work/
 expect_error 2 "defines n" "$bmmc" permute 'bits:1,0' --n 8 -b 4 --in "$work/in.bin" --out "$work/old.bin"
 [[ $(cat "$work/old.bin") == "old content" ]] || fail "a failed permute changed its output"
 [[ -z $(find "$work" -name '.*bmmc-*') ]] || fail "a failed permute left a temporary file"
-expect_error 2 "tile_elems_log2 must be -1 (choose) or 5..20" \
+expect_error 2 "tile_bits must be -1 (choose) or 5..20" \
   "$bmmc" bench --backend cpu --spec bit-reverse --n 12 --cpu-tile 30
 expect_error 2 "" "$bmmc" nosuchcommand
 expect_error 2 "" "$bmmc"

@@ -176,7 +176,7 @@ TEST(Lower, MultiThreadedLeafPassesOnLargeArrays) {
     const auto expect = run_interp(p, in);
     for (ExecStrategy s : {ExecStrategy::Folded, ExecStrategy::PermuteThenLeaf}) {
       auto got = in;
-      CpuOptions o;
+      CpuPolicy o;
       o.threads = 4;
       execute_cpu(lower(p), got.data(), DType::Int32, s, o);
       ASSERT_EQ(got, expect) << to_string(s);

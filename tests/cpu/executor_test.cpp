@@ -15,7 +15,7 @@
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/plan/plan_check.hpp"
-#include "bmmc/plan/planner.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 
 namespace bmmc {
 namespace {
@@ -39,7 +39,7 @@ void fill_nonzero(unsigned char* p, std::size_t bytes, std::uint64_t seed) {
 }
 
 // Runs permute_cpu and compares with permute_reference; returns a description on mismatch.
-void expect_matches(const Bmmc& b, int eb, const CpuOptions& opt, std::uint64_t seed) {
+void expect_matches(const Bmmc& b, int eb, const CpuPolicy& opt, std::uint64_t seed) {
   const std::size_t bytes = (std::size_t{1} << b.n()) * eb;
   Buf in(bytes), out(bytes), ref(bytes);
   fill_nonzero(in.data(), bytes, seed);
@@ -48,7 +48,7 @@ void expect_matches(const Bmmc& b, int eb, const CpuOptions& opt, std::uint64_t 
   permute_cpu(b, in.data(), out.data(), eb, opt);
   ASSERT_EQ(std::memcmp(out.data(), ref.data(), bytes), 0)
       << "n = " << b.n() << ", elem_bytes = " << eb << ", threads = " << opt.threads
-      << ", tile_elems_log2 = " << opt.tile_elems_log2 << "\n"
+      << ", tile_bits = " << opt.tile_bits << "\n"
       << b.to_string();
 }
 
@@ -58,7 +58,7 @@ TEST(CpuExecutor, RandomMapsAllElementSizesSmallN) {
       for (std::uint64_t seed : {1, 2}) {
         const int threads = 1 + static_cast<int>((n + seed) % 4);
         for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed + 10)})
-          expect_matches(b, eb, CpuOptions{threads, -1}, seed * 100 + n);
+          expect_matches(b, eb, CpuPolicy{threads, -1}, seed * 100 + n);
       }
 }
 
@@ -68,7 +68,7 @@ TEST(CpuExecutor, NamedMaps) {
       const std::vector<Bmmc> maps = {identity(n), bit_reverse(n), reverse(n),  gray(n),
                                       gray_inverse(n), rotate(n, 1), transpose(n, n / 2),
                                       parm_matrix(n, 0b110)};
-      for (const Bmmc& b : maps) expect_matches(b, eb, CpuOptions{3, -1}, n);
+      for (const Bmmc& b : maps) expect_matches(b, eb, CpuPolicy{3, -1}, n);
     }
 }
 
@@ -76,19 +76,19 @@ TEST(CpuExecutor, TileSizesAndThreadCounts) {
   const Bmmc b = random_bmmc(17, 7);
   for (int eb : {2, 4, 8})
     for (int tile : {5, 8, 10, 12, 14, 16})
-      for (int threads : {1, 2, 3, 4}) expect_matches(b, eb, CpuOptions{threads, tile}, tile * 10 + threads);
+      for (int threads : {1, 2, 3, 4}) expect_matches(b, eb, CpuPolicy{threads, tile}, tile * 10 + threads);
 }
 
 // Large arrays take the non-temporal store paths (≥ 8 MiB: SSE2 for every size, AVX2 gathers for 4 and
 // 8 bytes where the CPU has them) and split thousands of blocks over threads.
 TEST(CpuExecutor, LargeArrays) {
-  expect_matches(random_bmmc(23, 8), 1, CpuOptions{2, -1}, 1);
-  expect_matches(random_bmmc(22, 9), 2, CpuOptions{2, -1}, 2);
-  expect_matches(random_bmmc(20, 10), 16, CpuOptions{2, -1}, 16);
-  expect_matches(random_bmmc(22, 3), 4, CpuOptions{2, -1}, 22);
-  expect_matches(bit_reverse(23), 4, CpuOptions{3, -1}, 23);
-  expect_matches(random_bpc(24, 5), 8, CpuOptions{0, -1}, 24);
-  expect_matches(random_bmmc(26, 1), 4, CpuOptions{0, -1}, 26);
+  expect_matches(random_bmmc(23, 8), 1, CpuPolicy{2, -1}, 1);
+  expect_matches(random_bmmc(22, 9), 2, CpuPolicy{2, -1}, 2);
+  expect_matches(random_bmmc(20, 10), 16, CpuPolicy{2, -1}, 16);
+  expect_matches(random_bmmc(22, 3), 4, CpuPolicy{2, -1}, 22);
+  expect_matches(bit_reverse(23), 4, CpuPolicy{3, -1}, 23);
+  expect_matches(random_bpc(24, 5), 8, CpuPolicy{0, -1}, 24);
+  expect_matches(random_bmmc(26, 1), 4, CpuPolicy{0, -1}, 26);
 }
 
 bool cpu_has_avx2() {
@@ -126,7 +126,7 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
       for (int tile : {-1, 6, 8, 11, 14})
         for (bool tr : {true, false}) {
           if (tile > b.n()) continue;
-          const CpuOptions opt{1 + static_cast<int>(b.n() % 3), tile, tr};
+          const CpuPolicy opt{1 + static_cast<int>(b.n() % 3), tile, tr};
           expect_matches(b, eb, opt, static_cast<std::uint64_t>(b.n() * 100 + tile));
         }
   // It applies to every BMMC once the tile holds 8 vectors of 8 (n ≥ 6): full 8×8 transposes where the
@@ -137,7 +137,7 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
                           transpose(n, n / 2), gray(n), gray_inverse(n), reverse(n), rotate(n, 1), identity(n)})
       for (int eb : {4, 8})
         for (int tile : {-1, 9})
-          EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, eb, CpuOptions{0, tile})), "transpose-avx2")
+          EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, eb, CpuPolicy{0, tile})), "transpose-avx2")
               << eb << "-byte elements\n" << b.to_string();
   // 1- and 2-byte elements (AVX-512 VBMI): groups of 32×32 and 16×16, so tiles of 2^10 and 2^8 elements.
   if (!cpu_has_vbmi()) return;
@@ -155,7 +155,7 @@ TEST(CpuExecutor, RegisterTransposeOtherRunLengths) {
     for (int k : {0, 1, 2}) {
       if ((32 << k) * eb > 512) continue;
       const Bmmc b = random_bmmc(16, static_cast<std::uint64_t>(eb * 10 + k));
-      PlanOptions po;
+      GpuPolicy po;
       po.variant = Variant::OnePass;
       po.vector_bits = k;
       const Plan plan = make_plan(b, eb, default_caps(), po);
@@ -166,7 +166,7 @@ TEST(CpuExecutor, RegisterTransposeOtherRunLengths) {
       fill_nonzero(in.data(), bytes, 3);
       std::memset(out.data(), kPoison, bytes);
       permute_reference(b, in.data(), ref.data(), eb);
-      execute_plan_cpu(plan, in.data(), out.data(), nullptr, 2);
+      execute_plan_cpu(plan, in.data(), out.data(), nullptr, CpuPolicy{2});
       EXPECT_EQ(std::memcmp(out.data(), ref.data(), bytes), 0) << eb << " B, k = " << k;
     }
 }
@@ -182,7 +182,7 @@ TEST(CpuExecutor, RegisterTransposeLargeAndUnalignedOutput) {
     for (std::size_t offset : {std::size_t{0}, static_cast<std::size_t>(eb)}) {
       unsigned char* o = out.data() + offset;
       std::memset(o, kPoison, bytes);
-      permute_cpu(b, in.data(), o, eb, CpuOptions{3, -1});
+      permute_cpu(b, in.data(), o, eb, CpuPolicy{3, -1});
       EXPECT_EQ(std::memcmp(o, ref.data(), bytes), 0) << eb << "-byte elements, output offset " << offset;
     }
   }
@@ -199,11 +199,11 @@ TEST(CpuExecutor, PlanCacheKeepsMapsApart) {
     for (const Bmmc& b : {a, c1, c2})
       for (int eb : {4, 8})
         for (int tile : {-1, 10})
-          for (bool tr : {true, false}) expect_matches(b, eb, CpuOptions{2, tile, tr}, round * 7 + eb + tile);
+          for (bool tr : {true, false}) expect_matches(b, eb, CpuPolicy{2, tile, tr}, round * 7 + eb + tile);
 }
 
 TEST(CpuExecutor, KernelNames) {
-  const CpuOptions gather{0, -1, false};
+  const CpuPolicy gather{0, -1, false};
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 4)), cpu_has_avx2() ? "transpose-avx2" : "gather");
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 4, gather), gather),
             "gather");
@@ -214,7 +214,7 @@ TEST(CpuExecutor, KernelNames) {
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 2)), cpu_has_vbmi() ? "transpose-avx512vbmi" : "gather");
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(16, 1), 16)), "gather") << "16-byte elements: one per vector half";
   EXPECT_EQ(cpu_kernel_name(make_cpu_plan(random_bmmc(4, 1), 4)), "scatter");
-  PlanOptions po;
+  GpuPolicy po;
   po.variant = Variant::TwoPass;
   const std::string two = cpu_kernel_name(make_plan(random_bmmc(16, 1), 4, default_caps(), po));
   EXPECT_NE(two.find(" + "), std::string::npos) << two;
@@ -227,7 +227,7 @@ TEST(CpuExecutor, ExecutesEveryPlanVariant) {
     for (Variant v : {Variant::Naive, Variant::TiledBanks, Variant::TiledBanksIters, Variant::TwoPass,
                       Variant::OnePass}) {
       const Bmmc b = v == Variant::TiledBanks || v == Variant::TiledBanksIters ? random_bpc(n, 4) : random_bmmc(n, 4);
-      PlanOptions po;
+      GpuPolicy po;
       po.variant = v;
       const Plan plan = make_plan(b, eb, default_caps(), po);
       const std::size_t bytes = (std::size_t{1} << n) * eb;
@@ -235,7 +235,7 @@ TEST(CpuExecutor, ExecutesEveryPlanVariant) {
       fill_nonzero(in.data(), bytes, 9);
       std::memset(out.data(), kPoison, bytes);
       permute_reference(b, in.data(), ref.data(), eb);
-      execute_plan_cpu(plan, in.data(), out.data(), tmp.data(), 2);
+      execute_plan_cpu(plan, in.data(), out.data(), tmp.data(), CpuPolicy{2});
       EXPECT_EQ(std::memcmp(out.data(), ref.data(), bytes), 0) << to_string(v) << " eb " << eb;
     }
 }
@@ -269,10 +269,10 @@ TEST(CpuExecutor, RefusesBadArgumentsAndWritesNothing) {
   EXPECT_THROW(permute_cpu(b, in.data(), in.data() + 64, 4), std::invalid_argument);   // overlap
   EXPECT_THROW(permute_cpu(b, in.data(), out.data() + 1, 4), std::invalid_argument);   // misaligned
   EXPECT_THROW(permute_cpu(b, in.data(), out.data(), 3), std::invalid_argument);       // element size
-  EXPECT_THROW(permute_cpu(b, in.data(), out.data(), 4, CpuOptions{1, 40}), std::invalid_argument);
-  const Plan two = make_plan(b, 4, default_caps(), PlanOptions{Variant::TwoPass});
-  EXPECT_THROW(execute_plan_cpu(two, in.data(), out.data(), nullptr, 1), std::invalid_argument);  // no temp
-  EXPECT_THROW(execute_plan_cpu(two, in.data(), out.data(), in.data(), 1), std::invalid_argument);
+  EXPECT_THROW(permute_cpu(b, in.data(), out.data(), 4, CpuPolicy{1, 40}), std::invalid_argument);
+  const Plan two = make_plan(b, 4, default_caps(), GpuPolicy{Variant::TwoPass});
+  EXPECT_THROW(execute_plan_cpu(two, in.data(), out.data(), nullptr, CpuPolicy{1}), std::invalid_argument);  // no temp
+  EXPECT_THROW(execute_plan_cpu(two, in.data(), out.data(), in.data(), CpuPolicy{1}), std::invalid_argument);
   // Hand-made plans whose tables would move runs outside the arrays are refused before anything is written.
   for (int defect = 0; defect < 3; ++defect) {
     Plan bad = make_cpu_plan(b, 4);
@@ -281,7 +281,7 @@ TEST(CpuExecutor, RefusesBadArgumentsAndWritesNothing) {
     if (defect == 1) tp.write_rows.at(0) |= BitVec{1} << 8;    // an index beyond 2^8
     if (defect == 2 && !tp.block_positions.empty()) tp.block_positions.at(0) = 0;  // a block bit in a run
     if (defect == 2 && tp.block_positions.empty()) continue;
-    EXPECT_THROW(execute_plan_cpu(bad, in.data(), out.data(), nullptr, 1), std::invalid_argument) << defect;
+    EXPECT_THROW(execute_plan_cpu(bad, in.data(), out.data(), nullptr, CpuPolicy{1}), std::invalid_argument) << defect;
   }
   EXPECT_TRUE(untouched());
   try {

@@ -15,6 +15,7 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/permute.hpp"
 #include "cuda/gpu_test_support.hpp"
 
 namespace bmmc {
@@ -59,15 +60,15 @@ TEST(GpuPermute, NamedMapsEveryVariantAndElementSize) {
                               Variant::TwoPass, Variant::OnePass};
   for (int n : {5, 10, 17}) {
     // Build (and JIT) every Permuter in parallel: the kernel cache compiles each distinct kernel once.
-    std::vector<std::tuple<std::string, Bmmc, int, std::future<std::shared_ptr<Permuter>>>> jobs;
+    std::vector<std::tuple<std::string, Bmmc, int, std::future<std::shared_ptr<CudaPermuter>>>> jobs;
     for (auto& [name, b] : named(n))
       for (Variant v : variants)
         for (int eb : {1, 2, 4, 8, 16}) {
           if (tiled_variant(v) && !b.is_tiled(5)) continue;
-          PermuteOptions o;
-          o.plan.variant = v;
+          GpuOptions o;
+          o.policy.variant = v;
           jobs.emplace_back(fmt::format("{} n {} {} eb {}", name, n, to_string(v), eb), b, eb,
-                            std::async(std::launch::async, [b = b, eb, o] { return std::make_shared<Permuter>(b, eb, o); }));
+                            std::async(std::launch::async, [b = b, eb, o] { return std::make_shared<CudaPermuter>(b, eb, o); }));
         }
     for (auto& [what, b, eb, fut] : jobs) {
       auto p = fut.get();
@@ -85,16 +86,17 @@ TEST(GpuPermute, RandomBmmcsAndBpcsAcrossSizes) {
     const int eb = n >= 28 ? 4 : ebs[(i / 8) % 5];
     const Bmmc b = i % 2 ? random_bmmc(n, 100 + i) : random_bpc(n, 100 + i);
     for (bool jit : {true, false}) {
-      PermuteOptions o;
-      o.jit = jit;
+      PermuterOptions o;
+      o.backend = Backend::Cuda;
+      o.gpu.jit = jit;
       check_against_reference(b, eb, fmt::format("random #{} n {} eb {} {}", i, n, eb, jit ? "jit" : "generic"),
-                              [&](void* in, void* out) { permute(b, in, out, eb, nullptr, o); });
+                              [&](void* in, void* out) { permute(b, in, out, eb, o); });
     }
     if (n >= 5 && n <= 24) {
-      PermuteOptions o;
-      o.plan.variant = Variant::TwoPass;
+      PermuterOptions o;
+      o.gpu.policy.variant = Variant::TwoPass;
       check_against_reference(b, eb, fmt::format("random #{} two-pass", i),
-                              [&](void* in, void* out) { permute(b, in, out, eb, nullptr, o); });
+                              [&](void* in, void* out) { permute(b, in, out, eb, o); });
     }
   }
 }
@@ -104,12 +106,12 @@ TEST(GpuPermute, VectorWidthsAndIters) {
   for (int eb : {1, 2, 4, 8}) {
     for (int k = 0; (eb << k) <= 16; ++k)
       for (int ept : {4, 16, 64}) {
-        PermuteOptions o;
-        o.plan.vector_bits = k;
-        o.plan.elems_per_thread = std::max(ept, 1 << k);
+        PermuterOptions o;
+        o.gpu.policy.vector_bits = k;
+        o.gpu.policy.elems_per_thread = std::max(ept, 1 << k);
         const Bmmc b = random_bmmc(20, 7 * k + eb + ept);
         check_against_reference(b, eb, fmt::format("eb {} k {} ept {}", eb, k, ept),
-                                [&](void* in, void* out) { permute(b, in, out, eb, nullptr, o); });
+                                [&](void* in, void* out) { permute(b, in, out, eb, o); });
       }
   }
 }
@@ -125,10 +127,10 @@ TEST(GpuPermute, LargeNWithEightByteElements) {
 TEST(GpuPermute, CacheHitsReturnTheSameKernel) {
   REQUIRE_GPU();
   KernelCache cache({kCodegenVersion, "", false});
-  PermuteOptions o;
+  GpuOptions o;
   o.cache = &cache;
   const Bmmc b = random_bmmc(16, 1);
-  Permuter p1(b, 4, o), p2(b, 4, o);
+  CudaPermuter p1(b, 4, o), p2(b, 4, o);
   EXPECT_EQ(cache.stats().compiles, 1u);
   EXPECT_GE(cache.stats().memory_hits, 1u);
   (void)p1;
@@ -148,7 +150,8 @@ TEST(GpuPermute, TwoStreamsTwoPermutations) {
   oa.fill_bytes(0xA5);
   ob.fill_bytes(0xA5);
   Stream s1, s2;
-  Permuter pa(a, 4), pb(b, 4);
+  const PermuterOptions cuda{Backend::Cuda};
+  Permuter pa(a, 4, cuda), pb(b, 4, cuda);
   for (int rep = 0; rep < 10; ++rep) {
     pa(in.get(), oa.get(), s1);
     pb(in.get(), ob.get(), s2);
@@ -177,6 +180,48 @@ TEST(GpuPermute, BadPointersAreRefusedBeforeAnyLaunch) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("host"), std::string::npos) << e.what();
   }
+}
+
+TEST(GpuPermute, FrontDoorNarrowsLaneAccessesForOffsetViews) {
+  REQUIRE_GPU();
+  // A view that starts 4 bytes into an allocation cannot take the default 8-byte lane accesses: permute()
+  // plans 4-byte ones instead (and caches that plan apart), a Permuter with the default width refuses.
+  const Bmmc b = random_bmmc(16, 3);
+  const std::size_t bytes = (std::size_t{1} << 16) * 4;
+  const auto host = random_bytes(bytes, 9);
+  std::vector<unsigned char> expect(bytes), got(bytes);
+  permute_reference(b, host.data(), expect.data(), 4);
+  DeviceBuffer in(bytes + 16), out(bytes + 16);
+  auto* in4 = static_cast<char*>(in.get()) + 4;
+  auto* out4 = static_cast<char*>(out.get()) + 4;
+  BMMC_CUDA_CHECK(cudaMemcpy(in4, host.data(), bytes, cudaMemcpyHostToDevice));
+  permute(b, in4, out4, 4);
+  BMMC_CUDA_CHECK(cudaMemcpy(got.data(), out4, bytes, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(got, expect);
+  const PermuterOptions narrowed = options_for_pointers({}, in4, out4, 4);
+  EXPECT_EQ(narrowed.backend, Backend::Cuda);
+  EXPECT_EQ(narrowed.gpu.policy.vector_bits, 0);
+  EXPECT_EQ(options_for_pointers({}, in.get(), out.get(), 4).gpu.policy.vector_bits, -1);
+  const Permuter wide(b, 4, PermuterOptions{Backend::Cuda});
+  EXPECT_EQ(wide.alignment(), 8u);
+  EXPECT_THROW(wide(in4, out4), std::invalid_argument);
+}
+
+TEST(GpuPermute, FrontDoorRunsHostArraysOnTheGpu) {
+  REQUIRE_GPU();
+  const Bmmc b = random_bpc(18, 4);
+  const std::size_t bytes = (std::size_t{1} << 18) * 2;
+  const auto host = random_bytes(bytes, 5);
+  std::vector<unsigned char> expect(bytes), got(bytes, 0xA5);
+  permute_reference(b, host.data(), expect.data(), 2);
+  EXPECT_EQ(permute_host(b, host.data(), got.data(), 2, PermuterOptions{Backend::Cuda}), Backend::Cuda);
+  EXPECT_EQ(got, expect);
+  // Auto with a host input and a device output is refused, not guessed.
+  DeviceBuffer dev(bytes);
+  EXPECT_THROW(permute(b, host.data(), dev.get(), 2), std::invalid_argument);
+  // The CPU backend refuses device pointers instead of faulting.
+  DeviceBuffer din(bytes);
+  EXPECT_THROW(permute(b, din.get(), dev.get(), 2, PermuterOptions{Backend::Cpu}), std::invalid_argument);
 }
 
 }  // namespace

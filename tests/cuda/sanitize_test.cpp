@@ -10,7 +10,8 @@
 // GpuConcurrency.SixteenThreadsOverlappingOneShotPermutes: 16 host threads call the one-shot bmmc::permute at
 // the same moment with overlapping BMMCs on their own streams. Every result must equal the CPU reference and
 // the kernel cache must compile each distinct kernel exactly once (KernelCache.SixteenThreadsCompileEachKeyOnce
-// in tests/nvrtc covers the cache alone; this covers the cache + the Permuter map + launches together).
+// in tests/nvrtc covers the cache alone; this covers the cache + the front door's Permuter cache + launches
+// together).
 //
 // GpuHardening.OutOfMemoryInATwoPassTemporaryIsAClearErrorAndRecoverable: device out-of-memory mid-call.
 //
@@ -41,8 +42,9 @@
 #include "bmmc/cuda/kernel_cache.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/permute.hpp"
 #include "cuda/gpu_test_support.hpp"
-#include "bmmc/plan/planner.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 
 namespace bmmc {
 namespace {
@@ -102,22 +104,22 @@ TEST(GpuSanitize, ManyRandomPlans) {
     // columns); the others get general BMMCs half of the time.
     const bool bpc = tiled(c.variant) || i % 2;
     const Bmmc b = bpc ? random_bpc(n, seed) : random_bmmc(n, seed);
-    PermuteOptions o;
+    GpuOptions o;
     o.jit = c.jit;
-    o.plan.variant = c.variant;
+    o.policy.variant = c.variant;
     // Vary the lane access width of the JIT one-pass plans (the default is 8-byte lanes): 16-byte vectors
     // are the widest accesses, so the likeliest to run past an array's end.
     if (c.variant == Variant::OnePass && c.jit) {
       const int max_k = std::countr_zero(static_cast<unsigned>(16 / eb));
-      o.plan.vector_bits = static_cast<int>(rng() % (max_k + 2)) - 1;  // -1 (default) .. max_k
+      o.policy.vector_bits = static_cast<int>(rng() % (max_k + 2)) - 1;  // -1 (default) .. max_k
     }
     const std::string what = fmt::format("plan #{}: {} n {} eb {} vector_bits {} {}:{}", i, c.name, n, eb,
-                                         o.plan.vector_bits, bpc ? "random-bpc" : "random-bmmc", seed);
+                                         o.policy.vector_bits, bpc ? "random-bpc" : "random-bmmc", seed);
     SCOPED_TRACE(what);
 
-    std::unique_ptr<Permuter> p;
+    std::unique_ptr<CudaPermuter> p;
     try {
-      p = std::make_unique<Permuter>(b, eb, o);
+      p = std::make_unique<CudaPermuter>(b, eb, o);
     } catch (const std::invalid_argument& e) {
       // The planner refuses only combinations it documents (e.g. a tiled variant for a non-tiled BMMC);
       // none of the combinations above is one, so a refusal is a failure, not a skip.
@@ -149,14 +151,15 @@ TEST(GpuSanitize, ManyRandomPlans) {
 
 TEST(GpuConcurrency, SixteenThreadsOverlappingOneShotPermutes) {
   REQUIRE_GPU();
-  // A cache of our own, so the compile count is this test's alone. The one-shot permute keeps its Permuters
-  // keyed by the cache's address, so these caches are never freed during the process: a later cache at a
-  // reused address would find this test's Permuters and skip its compiles.
+  // A cache of our own, so the compile count is this test's alone. The front door's permute keeps its
+  // Permuters keyed by the cache's address, so these caches are never freed during the process: a later
+  // cache at a reused address would find this test's Permuters and skip its compiles.
   static std::vector<std::unique_ptr<KernelCache>> caches;
   caches.push_back(std::make_unique<KernelCache>(KernelCacheOptions{kCodegenVersion, "", false, {}}));
   KernelCache& cache = *caches.back();
-  PermuteOptions o;
-  o.cache = &cache;
+  PermuterOptions o;
+  o.backend = Backend::Cuda;
+  o.gpu.cache = &cache;
 
   constexpr int kThreads = 16, kPerThread = 3, n = 16, eb = 4;
   // Six BMMCs; thread t runs maps t, t+1, t+2 (mod 6), so every map is requested by 8 threads at once.
@@ -166,7 +169,7 @@ TEST(GpuConcurrency, SixteenThreadsOverlappingOneShotPermutes) {
   std::set<std::pair<std::string, std::string>> distinct;
   const DeviceCaps caps = device_caps();
   for (const Bmmc& b : maps)
-    for (const KernelSource& ks : generate_cuda(make_plan(b, eb, caps, o.plan), o.codegen))
+    for (const KernelSource& ks : generate_cuda(make_plan(b, eb, caps, o.gpu.policy), o.gpu.codegen))
       distinct.emplace(ks.kernel_name, ks.source);
 
   const std::size_t bytes = (std::size_t{1} << n) * eb;
@@ -192,7 +195,7 @@ TEST(GpuConcurrency, SixteenThreadsOverlappingOneShotPermutes) {
         BMMC_CUDA_CHECK(cudaDeviceSynchronize());  // the fills (legacy stream) are done before our stream runs
         start.arrive_and_wait();                    // all 16 ask at the same moment
         for (int k = 0; k < kPerThread; ++k)
-          permute(maps[(t + k) % maps.size()], in.get(), outs[k].get(), eb, stream.get(), o);
+          permute(maps[(t + k) % maps.size()], in.get(), outs[k].get(), eb, o, stream.get());
         stream.synchronize();
         for (int k = 0; k < kPerThread; ++k) {
           got[t].emplace_back(bytes);
@@ -244,9 +247,9 @@ TEST(GpuHardening, OutOfMemoryInATwoPassTemporaryIsAClearErrorAndRecoverable) {
     cudaFree(ballast);
     GTEST_SKIP() << "could not fill the device (" << free_bytes << " bytes still free)";
   }
-  PermuteOptions o;
-  o.plan.variant = Variant::TwoPass;
-  const Permuter p(b, eb, o);
+  GpuOptions o;
+  o.policy.variant = Variant::TwoPass;
+  const CudaPermuter p(b, eb, o);
   ASSERT_GT(p.temp_bytes(), 0u);
   std::string message;
   try {

@@ -10,7 +10,7 @@
 #include "bmmc/codegen/cuda_source.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cuda/nvrtc.hpp"
-#include "bmmc/plan/planner.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 
 namespace bmmc {
 namespace {
@@ -32,7 +32,7 @@ TEST(CodegenNvrtc, EmittedKernelsCompileForSm90) {
         jobs.emplace_back(fmt::format("{} eb {} n {}", to_string(v), eb, n), k.source);
     }
   for (int k = 1; k <= 4; ++k) {  // vector widths
-    PlanOptions o;
+    GpuPolicy o;
     o.vector_bits = k;
     const Plan plan = make_plan(random_bmmc(20, 900 + k), 16 >> k, default_caps(), o);
     jobs.emplace_back(fmt::format("vector_bits {}", k), generate_cuda(plan)[0].source);

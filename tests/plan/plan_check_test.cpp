@@ -6,7 +6,7 @@
 
 #include "bmmc/core/named.hpp"
 #include "bmmc/plan/plan_check.hpp"
-#include "bmmc/plan/planner.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 
 namespace bmmc {
 namespace {
@@ -61,7 +61,7 @@ TEST(PlanCheck, OnePassVectorWidthsAndIters) {
     for (int eb : kElemBytes)
       for (int k = 0; (eb << k) <= 16; ++k)
         for (int ept : {1, 4, 32}) {
-          PlanOptions o;
+          GpuPolicy o;
           o.vector_bits = k;
           o.elems_per_thread = ept;
           o.threads_per_block = seed % 2 ? 128 : 512;

@@ -73,16 +73,16 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
     for (const std::string& v : o.variants) {
       GpuBenchCase c{v, {}};
       c.options.codegen.streaming_hints = o.streaming;
-      c.options.plan.elems_per_thread = o.elems_per_thread;
-      c.options.plan.threads_per_block = o.threads;
+      c.options.policy.elems_per_thread = o.elems_per_thread;
+      c.options.policy.threads_per_block = o.threads;
       if (v == "generic") {
         c.options.jit = false;
-        c.options.plan.variant = Variant::OnePass;
+        c.options.policy.variant = Variant::OnePass;
       } else {
-        c.options.plan.variant = parse_variant(v);
-        if (c.options.plan.variant == Variant::OnePass) c.options.plan.vector_bits = o.vector_bits;
+        c.options.policy.variant = parse_variant(v);
+        if (c.options.policy.variant == Variant::OnePass) c.options.policy.vector_bits = o.vector_bits;
       }
-      const Variant pv = c.options.plan.variant;
+      const Variant pv = c.options.policy.variant;
       if ((pv == Variant::Tiled || pv == Variant::TiledBanks || pv == Variant::TiledBanksIters) && !b.is_tiled(5))
         continue;  // the paper's tiled kernels do not apply to this BMMC
       cases.push_back(c);
@@ -123,7 +123,7 @@ void add_bench(CLI::App& app, Action& run) {
     run = [o] {
       if (o->specs.empty()) o->specs = {"bit-reverse"};
       if (o->reps < 1) throw UsageError("--reps must be at least 1");
-      const Backend backend = resolve_backend(parse_backend(o->backend));
+      const Backend backend = cli_backend(o->backend);
       std::vector<Row> rows;
 #if BMMC_HAS_CUDA
       if (backend == Backend::Cuda) {
@@ -135,9 +135,9 @@ void add_bench(CLI::App& app, Action& run) {
         if (!o->n) o->n = 26;
         for (const std::string& spec : o->specs) {
           const Bmmc b = parse_spec_options({spec, o->n});
-          CpuOptions cpu;
+          CpuPolicy cpu;
           cpu.threads = o->threads;
-          cpu.tile_elems_log2 = o->cpu_tile;
+          cpu.tile_bits = o->cpu_tile;
           cpu.register_transpose = !o->cpu_gather;
           if (!o->json && !o->csv)
             fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}\n", spec, b.n(),

@@ -62,7 +62,7 @@ void demo_gpu(const DemoOptions& o) {
 #endif
 
 void demo(DemoOptions o) {
-  const Backend backend = resolve_backend(parse_backend(o.backend));
+  const Backend backend = cli_backend(o.backend);
 #if BMMC_HAS_CUDA
   if (backend == Backend::Cuda) {
     if (o.n == 0) o.n = 28;
@@ -72,7 +72,7 @@ void demo(DemoOptions o) {
 #endif
   if (o.n == 0) o.n = 24;
   if (o.reps < 10) o.reps = 10;  // a median of fewer runs says little on a shared machine
-  CpuOptions options;  // all cores
+  CpuPolicy options;  // all cores
   fmt::print("bmmc demo: 2^{} int32 elements ({} MiB) on the CPU, one-pass plans, median of {} runs\n", o.n,
              (std::uint64_t{4} << o.n) >> 20, o.reps);
   fmt::print("{:<16} {:<8} {:>10} {:>9} {:>10}  {}\n", "spec", "class", "time ms", "GB/s", "% memcpy", "loop");

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "bmmc/codegen/cuda_source.hpp"
+#include "bmmc/dispatch/array_file.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
 
@@ -23,7 +24,7 @@ void add_gen(CLI::App& app, Action& run) {
   sub->callback([&run, spec, po, out, streaming] {
     run = [spec, po, out, streaming] {
       const Bmmc b = parse_spec_options(*spec);
-      const Plan plan = make_plan(b, po->elem_bytes, default_caps(), to_plan_options(*po));
+      const Plan plan = make_plan(b, po->elem_bytes, default_caps(), to_gpu_policy(*po));
       std::string text;
       const auto kernels = generate_cuda(plan, CodegenOptions{*streaming});
       for (size_t i = 0; i < kernels.size(); ++i) {

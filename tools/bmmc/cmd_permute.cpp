@@ -1,12 +1,14 @@
 // bmmc permute SPEC --elem-bytes B --in FILE --out FILE: permute a raw array file, out[A·x ⊕ c] = in[x].
 //
-// Everything is validated (spec, element size, input size) before the output is touched, and the output is
-// written through a temporary file and a rename, so an error never leaves a truncated or partial file.
+// The library's permute_file does the work: everything is validated (element size, input size, backend)
+// before the output is touched, and the output is written through a temporary file and a rename, so an
+// error never leaves a truncated or partial file.
 #include <fmt/format.h>
 
 #include <memory>
 #include <string>
 
+#include "bmmc/dispatch/array_file.hpp"
 #include "cli_common.hpp"
 
 namespace bmmc::cli {
@@ -18,7 +20,12 @@ struct PermuteOptions {
   std::string in, out, backend = "auto";
 };
 
-void permute(const PermuteOptions& o) { permute_file(o.spec, o.elem_bytes, o.in, o.out, o.backend); }
+void permute(const PermuteOptions& o) {
+  const Bmmc b = parse_spec_options(o.spec);
+  PermuterOptions options;
+  options.backend = cli_backend(o.backend);
+  permute_file(b, o.elem_bytes, o.in, o.out, options);
+}
 
 void add_permute_command(CLI::App& app, Action& run) {
   auto opts = std::make_shared<PermuteOptions>();

@@ -54,7 +54,7 @@ void add_plan(CLI::App& app, Action& run) {
   sub->callback([&run, spec, po, json, check] {
     run = [spec, po, json, check] {
       const Bmmc b = parse_spec_options(*spec);
-      const Plan plan = make_plan(b, po->elem_bytes, default_caps(), to_plan_options(*po));
+      const Plan plan = make_plan(b, po->elem_bytes, default_caps(), to_gpu_policy(*po));
       std::optional<CheckReport> report;
       if (*check) {
         if (plan.n() > 28) throw UsageError(fmt::format("--check executes every element; n = {} is too large (at most 28)", plan.n()));

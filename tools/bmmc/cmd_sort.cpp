@@ -19,6 +19,7 @@
 #include "bmmc/combinators/execute_cpu.hpp"
 #include "bmmc/combinators/sorting_network.hpp"
 #include "bmmc/core/buffers.hpp"
+#include "bmmc/dispatch/array_file.hpp"
 #include "cli_common.hpp"
 
 #if BMMC_HAS_CUDA
@@ -88,16 +89,13 @@ void row(const std::string& method, int n, DType t, const std::string& passes, c
 void sort_command(const SortOptions& o) {
   if (o.n < 0 || o.n > 34) throw UsageError(fmt::format("--n must be in 0..34, got {}", o.n));
   if (o.reps < 1 || o.reps > 1000) throw UsageError("--reps must be in 1..1000");
-  const DType t = parse_dtype(o.dtype);
-  if (t != DType::Int32 && t != DType::Float32 && t != DType::UInt32 && t != DType::Int64 && t != DType::Float64 &&
-      t != DType::UInt64)
-    throw UsageError("unsupported --dtype");
+  const DType t = parse_dtype(o.dtype);  // every DType sorts; parse_dtype refuses other names
   const ExecStrategy strategy = parse_exec_strategy(o.strategy.c_str());
   const std::size_t bytes = array_bytes(o.n, dtype_bytes(t));
   if (o.in.empty() == o.random.empty()) throw UsageError("give exactly one of --in FILE and --random SEED");
   const std::vector<std::byte> input =
-      o.in.empty() ? random_keys(o.n, t, parse_number_arg(o.random, "--random")) : read_file(o.in, bytes);
-  const Backend backend = resolve_backend(parse_backend(o.backend));
+      o.in.empty() ? random_keys(o.n, t, parse_number_arg(o.random, "--random")) : read_array_file(o.in, bytes);
+  const Backend backend = cli_backend(o.backend);
   if (o.compare_cub && backend != Backend::Cuda) throw UsageError("--compare-cub needs the cuda backend");
 
   const auto t0 = std::chrono::steady_clock::now();

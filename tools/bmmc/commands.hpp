@@ -18,9 +18,9 @@ struct UsageError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// A subcommand adds itself to `app` (app.add_subcommand(...)) and sets `run` in its callback-free way:
-/// `sub->final_callback([&run, opts] { run = [opts] { ... }; })` or simply stores the action to run after
-/// parsing. main() calls `run` once parsing succeeded.
+/// A subcommand adds itself to `app` (app.add_subcommand(...)) and, from its parse callback, stores the
+/// action to run: `sub->callback([&run, opts] { run = [opts] { ... }; })`. main() calls `run` once parsing
+/// succeeded, so a command never runs on half-parsed options.
 using Action = std::function<void()>;
 using AddCommand = void (*)(CLI::App& app, Action& run);
 

@@ -1,10 +1,10 @@
-// Options shared by the commands that build a Plan (plan, gen, bench): --elem-bytes, --variant and the
-// planner's knobs, so every command spells them the same way.
+// Options shared by the commands that build a GPU Plan (plan, gen): --elem-bytes, --variant and the
+// GpuPolicy knobs, so every command spells them the same way.
 #pragma once
 
 #include <string>
 
-#include "bmmc/plan/planner.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 #include "commands.hpp"
 
 namespace bmmc::cli {
@@ -30,8 +30,8 @@ inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
   sub->add_option("--swizzle", o.swizzle, "XOR swizzle of the shared tile: default, on or off")->capture_default_str();
 }
 
-inline PlanOptions to_plan_options(const PlanCliOptions& o) {
-  PlanOptions p;
+inline GpuPolicy to_gpu_policy(const PlanCliOptions& o) {
+  GpuPolicy p;
   p.variant = parse_variant(o.variant);
   p.elems_per_thread = o.elems_per_thread;
   p.threads_per_block = o.threads;

@@ -20,6 +20,8 @@ inline constexpr const char* kCodegenVersion = "bmmc-codegen-2";
 
 struct CodegenOptions {
   bool streaming_hints = false;  ///< load/store with __ldcs/__stcs (evict-first) instead of plain accesses
+
+  friend bool operator==(const CodegenOptions&, const CodegenOptions&) = default;
 };
 
 struct KernelSource {

@@ -35,6 +35,6 @@ void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, in
 
 /// Runs every stage on `data`. Throws std::invalid_argument for a null pointer.
 ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s = ExecStrategy::Folded,
-                      const CpuOptions& options = {});
+                      const CpuPolicy& options = {});
 
 }  // namespace bmmc

@@ -7,7 +7,8 @@
 // Example: the bit-reverse of n = 4 maps 7 = 0b0111 to 14 = 0b1110.
 #pragma once
 
-#include <optional>
+#include <cstddef>
+#include <optional>  // also declares std::hash, specialised below
 #include <string>
 #include <vector>
 
@@ -59,3 +60,10 @@ Bmmc compose(const Bmmc& f, const Bmmc& g);
 inline Bmmc operator*(const Bmmc& f, const Bmmc& g) { return compose(f, g); }
 
 }  // namespace bmmc
+
+/// Hash over n, the rows and c, consistent with ==: the one way a Bmmc becomes a hash key (plan caches, the
+/// Python __hash__). Not stable across library versions; kernel caches on disk hash the generated source.
+template <>
+struct std::hash<bmmc::Bmmc> {
+  std::size_t operator()(const bmmc::Bmmc& b) const noexcept;
+};

@@ -4,7 +4,7 @@
 // Variants (rows, in this order): "memcpy" (std::memcpy of the same bytes split into one chunk per thread,
 // on the same number of threads as the executor, so the comparison is fair), "memcpy-1t" (one std::memcpy
 // call), "naive" (permute_reference: the single-threaded scatter loop out[A·x ⊕ c] = in[x]) and "one-pass"
-// (permute_cpu with the default CpuOptions and the given thread count), and, where the register-transpose
+// (permute_cpu with the default CpuPolicy and the given thread count), and, where the register-transpose
 // loop runs (see executor.hpp), "one-pass-gather" (the same plan through the gather loop). Each variant runs once as a warm-up
 // into a poisoned output that is then verified (memcpy against the input, the others against the reference
 // permutation), then `reps` timed runs; the timed runs of all variants are interleaved round by round so
@@ -34,6 +34,6 @@ struct BenchRow {
 std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, int threads);
 /// The same with every CPU option (threads, tile size, register transposes) applied to "one-pass";
 /// naive = false leaves out the (slow) "naive" row, for tile sweeps.
-std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuOptions options, bool naive = true);
+std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuPolicy options, bool naive = true);
 
 }  // namespace bmmc

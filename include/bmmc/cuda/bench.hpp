@@ -25,13 +25,13 @@ struct GpuBenchRow {
 
 struct GpuBenchCase {
   std::string variant;   ///< variant name for the row
-  PermuteOptions options;
+  GpuOptions options;
 };
 
 /// Measures memcpy D2D and a 16-byte copy kernel of 2^n·elem_bytes bytes, then each case.
 std::vector<GpuBenchRow> bench_gpu(const Bmmc& bmmc, int elem_bytes, const std::vector<GpuBenchCase>& cases, int reps);
 
-/// Host time of a cached one-shot permute() call, microseconds (mean over many calls on a small array).
+/// Host time of a cached one-shot bmmc::permute() call, microseconds (mean over many calls on a small array).
 double cached_call_host_us(int calls = 2000);
 
 /// Number of x with out[A·x ⊕ c] != in[x], computed on the device.

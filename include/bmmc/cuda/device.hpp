@@ -24,4 +24,24 @@ int device_arch(int device = -1);
 /// Capabilities of `device` (-1: the current device). Throws CudaError (e.g. no GPU, bad ordinal).
 DeviceCaps device_caps(int device = -1);
 
+/// Is `p` device or managed memory of the CUDA runtime (false for host memory, pinned or not, and for
+/// null)? Never throws; false when no GPU is usable.
+bool is_device_pointer(const void* p) noexcept;
+
+/// The device that owns device or managed pointer `p`, or -1 when `p` is not device memory.
+int pointer_device(const void* p) noexcept;
+
+/// Makes `device` current for the scope and restores the previous current device at its end; device < 0
+/// changes nothing. Throws std::invalid_argument for an ordinal that does not exist.
+class ScopedDevice {
+ public:
+  explicit ScopedDevice(int device);
+  ~ScopedDevice();
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
 }  // namespace bmmc

@@ -1,7 +1,7 @@
 // The precompiled, table-driven kernels: the same plans as the JIT path, with the plan's tables passed
 // as a kernel argument instead of folded into the code.
 //
-// They serve when JIT is disabled (PermuteOptions::jit = false) or unavailable, for one-element lane
+// They serve when JIT is disabled (GpuOptions::jit = false) or unavailable, for one-element lane
 // accesses (vector_bits = 0) and every element size. Being generic, they spend a few more instructions
 // per element (loops over rows, table lookups); BENCHMARKS.md measures the difference.
 #pragma once

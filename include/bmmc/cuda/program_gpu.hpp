@@ -1,8 +1,8 @@
 // Running a lowered combinator program (lower.hpp) on device memory, with the same two strategies as the
 // CPU executor (execute_cpu.hpp):
 //  - Folded (default): one in-place leaf pass per leaf through the accumulated layout (leaf_kernels.hpp) and,
-//    when all permutations together are not the identity, one final bmmc::Permuter pass (plus a copy back);
-//  - PermuteThenLeaf: per stage one Permuter pass (skipped for the identity) and one leaf pass on consecutive
+//    when all permutations together are not the identity, one final CudaPermuter pass (plus a copy back);
+//  - PermuteThenLeaf: per stage one CudaPermuter pass (skipped for the identity) and one leaf pass on consecutive
 //    pairs — the paper's literal compilation with a separate leaf kernel.
 // GpuProgram does all planning (and, with jit, NVRTC compiles) in its constructor; operator() only enqueues
 // kernels on the stream, so it can be timed with events. Permutation kernels use the precompiled generic
@@ -41,7 +41,7 @@ class GpuProgram {
 
  private:
   struct Op {
-    std::shared_ptr<const Permuter> permute;  ///< set for a permutation pass
+    std::shared_ptr<const CudaPermuter> permute;  ///< set for a permutation pass
     LeafGeometry geometry;                     ///< else a leaf pass
     Leaf leaf;
   };

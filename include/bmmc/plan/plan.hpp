@@ -31,6 +31,10 @@
 
 namespace bmmc {
 
+/// A warp has 2^5 lanes, and 32 lanes of 4-byte elements fill one 128-byte line: the low kLaneBits index bits
+/// (times 2^vector_bits) are what every tile row holds contiguously.
+inline constexpr int kLaneBits = 5;
+
 /// Kernel variants, named as on the CLI. Auto resolves to one-pass (naive below 32 elements).
 enum class Variant { Naive, Tiled, TiledBanks, TiledBanksIters, TwoPass, OnePass, Auto };
 
@@ -67,8 +71,8 @@ struct TilePass {
   std::vector<std::uint32_t> load_lane_cols;   ///< Gτ: s columns (element bits first, then lane bits)
 
   int n() const { return bmmc.n(); }
-  int lane_bits() const { return 5; }
-  int segment_bits() const { return vector_bits + 5; }  ///< s
+  int lane_bits() const { return kLaneBits; }
+  int segment_bits() const { return vector_bits + kLaneBits; }  ///< s
   int iters() const { return 1 << (row_bits - warp_bits); }  ///< rows per warp in each phase
   int threads_per_block() const { return 32 << warp_bits; }
   int elems_per_thread() const { return iters() << vector_bits; }

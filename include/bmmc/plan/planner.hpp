@@ -1,33 +1,53 @@
-// The planner: a pure function (Bmmc, elem_bytes, DeviceCaps, PlanOptions) → Plan.
+// The planner: a pure function (Bmmc, elem_bytes, PlanOptions) → Plan, with PlanOptions in plan terms.
 //
 // It resolves the variant (auto = one-pass, or naive for arrays of fewer than 32 elements), then builds
 // the passes: one TilePass for one-pass and the paper's tiled variants (which additionally require the
 // BMMC to be tiled for 32-element tiles, else std::invalid_argument), two TilePasses for two-pass (the
 // paper's split A = (U·R)(R·L·P), through a temporary buffer), or one NaivePass. How a TilePass is built
-// is DESIGN.md §4: V = L + A⁻¹L, extra coordinate directions up to the requested elements per thread,
-// a coordinate complement for the block index, and an XOR swizzle f chosen so that phase 2 hits 32
-// distinct banks. Example: bit-reverse with n = 15, 4-byte elements plans a tile of 32 rows of 32
-// elements (q = 5), 256 threads with 4 rows each, and 2^5 blocks.
+// is docs/DESIGN.md §4: V = L + A⁻¹L, extra coordinate directions up to the requested tile size, a
+// coordinate complement for the block index, and an XOR swizzle f chosen so that phase 2 hits 32
+// distinct banks. Example: bit-reverse with n = 15, 4-byte elements, vector_bits 1, tile_bits 12 plans a
+// tile of 2^6 rows of 2^6 elements (q = 6), 8 warps with 8 rows each, and 2^3 blocks.
+//
+// PlanOptions speak only of the plan (vector bits, tile bits, warp bits, swizzle, a tile size limit). What a
+// backend wants is a policy mapped onto them: GpuPolicy (threads per block, elements per thread, the device's
+// shared memory; plan/gpu_policy.hpp) and CpuPolicy (a cache-sized tile; cpu/executor.hpp).
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "bmmc/core/bmmc.hpp"
-#include "bmmc/plan/device_caps.hpp"
 #include "bmmc/plan/plan.hpp"
 
 namespace bmmc {
 
 struct PlanOptions {
   Variant variant = Variant::Auto;
-  int elems_per_thread = 0;   ///< 0: the variant's default (one-pass 16, tiled-banks-iters 4, tiled 1)
-  int threads_per_block = 0;  ///< 0: the variant's default (256); a power of two from 32 to 1024
-  int vector_bits = -1;       ///< -1: default (8-byte lane accesses); else 2^k elements per lane access
-  std::optional<bool> swizzle;  ///< default: on, except for the paper's plain "tiled" variant
+  /// k: a lane access moves 2^k consecutive elements; -1 = the default for the element size (8-byte
+  /// accesses). Clamped to n − 5, then narrowed while the tile does not fit max_tile_bytes.
+  int vector_bits = -1;
+  /// log2 of the elements a tile (one block's coset) should hold; the tile gets max(q, tile_bits − s) rows
+  /// (s = k + 5). -1 = one row per warp's worth of the forced rows only (row_bits = q).
+  int tile_bits = -1;
+  /// log2 of the warps per block; -1 = one warp per tile row, up to 32 warps. Never more than the rows.
+  int warp_bits = -1;
+  /// XOR swizzle of the tile; default: on, except for the paper's plain "tiled" variant.
+  std::optional<bool> swizzle;
+  /// The tile (shared memory on a GPU) may not exceed this; rows beyond q are dropped first, then the lane
+  /// accesses narrowed. A NaivePass launches 2^warp_bits warps per block (capped at the array).
+  std::int64_t max_tile_bytes = std::numeric_limits<std::int64_t>::max();
+
+  friend bool operator==(const PlanOptions&, const PlanOptions&) = default;
 };
+
+/// The variant make_plan runs for `requested` on n index bits: Auto becomes naive below 32 elements
+/// (n < kLaneBits) and one-pass otherwise; every other variant is returned as is.
+Variant resolve_variant(Variant requested, int n) noexcept;
 
 /// Throws std::invalid_argument for an unsupported element size, bad options, or a tiled variant asked
 /// for a BMMC that is not tiled.
-Plan make_plan(const Bmmc& bmmc, int elem_bytes, const DeviceCaps& caps, const PlanOptions& options = {});
+Plan make_plan(const Bmmc& bmmc, int elem_bytes, const PlanOptions& options = {});
 
 }  // namespace bmmc

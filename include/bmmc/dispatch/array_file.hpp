@@ -1,0 +1,34 @@
+// Raw array files: an array of 2^n elements stored as its bytes, permuted file to file on any backend.
+//
+// The rules every caller (the CLI's `bmmc permute`, the fuzzer, scripts) gets from here: the input's size is
+// checked against 2^n · elem_bytes before it is read; the output is only ever replaced whole — written to a
+// temporary file beside it and renamed over it after everything succeeded — so on any error the output path
+// is exactly as it was. Bad input (sizes, element size, missing or unreadable files, an unavailable backend)
+// is std::invalid_argument; failures of the output location itself (a full disk, a directory in the way) are
+// std::runtime_error.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/bmmc.hpp"
+#include "bmmc/permute.hpp"
+
+namespace bmmc {
+
+/// The whole file. Throws std::invalid_argument when it cannot be opened or is not a regular file, or when
+/// `expected_bytes` is given and the file has another size (checked before reading).
+std::vector<std::byte> read_array_file(const std::string& path, std::optional<std::size_t> expected_bytes = {});
+
+/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename). On any error
+/// `path` is left as it was and the temporary file is removed.
+void write_file_atomic(const std::string& path, const void* data, std::size_t bytes);
+
+/// Reads `in_path` (2^n · elem_bytes bytes), permutes it on options.backend (permute_host) and writes
+/// `out_path` atomically; `in_path` and `out_path` may name the same file. Returns the backend that ran.
+Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_path, const std::string& out_path,
+                     const PermuterOptions& options = {});
+
+}  // namespace bmmc

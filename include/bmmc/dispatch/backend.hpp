@@ -1,0 +1,30 @@
+// Backends: where a permutation runs, and which of them this build and this machine can run.
+//
+// The library decides, not its callers: `Auto` resolves to the GPU when this build has the CUDA runtime and
+// a GPU is usable, else to the CPU. New modes (several GPUs, in place) add enumerators here and a branch in
+// the front door (bmmc/permute.hpp), and every caller — the CLI, the Python module, the fuzzer — gets them.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace bmmc {
+
+enum class Backend { Auto, Cpu, Cuda };
+
+/// "auto", "cpu", "cuda".
+const char* to_string(Backend b) noexcept;
+/// The inverse of to_string; throws std::invalid_argument listing the names otherwise.
+Backend parse_backend(std::string_view name);
+/// The names parse_backend accepts, in order.
+const std::vector<std::string_view>& backend_names() noexcept;
+
+/// Was the library built with the CUDA runtime?
+bool has_cuda_build() noexcept;
+/// Can `b` run here (Auto and Cpu always can; Cuda needs a CUDA build and a usable GPU)? Never throws.
+bool backend_available(Backend b) noexcept;
+/// Auto → Cuda when available, else Cpu; Cpu → Cpu; Cuda → Cuda, or std::invalid_argument saying why it is
+/// unavailable (no CUDA in this build, or no usable GPU / driver).
+Backend resolve_backend(Backend requested);
+
+}  // namespace bmmc

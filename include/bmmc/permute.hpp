@@ -1,0 +1,92 @@
+// The front door: permute arrays of 2^n elements by a BMMC, out[A·x ⊕ c] = in[x], on any backend.
+//
+// Everything a caller needs is here; the CLI, the Python module and the fuzzer are thin callers of it.
+//  - `Permuter`: built once from a Bmmc (planned for the backend) or from a Plan (run as given), then called
+//    any number of times — host pointers on the CPU, device pointers and a stream on CUDA (CUB style: no
+//    hidden device-wide synchronisation).
+//  - `permute(...)`: one call, backed by a bounded cache of Permuters (dispatch/permuter_cache.hpp) keyed by
+//    the Bmmc, the element size, every option and the device. With Backend::Auto it runs where the pointers
+//    live (device memory → CUDA, host memory → CPU), and it picks the widest lane accesses the pointers'
+//    alignment allows, so an offset view still runs (more slowly) instead of failing.
+//  - `permute_host(...)`: host buffers on any backend (CUDA stages them through device memory).
+// Errors: std::invalid_argument for bad arguments (null, overlapping, unaligned or wrong-kind pointers,
+// unsupported element sizes, an unavailable backend), checked before anything is written; CudaError /
+// NvrtcError (bmmc/cuda/error.hpp) for failures of the CUDA runtime or the JIT. No CUDA header is included
+// here, so CPU-only programs use the same header.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "bmmc/core/bmmc.hpp"
+#include "bmmc/cpu/executor.hpp"
+#include "bmmc/cuda/options.hpp"
+#include "bmmc/dispatch/backend.hpp"
+#include "bmmc/plan/plan.hpp"
+
+struct CUstream_st;  // the CUDA runtime's stream type: cudaStream_t is CUstream_st*
+
+namespace bmmc {
+
+/// A CUDA stream without the CUDA header (pass a cudaStream_t; nullptr = the legacy default stream).
+using StreamHandle = CUstream_st*;
+
+struct PermuterOptions {
+  Backend backend = Backend::Auto;
+  CpuPolicy cpu;   ///< used when the CPU runs it
+  GpuOptions gpu;  ///< used when CUDA runs it
+
+  friend bool operator==(const PermuterOptions&, const PermuterOptions&) = default;
+};
+
+class Permuter {
+ public:
+  /// Plans `bmmc` for the backend (Auto: CUDA when a GPU is usable, else the CPU) and prepares it: CPU loop
+  /// tables, or JIT kernels for the current (or options.gpu.device) device.
+  Permuter(const Bmmc& bmmc, int elem_bytes, const PermuterOptions& options = {});
+  /// Runs `plan` exactly as given on the backend (any variant or geometry on the CPU; on CUDA its passes
+  /// must fit the device).
+  explicit Permuter(Plan plan, const PermuterOptions& options = {});
+
+  /// out[A·x ⊕ c] = in[x]. Host pointers for the CPU (runs to completion), device pointers for CUDA
+  /// (enqueued on `stream`). `temp` (temp_bytes(), disjoint from in and out) serves multi-pass plans; when
+  /// null they allocate it (stream-ordered on CUDA).
+  void operator()(const void* in, void* out, StreamHandle stream = nullptr, void* temp = nullptr) const;
+
+  Backend backend() const noexcept;
+  const Plan& plan() const noexcept;
+  int n() const noexcept { return plan().n(); }
+  int elem_bytes() const noexcept { return plan().elem_bytes; }
+  std::size_t temp_bytes() const noexcept;
+  /// The alignment in bytes `in` and `out` need (the widest lane access on CUDA; elem_bytes on the CPU).
+  std::size_t alignment() const noexcept;
+  /// What runs: the CPU loop(s) (CpuPermuter::kernel_name) or "cuda-jit" / "cuda-generic".
+  std::string kernel_name() const;
+
+ private:
+  struct Impl;  // the backend's prepared state (src/dispatch/permuter.cpp)
+  template <class Make>
+  static std::shared_ptr<const Impl> make_impl(const PermuterOptions& options, Make&& make);
+  std::shared_ptr<const Impl> impl_;
+};
+
+/// One call through the default Permuter cache. With Backend::Auto the backend is where `in` lives.
+void permute(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const PermuterOptions& options = {},
+             StreamHandle stream = nullptr);
+/// Same, with the permutation in the spec language (docs/DESIGN.md §2) and n.
+void permute(std::string_view spec, const void* in, void* out, int n, int elem_bytes,
+             const PermuterOptions& options = {}, StreamHandle stream = nullptr);
+
+/// Host buffers on any backend: the CPU directly; CUDA through device buffers (copy in, permute, copy out,
+/// synchronous). Returns the backend that ran (Auto resolved as for a Permuter).
+Backend permute_host(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const PermuterOptions& options = {});
+
+/// The options permute() runs for these pointers: Auto resolved to the pointers' backend, the device set to
+/// the one holding them, and on CUDA the lane accesses narrowed to what their alignment allows (only when
+/// options.gpu.policy.vector_bits is -1: an explicit width is kept, and unaligned pointers are an error).
+PermuterOptions options_for_pointers(const PermuterOptions& options, const void* in, const void* out,
+                                     int elem_bytes);
+
+}  // namespace bmmc

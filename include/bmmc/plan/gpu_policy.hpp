@@ -1,0 +1,37 @@
+// GpuPolicy: how a GPU launch wants a permutation planned, in launch terms (threads per block, elements per
+// thread), and its mapping onto the planner's PlanOptions for a given device.
+//
+// The planner speaks of tiles (vector bits, tile bits, warp bits); a CUDA programmer speaks of threads and
+// elements per thread, and the device bounds the tile by its shared memory. gpu_plan_options() is the one
+// place that translates: tile_bits = log2(threads · elements per thread), warp_bits = log2(threads / 32)
+// (the paper's plain "tiled" kernels keep one warp per row), max_tile_bytes = half of an SM's shared
+// memory, never more than a block may take. Example: the defaults (256 threads, 16 elements per thread,
+// 8-byte lane accesses) give int32 one-pass tiles of 2^12 elements: 64 rows of 64 for bit-reverse at n = 30.
+#pragma once
+
+#include <optional>
+
+#include "bmmc/core/bmmc.hpp"
+#include "bmmc/plan/device_caps.hpp"
+#include "bmmc/plan/planner.hpp"
+
+namespace bmmc {
+
+struct GpuPolicy {
+  Variant variant = Variant::Auto;
+  int elems_per_thread = 0;   ///< 0: the variant's default (one-pass 16, tiled-banks-iters and two-pass 4, tiled 1)
+  int threads_per_block = 0;  ///< 0: 256; a power of two from 32 to 1024 (and at most the device's limit)
+  int vector_bits = -1;       ///< -1: default (8-byte lane accesses); else 2^k elements per lane access
+  std::optional<bool> swizzle;  ///< default: on, except for the paper's plain "tiled" variant
+
+  friend bool operator==(const GpuPolicy&, const GpuPolicy&) = default;
+};
+
+/// The PlanOptions that realise `policy` for arrays of 2^n elements on a device with `caps`.
+/// Throws std::invalid_argument for threads or elements per thread that are not powers of two in range.
+PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& caps);
+
+/// make_plan(bmmc, elem_bytes, gpu_plan_options(policy, bmmc.n(), caps)).
+Plan make_plan(const Bmmc& bmmc, int elem_bytes, const DeviceCaps& caps, const GpuPolicy& policy = {});
+
+}  // namespace bmmc

@@ -1,0 +1,99 @@
+// Raw array files (see array_file.hpp).
+#include "bmmc/dispatch/array_file.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+
+#include "bmmc/core/buffers.hpp"
+
+namespace bmmc {
+
+std::vector<std::byte> read_array_file(const std::string& path, std::optional<std::size_t> expected_bytes) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::invalid_argument(fmt::format("cannot read '{}': {}", path,
+                                            std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw std::invalid_argument(fmt::format("cannot read '{}': {}", path, ec.message()));
+  if (expected_bytes && size != *expected_bytes)
+    throw std::invalid_argument(
+        fmt::format("'{}' has {} bytes but {} bytes were expected", path, size, *expected_bytes));
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::invalid_argument(fmt::format("cannot open '{}' for reading: {}", path, std::strerror(errno)));
+  std::vector<std::byte> data(static_cast<std::size_t>(size));
+  if (!f.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(size)))
+    throw std::runtime_error(fmt::format("reading '{}' failed after {} bytes", path, f.gcount()));
+  return data;
+}
+
+void write_file_atomic(const std::string& path, const void* data, std::size_t bytes) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".bmmc-XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0)
+    throw std::invalid_argument(
+        fmt::format("cannot create a temporary file next to '{}': {}", path, std::strerror(errno)));
+  const auto fail = [&](const std::string& what) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    throw std::runtime_error(fmt::format("{} '{}': {}", what, path, std::strerror(err)));
+  };
+  const auto* p = static_cast<const char*>(data);
+  std::size_t left = bytes;
+  while (left > 0) {
+    const ssize_t w = ::write(fd, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail("writing");
+    }
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  // mkstemp creates the file with mode 0600; give it the usual mode of a new file.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    throw std::runtime_error(fmt::format("closing the temporary file for '{}': {}", path, std::strerror(err)));
+  }
+  if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    throw std::runtime_error(fmt::format("cannot replace '{}': {}", path, std::strerror(err)));
+  }
+}
+
+Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_path, const std::string& out_path,
+                     const PermuterOptions& options) {
+  const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);  // checks elem_bytes and n first
+  PermuterOptions o = options;
+  o.backend = resolve_backend(options.backend);  // an unavailable backend fails before any file is touched
+  std::error_code ec;
+  const std::uintmax_t in_size = std::filesystem::file_size(in_path, ec);
+  if (!ec && in_size != bytes)
+    throw std::invalid_argument(fmt::format("'{}' has {} bytes, but an array of 2^{} elements of {} bytes has {} bytes",
+                                            in_path, in_size, bmmc.n(), elem_bytes, bytes));
+  const std::vector<std::byte> in = read_array_file(in_path, bytes);
+  // Element-aligned buffers: std::byte vectors only promise new's alignment, 16 on this platform, but say so.
+  static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16, "buffers must be aligned to 16-byte elements");
+  std::vector<std::byte> out(bytes);
+  const Backend ran = permute_host(bmmc, in.data(), out.data(), elem_bytes, o);
+  write_file_atomic(out_path, out.data(), out.size());
+  return ran;
+}
+
+}  // namespace bmmc

@@ -1,0 +1,61 @@
+// GpuPolicy → PlanOptions (see gpu_policy.hpp).
+#include "bmmc/plan/gpu_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
+namespace bmmc {
+
+namespace {
+
+int log2_exact(int v, const char* what) {
+  if (v <= 0 || !std::has_single_bit(static_cast<unsigned>(v)))
+    throw std::invalid_argument(fmt::format("{} must be a power of two, got {}", what, v));
+  return std::countr_zero(static_cast<unsigned>(v));
+}
+
+}  // namespace
+
+PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& caps) {
+  const int threads = policy.threads_per_block ? policy.threads_per_block : 256;
+  const int thread_bits = log2_exact(threads, "threads per block");
+  if (threads < 32 || threads > std::min(1024, caps.max_threads_per_block))
+    throw std::invalid_argument(fmt::format("threads per block must be 32..{}, got {}",
+                                            std::min(1024, caps.max_threads_per_block), threads));
+  if (policy.elems_per_thread) log2_exact(policy.elems_per_thread, "elements per thread");
+
+  PlanOptions o;
+  o.variant = policy.variant;
+  o.vector_bits = policy.vector_bits;  // only one-pass plans use it; the paper's kernels move one element
+  o.swizzle = policy.swizzle;
+  o.warp_bits = thread_bits - kLaneBits;
+  // Several blocks per SM keep loads in flight while others are in phase 2: a tile takes at most half of
+  // an SM's shared memory, and never more than one block may have.
+  o.max_tile_bytes = std::min<std::int64_t>(caps.max_shared_per_block, caps.max_shared_per_sm / 2);
+  const auto tile_bits = [&](int elems_default) {
+    const int ept = policy.elems_per_thread ? policy.elems_per_thread : elems_default;
+    return thread_bits + log2_exact(ept, "elements per thread");
+  };
+  switch (resolve_variant(policy.variant, n)) {
+    case Variant::Naive: break;
+    case Variant::Tiled:
+    case Variant::TiledBanks:
+      // The paper's kernels without "iters": one element per thread and phase, one warp per tile row.
+      o.tile_bits = tile_bits(1);
+      o.warp_bits = -1;
+      break;
+    case Variant::TiledBanksIters:
+    case Variant::TwoPass: o.tile_bits = tile_bits(4); break;
+    default: o.tile_bits = tile_bits(16); break;
+  }
+  return o;
+}
+
+Plan make_plan(const Bmmc& bmmc, int elem_bytes, const DeviceCaps& caps, const GpuPolicy& policy) {
+  return make_plan(bmmc, elem_bytes, gpu_plan_options(policy, bmmc.n(), caps));
+}
+
+}  // namespace bmmc
