@@ -192,14 +192,18 @@ TEST(CpuExecutor, RegisterTransposeLargeAndUnalignedOutput) {
 // share one (a shared one would give wrong output here), and a cached plan must keep working (every map twice,
 // interleaved). A cache that merged different tile or loop options would still give correct output, so that
 // part is covered only by the key's definition in executor.cpp, not by this test.
-TEST(CpuExecutor, PlanCacheKeepsMapsApart) {
-  const Bmmc a = random_bmmc(14, 21);
-  const Bmmc c1(a.matrix(), 0x155), c2(a.matrix(), 0x2aa);
-  for (int round = 0; round < 2; ++round)
-    for (const Bmmc& b : {a, c1, c2})
-      for (int eb : {4, 8})
-        for (int tile : {-1, 10})
-          for (bool tr : {true, false}) expect_matches(b, eb, CpuPolicy{2, tile, tr}, round * 7 + eb + tile);
+TEST(CpuPolicy, MapsCacheSizedTilesOntoPlanTerms) {
+  // Runs of 128 bytes; a 16 KiB tile for bit permutations, 128 KiB otherwise; naive below 32 elements.
+  const PlanOptions bpc = cpu_plan_options(CpuPolicy{}, random_bpc(20, 1), 4);
+  EXPECT_EQ(bpc.variant, Variant::OnePass);
+  EXPECT_EQ(bpc.vector_bits, 0);
+  EXPECT_EQ(bpc.tile_bits, 12);
+  EXPECT_EQ(cpu_plan_options(CpuPolicy{}, random_bmmc(20, 1), 4).tile_bits, 15);
+  EXPECT_EQ(cpu_plan_options(CpuPolicy{}, random_bmmc(20, 1), 1).vector_bits, 2);
+  EXPECT_EQ(cpu_plan_options(CpuPolicy{0, 9}, random_bmmc(20, 1), 8).tile_bits, 9);
+  EXPECT_EQ(cpu_plan_options(CpuPolicy{}, random_bmmc(4, 1), 4).variant, Variant::Naive);
+  EXPECT_THROW(cpu_plan_options(CpuPolicy{0, 21}, random_bmmc(20, 1), 4), std::invalid_argument);
+  EXPECT_THROW(cpu_plan_options(CpuPolicy{}, random_bmmc(20, 1), 3), std::invalid_argument);
 }
 
 TEST(CpuExecutor, KernelNames) {

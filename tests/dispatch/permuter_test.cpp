@@ -1,0 +1,204 @@
+// The front door on the CPU: Permuters from a Bmmc or a Plan, the cached permute(), host arrays, files.
+// The same paths on CUDA are in tests/cuda/permute_test.cpp (they need a GPU).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "bmmc/core/named.hpp"
+#include "bmmc/cpu/reference.hpp"
+#include "bmmc/dispatch/array_file.hpp"
+#include "bmmc/dispatch/permuter_cache.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/permute.hpp"
+
+namespace bmmc {
+namespace {
+
+std::vector<unsigned char> random_bytes(std::size_t bytes, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<unsigned char> v(bytes);
+  for (auto& b : v) b = static_cast<unsigned char>(rng() | 1);  // never zero
+  return v;
+}
+
+std::vector<unsigned char> reference(const Bmmc& b, const std::vector<unsigned char>& in, int eb) {
+  std::vector<unsigned char> out(in.size());
+  permute_reference(b, in.data(), out.data(), eb);
+  return out;
+}
+
+TEST(Backend, NamesRoundTripAndUnknownNamesSayWhatIsExpected) {
+  for (Backend b : {Backend::Auto, Backend::Cpu, Backend::Cuda}) EXPECT_EQ(parse_backend(to_string(b)), b);
+  EXPECT_EQ(backend_names().size(), 3u);
+  try {
+    parse_backend("gpu");
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("expected auto, cpu or cuda"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(resolve_backend(Backend::Cpu), Backend::Cpu);
+  EXPECT_TRUE(backend_available(Backend::Cpu));
+  if (backend_available(Backend::Cuda)) {
+    EXPECT_EQ(resolve_backend(Backend::Auto), Backend::Cuda);
+  } else {
+    EXPECT_EQ(resolve_backend(Backend::Auto), Backend::Cpu);
+    EXPECT_THROW(resolve_backend(Backend::Cuda), std::invalid_argument);
+  }
+}
+
+TEST(FrontDoor, PermuterFromABmmcMatchesTheReferenceForEveryElementSize) {
+  for (int eb : {1, 2, 4, 8, 16})
+    for (int n : {0, 3, 5, 11, 16}) {
+      const Bmmc b = random_bmmc(n, 40 + eb + n);
+      const Permuter p(b, eb, PermuterOptions{Backend::Cpu});
+      EXPECT_EQ(p.backend(), Backend::Cpu);
+      EXPECT_EQ(p.n(), n);
+      EXPECT_EQ(p.elem_bytes(), eb);
+      EXPECT_EQ(p.alignment(), static_cast<std::size_t>(eb));
+      EXPECT_FALSE(p.kernel_name().empty());
+      const auto in = random_bytes(std::size_t{eb} << n, n * 5 + eb);
+      std::vector<unsigned char> out(in.size(), 0xA5);
+      p(in.data(), out.data());
+      EXPECT_EQ(out, reference(b, in, eb)) << "n " << n << " eb " << eb;
+    }
+}
+
+TEST(FrontDoor, PermuterRunsAnyPlanAsGiven) {
+  // A GPU-geometry two-pass plan runs on the CPU too; its temporary is allocated when none is given.
+  const Bmmc b = random_bmmc(14, 3);
+  const Plan two = make_plan(b, 4, default_caps(), GpuPolicy{Variant::TwoPass});
+  ASSERT_EQ(two.passes.size(), 2u);
+  const Permuter p(two, PermuterOptions{Backend::Cpu});
+  EXPECT_EQ(p.plan(), two);
+  EXPECT_EQ(p.temp_bytes(), std::size_t{4} << 14);
+  const auto in = random_bytes(std::size_t{4} << 14, 8);
+  std::vector<unsigned char> out(in.size()), temp(in.size());
+  p(in.data(), out.data());
+  EXPECT_EQ(out, reference(b, in, 4));
+  std::fill(out.begin(), out.end(), 0);
+  p(in.data(), out.data(), nullptr, temp.data());
+  EXPECT_EQ(out, reference(b, in, 4));
+  EXPECT_THROW(p(in.data(), out.data(), nullptr, out.data()), std::invalid_argument);  // temp aliases out
+}
+
+TEST(FrontDoor, OneCallPermuteIsCachedAndRunsHostArraysOnTheCpu) {
+  const Bmmc b = random_bpc(13, 2);
+  const auto in = random_bytes(std::size_t{8} << 13, 2);
+  std::vector<unsigned char> out(in.size());
+  const PermuterCacheStats before = default_permuter_cache().stats();
+  permute(b, in.data(), out.data(), 8);  // Auto: host pointers run on the CPU
+  EXPECT_EQ(out, reference(b, in, 8));
+  permute(b, in.data(), out.data(), 8);
+  const PermuterCacheStats after = default_permuter_cache().stats();
+  EXPECT_EQ(after.misses, before.misses + 1);
+  EXPECT_EQ(after.hits, before.hits + 1);
+  // GPU options do not split CPU entries.
+  PermuterOptions o;
+  o.gpu.policy.threads_per_block = 128;
+  permute(b, in.data(), out.data(), 8, o);
+  EXPECT_EQ(default_permuter_cache().stats().misses, after.misses);
+  const PermuterOptions resolved = options_for_pointers(o, in.data(), out.data(), 8);
+  EXPECT_EQ(resolved.backend, Backend::Cpu);
+  EXPECT_EQ(resolved.gpu, GpuOptions{});
+  // The spec form.
+  std::vector<unsigned char> by_spec(in.size());
+  permute("random-bpc:2", in.data(), by_spec.data(), 13, 8);
+  EXPECT_EQ(by_spec, out);
+}
+
+TEST(FrontDoor, BadCallsAreRefusedBeforeAnythingIsWritten) {
+  const Bmmc b = random_bmmc(10, 1);
+  std::vector<int> in(1024, 3), out(1024, -1), small(16);
+  EXPECT_THROW(permute(b, nullptr, out.data(), 4), std::invalid_argument);
+  EXPECT_THROW(permute(b, in.data(), in.data(), 4), std::invalid_argument);            // aliasing
+  EXPECT_THROW(permute(b, in.data(), in.data() + 10, 4), std::invalid_argument);       // overlap
+  EXPECT_THROW(permute(b, in.data(), out.data(), 3), std::invalid_argument);           // element size
+  EXPECT_THROW(permute(b, reinterpret_cast<char*>(in.data()) + 2, out.data(), 4), std::invalid_argument);  // unaligned
+  const Permuter p(b, 4, PermuterOptions{Backend::Cpu});
+  EXPECT_THROW(p(in.data(), in.data()), std::invalid_argument);
+  for (int v : out) ASSERT_EQ(v, -1);
+  if (!backend_available(Backend::Cuda))
+    EXPECT_THROW(Permuter(b, 4, PermuterOptions{Backend::Cuda}), std::invalid_argument);
+}
+
+TEST(FrontDoor, CacheKeepsComplementsElementSizesAndCpuOptionsApart) {
+  // Same matrix, other complements; two element sizes; two tiles; both CPU loops; twice over, so that the
+  // second round is served from the cache and would show any entry shared by mistake.
+  const Bmmc a = random_bmmc(14, 21);
+  const Bmmc c1(a.matrix(), 0x155), c2(a.matrix(), 0x2aa);
+  for (int round = 0; round < 2; ++round)
+    for (const Bmmc& b : {a, c1, c2})
+      for (int eb : {4, 8})
+        for (int tile : {-1, 10})
+          for (bool tr : {true, false}) {
+            const auto in = random_bytes(std::size_t(eb) << 14, round * 7 + eb + tile);
+            std::vector<unsigned char> out(in.size());
+            permute(b, in.data(), out.data(), eb, PermuterOptions{Backend::Cpu, CpuPolicy{2, tile, tr}});
+            ASSERT_EQ(out, reference(b, in, eb)) << "c " << b.complement() << " eb " << eb << " tile " << tile;
+          }
+}
+
+TEST(FrontDoor, PermuteHostOnTheCpu) {
+  const Bmmc b = gray(12);
+  const auto in = random_bytes(std::size_t{2} << 12, 4);
+  std::vector<unsigned char> out(in.size());
+  EXPECT_EQ(permute_host(b, in.data(), out.data(), 2, PermuterOptions{Backend::Cpu}), Backend::Cpu);
+  EXPECT_EQ(out, reference(b, in, 2));
+}
+
+class ArrayFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("bmmc-array-file-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+  static void write(const std::string& p, const std::vector<unsigned char>& bytes) {
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  static std::vector<unsigned char> read(const std::string& p) {
+    const auto v = read_array_file(p);
+    return {reinterpret_cast<const unsigned char*>(v.data()), reinterpret_cast<const unsigned char*>(v.data()) + v.size()};
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ArrayFile, PermutesFileToFileAndInPlaceByName) {
+  const Bmmc b = random_bmmc(11, 6);
+  const auto in = random_bytes(std::size_t{4} << 11, 6);
+  write(path("in.bin"), in);
+  PermuterOptions cpu{Backend::Cpu};
+  EXPECT_EQ(permute_file(b, 4, path("in.bin"), path("out.bin"), cpu), Backend::Cpu);
+  EXPECT_EQ(read(path("out.bin")), reference(b, in, 4));
+  permute_file(b, 4, path("in.bin"), path("in.bin"), cpu);  // the same file: replaced atomically
+  EXPECT_EQ(read(path("in.bin")), reference(b, in, 4));
+}
+
+TEST_F(ArrayFile, BadInputLeavesTheOutputAsItWas) {
+  const Bmmc b = random_bmmc(8, 1);
+  write(path("short.bin"), random_bytes(100, 1));
+  write(path("out.bin"), {'k', 'e', 'e', 'p'});
+  const PermuterOptions cpu{Backend::Cpu};
+  try {
+    permute_file(b, 4, path("short.bin"), path("out.bin"), cpu);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has 100 bytes, but an array of 2^8 elements of 4 bytes has 1024"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(permute_file(b, 3, path("short.bin"), path("out.bin"), cpu), std::invalid_argument);
+  EXPECT_THROW(permute_file(b, 4, path("missing.bin"), path("out.bin"), cpu), std::invalid_argument);
+  EXPECT_EQ(read(path("out.bin")), (std::vector<unsigned char>{'k', 'e', 'e', 'p'}));
+  for (const auto& e : std::filesystem::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find(".bmmc-"), std::string::npos) << "temporary left behind";
+}
+
+}  // namespace
+}  // namespace bmmc

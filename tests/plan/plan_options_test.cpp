@@ -1,0 +1,79 @@
+// PlanOptions in plan terms, and the two policies mapped onto them (GpuPolicy here; CpuPolicy in
+// tests/cpu): what each knob does to the plan, and the errors for knobs out of range.
+#include <gtest/gtest.h>
+
+#include "bmmc/core/named.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/plan/plan_check.hpp"
+
+namespace bmmc {
+namespace {
+
+const TilePass& tile(const Plan& p, std::size_t i = 0) { return std::get<TilePass>(p.passes.at(i)); }
+
+TEST(PlanOptions, TileBitsAddRowsBeyondTheForcedOnes) {
+  const Bmmc b = random_bpc(20, 3);
+  PlanOptions o;
+  o.vector_bits = 1;  // s = 6
+  const Plan forced = make_plan(b, 4, o);  // tile_bits -1: only the q forced rows
+  EXPECT_EQ(tile(forced).row_bits, tile(forced).q);
+  for (int tile_bits : {6, 12, 14}) {
+    o.tile_bits = tile_bits;
+    const TilePass& t = tile(make_plan(b, 4, o));
+    EXPECT_EQ(t.row_bits, std::max(t.q, tile_bits - 6)) << tile_bits;
+    EXPECT_EQ(t.segment_bits() + t.row_bits + static_cast<int>(t.block_positions.size()), 20);
+  }
+}
+
+TEST(PlanOptions, WarpBitsAndTheTileLimit) {
+  const Bmmc b = random_bmmc(18, 2);
+  PlanOptions o;
+  o.tile_bits = 12;
+  o.warp_bits = 2;
+  const Plan p = make_plan(b, 4, o);
+  EXPECT_EQ(tile(p).threads_per_block(), 128);
+  EXPECT_TRUE(check_plan(p).correct);
+  // A tight limit first drops the extra rows, then narrows the lane accesses, then refuses.
+  o.max_tile_bytes = std::int64_t{4} << (6 + tile(make_plan(b, 4, PlanOptions{Variant::OnePass, 1})).q);
+  const TilePass& fitted = tile(make_plan(b, 4, o));
+  EXPECT_LE(static_cast<std::int64_t>(fitted.shared_bytes()), o.max_tile_bytes);
+  o.max_tile_bytes = 64;
+  EXPECT_THROW(make_plan(b, 4, o), std::invalid_argument);
+}
+
+TEST(PlanOptions, OutOfRangeKnobsAreRefused) {
+  const Bmmc b = random_bmmc(12, 1);
+  EXPECT_THROW(make_plan(b, 4, PlanOptions{Variant::OnePass, 3}), std::invalid_argument);  // 32-byte lanes
+  EXPECT_THROW(make_plan(b, 4, PlanOptions{Variant::OnePass, -2}), std::invalid_argument);
+  EXPECT_THROW(make_plan(b, 4, PlanOptions{Variant::OnePass, -1, 41}), std::invalid_argument);
+  EXPECT_THROW(make_plan(b, 4, PlanOptions{Variant::OnePass, -1, -1, 6}), std::invalid_argument);  // 64 warps
+  EXPECT_THROW(make_plan(b, 4, PlanOptions{Variant::OnePass, -1, -1, -1, {}, 0}), std::invalid_argument);
+  EXPECT_THROW(make_plan(identity(4), 4, PlanOptions{Variant::OnePass}), std::invalid_argument);  // n < 5
+}
+
+TEST(PlanOptions, ResolveVariant) {
+  EXPECT_EQ(resolve_variant(Variant::Auto, 4), Variant::Naive);
+  EXPECT_EQ(resolve_variant(Variant::Auto, 5), Variant::OnePass);
+  EXPECT_EQ(resolve_variant(Variant::TwoPass, 3), Variant::TwoPass);
+}
+
+TEST(GpuPolicy, MapsLaunchTermsOntoPlanTerms) {
+  const DeviceCaps caps = default_caps();
+  const PlanOptions one = gpu_plan_options(GpuPolicy{}, 20, caps);
+  EXPECT_EQ(one.tile_bits, 8 + 4);  // 256 threads x 16 elements
+  EXPECT_EQ(one.warp_bits, 3);
+  EXPECT_EQ(one.max_tile_bytes, std::min<std::int64_t>(caps.max_shared_per_block, caps.max_shared_per_sm / 2));
+  const PlanOptions tiled = gpu_plan_options(GpuPolicy{Variant::Tiled, 0, 1024}, 20, caps);
+  EXPECT_EQ(tiled.tile_bits, 10);  // one element per thread
+  EXPECT_EQ(tiled.warp_bits, -1);  // one warp per row
+  EXPECT_EQ(gpu_plan_options(GpuPolicy{Variant::TwoPass}, 20, caps).tile_bits, 8 + 2);
+  EXPECT_THROW(gpu_plan_options(GpuPolicy{Variant::Auto, 0, 48}, 20, caps), std::invalid_argument);
+  EXPECT_THROW(gpu_plan_options(GpuPolicy{Variant::Auto, 0, 2048}, 20, caps), std::invalid_argument);
+  EXPECT_THROW(gpu_plan_options(GpuPolicy{Variant::Auto, 3}, 20, caps), std::invalid_argument);
+  DeviceCaps small = caps;
+  small.max_threads_per_block = 512;
+  EXPECT_THROW(gpu_plan_options(GpuPolicy{Variant::Auto, 0, 1024}, 20, small), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace bmmc
