@@ -29,8 +29,6 @@ ExecStrategy parse_exec_strategy(const char* name) {
 
 namespace {
 
-bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
-
 int thread_count(int requested, std::uint64_t work) {
   int t = requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Below ~64K chunks a thread start costs more than the work.
@@ -114,7 +112,7 @@ ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrateg
   };
   if (s == ExecStrategy::PermuteThenLeaf) {
     for (const Stage& stage : lp.stages) {
-      if (!is_identity(stage.perm)) permute_step(stage.perm);
+      if (!stage.perm.is_identity()) permute_step(stage.perm);
       if (stage.leaf) {
         leaf_pass_cpu(identity(lp.n), *stage.leaf, cur, t, options.threads);
         ++st.passes;
@@ -131,7 +129,7 @@ ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrateg
         ++st.leaf_passes;
       }
     }
-    if (!is_identity(layout)) permute_step(layout);
+    if (!layout.is_identity()) permute_step(layout);
   }
   if (cur != data) {
     std::memcpy(data, cur, bytes);

@@ -13,8 +13,6 @@ namespace bmmc {
 
 namespace {
 
-bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
-
 void flatten_into(const Program& p, int n, std::vector<Atom>& out) {
   for (const Step& s : p.steps()) {
     if (const auto* b = std::get_if<BmmcStep>(&s)) {
@@ -53,12 +51,12 @@ LoweredProgram lower(const Program& p) {
       cur = identity(p.n());
     }
   }
-  if (!is_identity(cur)) lp.stages.push_back(Stage{cur, std::nullopt});
+  if (!cur.is_identity()) lp.stages.push_back(Stage{cur, std::nullopt});
   return lp;
 }
 
 std::size_t LoweredProgram::permutations() const {
-  return static_cast<std::size_t>(std::count_if(stages.begin(), stages.end(), [](const Stage& s) { return !is_identity(s.perm); }));
+  return static_cast<std::size_t>(std::count_if(stages.begin(), stages.end(), [](const Stage& s) { return !s.perm.is_identity(); }));
 }
 
 std::size_t LoweredProgram::passes_permute_then_leaf() const {
@@ -76,7 +74,7 @@ Bmmc LoweredProgram::total_permutation() const {
 std::size_t LoweredProgram::passes_folded() const {
   std::size_t leaves = 0;
   for (const Stage& s : stages) leaves += s.leaf.has_value();
-  return leaves + (is_identity(total_permutation()) ? 0 : 1);
+  return leaves + (total_permutation().is_identity() ? 0 : 1);
 }
 
 std::string to_string(const LoweredProgram& lp, std::size_t max_stages) {
@@ -87,8 +85,8 @@ std::string to_string(const LoweredProgram& lp, std::size_t max_stages) {
       break;
     }
     const Stage& s = lp.stages[i];
-    out += fmt::format("  stage {:4}: permute {:8}", i, is_identity(s.perm) ? "identity" : to_string(s.perm.classify()));
-    if (!is_identity(s.perm)) {
+    out += fmt::format("  stage {:4}: permute {:8}", i, s.perm.is_identity() ? "identity" : to_string(s.perm.classify()));
+    if (!s.perm.is_identity()) {
       std::string rows;
       for (int r = 0; r < lp.n; ++r) rows += fmt::format("{}{:x}", r ? "," : "", s.perm.matrix().row(r));
       out += fmt::format(" [{}]", rows);

@@ -13,9 +13,7 @@
 
 namespace bmmc {
 
-namespace {
-bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
-}  // namespace
+namespace {}  // namespace
 
 GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOptions& options) : n_(lp.n), type_(t) {
   PermuteOptions po;
@@ -38,7 +36,7 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
   };
   if (options.strategy == ExecStrategy::PermuteThenLeaf) {
     for (const Stage& s : lp.stages) {
-      if (!is_identity(s.perm)) add_permute(s.perm);
+      if (!s.perm.is_identity()) add_permute(s.perm);
       if (s.leaf) add_leaf(identity(n_), *s.leaf);
     }
   } else {
@@ -47,7 +45,7 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
       layout = compose(s.perm, layout);
       if (s.leaf) add_leaf(layout, *s.leaf);
     }
-    if (!is_identity(layout)) add_permute(layout);
+    if (!layout.is_identity()) add_permute(layout);
   }
   // Permutations ping-pong between data and temp; an odd count leaves the result in temp: one copy back.
   passes_ = permutation_passes_ + leaf_passes_ + (permutation_passes_ % 2);

@@ -35,6 +35,8 @@ class Bmmc {
   BitVec apply(BitVec x) const noexcept { return a_.apply(x) ^ c_; }
   Bmmc inverse() const;
 
+  /// A = I and c = 0: every element stays where it is (what fusion cancels to and executors skip).
+  bool is_identity() const { return c_ == 0 && a_ == BitMatrix::identity(n()); }
   bool is_bp() const { return c_ == 0 && a_.is_permutation(); }
   bool is_bpc() const { return a_.is_permutation(); }
   /// The paper's §5.1 condition: columns i_1..i_t of A whose top t rows form an invertible block and whose
