@@ -1,31 +1,15 @@
 // CPU execution of lowered programs (see execute_cpu.hpp).
 #include "bmmc/combinators/execute_cpu.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
-#include <string_view>
 #include <thread>
 #include <vector>
 
-#include "bmmc/core/named.hpp"
-
 namespace bmmc {
-
-const char* to_string(ExecStrategy s) noexcept {
-  return s == ExecStrategy::Folded ? "folded" : "permute-then-leaf";
-}
-
-ExecStrategy parse_exec_strategy(const char* name) {
-  const std::string_view v(name ? name : "");
-  if (v == "folded") return ExecStrategy::Folded;
-  if (v == "permute-then-leaf") return ExecStrategy::PermuteThenLeaf;
-  throw std::invalid_argument(fmt::format("unknown strategy '{}'; expected folded or permute-then-leaf", v));
-}
 
 namespace {
 
@@ -110,26 +94,15 @@ ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrateg
     ++st.passes;
     ++st.permutations;
   };
-  if (s == ExecStrategy::PermuteThenLeaf) {
-    for (const Stage& stage : lp.stages) {
-      if (!stage.perm.is_identity()) permute_step(stage.perm);
-      if (stage.leaf) {
-        leaf_pass_cpu(identity(lp.n), *stage.leaf, cur, t, options.threads);
-        ++st.passes;
-        ++st.leaf_passes;
-      }
+  for (const ScheduledPass& pass : schedule(lp, s)) {
+    if (const auto* p = std::get_if<PermutePass>(&pass)) {
+      permute_step(p->perm);
+    } else {
+      const auto& l = std::get<LeafPass>(pass);
+      leaf_pass_cpu(l.layout, l.leaf, cur, t, options.threads);
+      ++st.passes;
+      ++st.leaf_passes;
     }
-  } else {
-    Bmmc layout = identity(lp.n);
-    for (const Stage& stage : lp.stages) {
-      layout = compose(stage.perm, layout);
-      if (stage.leaf) {
-        leaf_pass_cpu(layout, *stage.leaf, cur, t, options.threads);
-        ++st.passes;
-        ++st.leaf_passes;
-      }
-    }
-    if (!layout.is_identity()) permute_step(layout);
   }
   if (cur != data) {
     std::memcpy(data, cur, bytes);

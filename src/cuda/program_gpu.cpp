@@ -6,8 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "bmmc/combinators/schedule.hpp"
 #include "bmmc/core/buffers.hpp"
-#include "bmmc/core/named.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/leaf_kernels.hpp"
 
@@ -34,18 +34,11 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     ops_.push_back(Op{nullptr, leaf_geometry(layout, 1), leaf});
     ++leaf_passes_;
   };
-  if (options.strategy == ExecStrategy::PermuteThenLeaf) {
-    for (const Stage& s : lp.stages) {
-      if (!s.perm.is_identity()) add_permute(s.perm);
-      if (s.leaf) add_leaf(identity(n_), *s.leaf);
-    }
-  } else {
-    Bmmc layout = identity(n_);
-    for (const Stage& s : lp.stages) {
-      layout = compose(s.perm, layout);
-      if (s.leaf) add_leaf(layout, *s.leaf);
-    }
-    if (!layout.is_identity()) add_permute(layout);
+  for (const ScheduledPass& pass : schedule(lp, options.strategy)) {
+    if (const auto* p = std::get_if<PermutePass>(&pass))
+      add_permute(p->perm);
+    else
+      add_leaf(std::get<LeafPass>(pass).layout, std::get<LeafPass>(pass).leaf);
   }
   // Permutations ping-pong between data and temp; an odd count leaves the result in temp: one copy back.
   passes_ = permutation_passes_ + leaf_passes_ + (permutation_passes_ % 2);
