@@ -13,6 +13,7 @@ namespace bmmc {
 
 namespace {
 
+// `p` sits under two^(n - p.n()): its bmmcs act on the low p.n() bits (embed_low), its leaves unchanged.
 void flatten_into(const Program& p, int n, std::vector<Atom>& out) {
   for (const Step& s : p.steps()) {
     if (const auto* b = std::get_if<BmmcStep>(&s)) {
@@ -20,11 +21,16 @@ void flatten_into(const Program& p, int n, std::vector<Atom>& out) {
     } else if (const auto* l = std::get_if<LeafStep>(&s)) {
       out.emplace_back(l->leaf);
     } else {
+      // parm → two (rewrite.hpp): bmmc(P) ; two body ; bmmc(P⁻¹). The "two" is not expanded again (it is a
+      // parm itself): its body is flattened one level of two deeper, i.e. on the same low bits.
       const auto& pm = std::get<ParmStep>(s);
-      const Bmmc pmat = parm_matrix(p.n(), pm.mask);
-      out.emplace_back(embed_low(pmat, n));
-      flatten_into(*pm.body, n, out);
-      out.emplace_back(embed_low(pmat.inverse(), n));
+      const Program expanded = expand_parm(pm.mask, *pm.body);
+      for (const Step& e : expanded.steps()) {
+        if (const auto* two_body = std::get_if<ParmStep>(&e))
+          flatten_into(*two_body->body, n, out);
+        else
+          out.emplace_back(embed_low(std::get<BmmcStep>(e).bmmc, n));
+      }
     }
   }
 }
