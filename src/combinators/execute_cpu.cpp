@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -42,11 +43,7 @@ void leaf_range(const LeafGeometry& g, const Leaf& leaf, T* data, std::uint64_t 
     return pair_range(g, leaf.kind == LeafKind::CompareSwapDesc, data, begin, end);
   const int size = 1 << g.bits;
   BitVec offs[256];
-  for (int k = 0; k < size; ++k) {
-    offs[k] = 0;
-    for (int i = 0; i < g.bits; ++i)
-      if ((k >> i) & 1) offs[k] ^= g.dirs[i];
-  }
+  for (int k = 0; k < size; ++k) offs[k] = xor_of_columns(std::span(g.dirs, g.bits), k);
   T p[256], v[256];
   for (std::uint64_t t = begin; t < end; ++t) {
     const BitVec x = deposit_around(t, g.pivots, g.bits);

@@ -83,11 +83,7 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }
-  auto k0 = [&](std::uint32_t p) {
-    std::uint32_t r = 0;
-    for (; p != 0; p &= p - 1) r ^= k0col[__builtin_ctz(p)];
-    return r;
-  };
+  auto k0 = [&](std::uint32_t p) { return xor_of_columns(k0col, p); };
   // X: the projections of c_0..c_{W-1} onto the aligned indices (low W bits cleared), completed to W
   // directions by aligned unit vectors; then the group representatives complete X to all aligned indices.
   Subspace aligned(bits);
@@ -170,12 +166,9 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   x.swaps = r;
   for (std::uint32_t s2 = 0; s2 < V; ++s2) {
     const std::uint32_t k = Finv[s2];
-    for (int i = 0; i < W; ++i)
-      if ((k >> i) & 1) x.kpos[s2] ^= xdirs[i];
-    std::uint32_t q = 0;  // W·C·v: the tile-vector offset of transposed vector v = s2
-    for (int i = 0; i < W; ++i)
-      if ((C[s2] >> i) & 1) q ^= static_cast<std::uint32_t>(w[i]);
-    x.qvec[s2] = q;
+    x.kpos[s2] = xor_of_columns(xdirs, k);
+    // W·C·v: the tile-vector offset of transposed vector v = s2
+    x.qvec[s2] = static_cast<std::uint32_t>(xor_of_columns(w, C[s2]));
     for (std::uint32_t j = 0; j < V; ++j) {
       x.pre[s2][j] = static_cast<std::int32_t>(Ainv[j ^ B[k]]);
       x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);
