@@ -66,15 +66,13 @@ std::string matrix_comment(const Bmmc& b) {
 
 // "acc ^= (0 - ((v >> i) & 1)) & col_i" for each non-zero column: a branch-free F2 mat-vec of v.
 template <class Col>
-std::string matvec(const std::string& acc, const std::string& v, const std::vector<Col>& cols, const char* type,
-                   int first_bit = 0) {
+std::string matvec(const std::string& acc, const std::string& v, const std::vector<Col>& cols, const char* type) {
   // The arithmetic happens in the accumulator's type: 0 - bit is an all-ones mask of that width.
   const char* sfx = std::string(type) == "unsigned long long" ? "ull" : "u";
   std::string s;
   for (size_t i = 0; i < cols.size(); ++i)
     if (cols[i])
-      s += fmt::format("  {} ^= (0{} - (({} >> {}) & 1{})) & {}{};\n", acc, sfx, v, first_bit + i, sfx, hex(cols[i]),
-                       sfx);
+      s += fmt::format("  {} ^= (0{} - (({} >> {}) & 1{})) & {}{};\n", acc, sfx, v, i, sfx, hex(cols[i]), sfx);
   return s;
 }
 
@@ -200,7 +198,6 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
   const std::string st = opt.streaming_hints ? "  __stcs(&out[{}], {});\n" : "  out[{}] = {};\n";
   for (int i = 0; i < iters; ++i) {
     const std::uint64_t sigma = static_cast<std::uint64_t>(i) << wb;
-    std::vector<std::string> words(words_per_vec, "0u");
     std::vector<std::string> parts(words_per_vec);
     for (int e = 0; e < vec; ++e) {
       const std::uint32_t addr = xor_of_columns(p.load_row_cols, sigma) ^ xor_of_columns(p.load_lane_cols, e);

@@ -55,7 +55,6 @@ class BitMatrix {
   BitMatrix() : BitMatrix(0, 0) {}
 
   static BitMatrix identity(int n);
-  static BitMatrix zero(int rows, int cols) { return BitMatrix(rows, cols); }
   /// Rows given as integers (bit j of rows[i] = a_ij); bits at or above `cols` are an error.
   static BitMatrix from_rows(int cols, const std::vector<BitVec>& rows);
   /// Columns given as integers (bit i of cols[j] = a_ij).
