@@ -38,7 +38,6 @@ using cpu_detail::build_tables;
 using cpu_detail::TileTables;
 using cpu_detail::TransposeTables;
 
-constexpr int kLaneBits = 5;
 constexpr std::size_t kLine = 64;
 // Arrays at least this large are written with non-temporal stores: they cannot stay in any cache anyway, and
 // streaming stores skip the read-for-ownership of each output line (a third of the traffic of a plain

@@ -14,8 +14,6 @@ namespace bmmc {
 
 namespace {
 
-constexpr int kLaneBits = 5;
-
 int log2_exact(int v, const char* what) {
   if (v <= 0 || (v & (v - 1)))
     throw std::invalid_argument(fmt::format("{} must be a power of two, got {}", what, v));
@@ -222,7 +220,7 @@ Plan make_plan(const Bmmc& bmmc, int eb, const DeviceCaps& caps, const PlanOptio
         to_string(plan.variant), to_string(bmmc.classify())));
 
   if (plan.variant == Variant::Naive) {
-    plan.passes.push_back(NaivePass{bmmc, eb, std::min(threads, 1 << std::max(n, 5))});
+    plan.passes.push_back(NaivePass{bmmc, eb, std::min(threads, 1 << std::max(n, kLaneBits))});
     return plan;
   }
 

@@ -43,7 +43,8 @@ class Bmmc {
   /// bottom n - t rows are zero. Returns those columns (ascending) or nothing; t > n is never tiled.
   std::optional<std::vector<int>> tiled_columns(int tile_bits) const;
   bool is_tiled(int tile_bits) const { return tiled_columns(tile_bits).has_value(); }
-  /// BP, BPC, tiled (tile width `tile_bits`, 5 by default: 32-element tiles) or general.
+  /// BP, BPC, tiled (tile width `tile_bits`, 5 by default: 32-element tiles, plan.hpp's kLaneBits, which
+  /// core cannot include) or general.
   BmmcClass classify(int tile_bits = 5) const;
 
   friend bool operator==(const Bmmc& a, const Bmmc& b) { return a.a_ == b.a_ && a.c_ == b.c_; }
