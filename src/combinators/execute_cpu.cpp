@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "index_bits.hpp"
+
 namespace bmmc {
 
 namespace {
