@@ -66,15 +66,13 @@ std::string matrix_comment(const Bmmc& b) {
 
 // "acc ^= (0 - ((v >> i) & 1)) & col_i" for each non-zero column: a branch-free F2 mat-vec of v.
 template <class Col>
-std::string matvec(const std::string& acc, const std::string& v, const std::vector<Col>& cols, const char* type,
-                   int first_bit = 0) {
+std::string matvec(const std::string& acc, const std::string& v, const std::vector<Col>& cols, const char* type) {
   // The arithmetic happens in the accumulator's type: 0 - bit is an all-ones mask of that width.
   const char* sfx = std::string(type) == "unsigned long long" ? "ull" : "u";
   std::string s;
   for (size_t i = 0; i < cols.size(); ++i)
     if (cols[i])
-      s += fmt::format("  {} ^= (0{} - (({} >> {}) & 1{})) & {}{};\n", acc, sfx, v, first_bit + i, sfx, hex(cols[i]),
-                       sfx);
+      s += fmt::format("  {} ^= (0{} - (({} >> {}) & 1{})) & {}{};\n", acc, sfx, v, i, sfx, hex(cols[i]), sfx);
   return s;
 }
 
@@ -132,14 +130,25 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
                    "vec_t* __restrict__ out) {{\n",
                    ks.block);
   o += "  extern __shared__ unsigned int tile[];\n";
-  o += "  const unsigned lane = threadIdx.x & 31u;\n";
-  o += "  const unsigned warp = threadIdx.x >> 5;\n";
+  o += fmt::format("  const unsigned lane = threadIdx.x & {}u;\n", (1 << kLaneBits) - 1);
+  o += fmt::format("  const unsigned warp = threadIdx.x >> {};\n", kLaneBits);
   o += fmt::format("  const {} b = blockIdx.x;\n", idx);
 
-  // Block origin: deposit the block bits at W, coalescing runs of consecutive positions into one shift.
+  // Block origin: plan.hpp's block_origin, emitted as straight-line code. It is affine in b, so its constant
+  // (b = 0) and its columns (b = 2^i) are read off the definition itself: x0's column i is one bit, the
+  // position W[i] that block bit i is deposited at; z's is block_images[i]. Runs of consecutive positions
+  // coalesce into one shift.
+  const int block_bits = static_cast<int>(p.block_positions.size());
+  const BlockOrigin origin0 = block_origin(p, 0);
+  std::vector<int> W(block_bits);
+  std::vector<BitVec> z_cols(block_bits);
+  for (int i = 0; i < block_bits; ++i) {
+    const BlockOrigin unit = block_origin(p, std::uint64_t{1} << i);
+    W[i] = __builtin_ctzll(unit.x0 ^ origin0.x0);
+    z_cols[i] = unit.z ^ origin0.z;
+  }
   o += fmt::format("  // block origin x0: block bits deposited at positions W; z = A·x0 ^ c\n");
   o += fmt::format("  {} x0 = 0;\n", idx);
-  const auto& W = p.block_positions;
   for (size_t i = 0; i < W.size();) {
     size_t j = i;
     while (j + 1 < W.size() && W[j + 1] == W[j] + 1) ++j;
@@ -147,8 +156,8 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
     o += fmt::format("  x0 |= (b & {}{}) << {};\n", hex(mask), sfx, W[i] - static_cast<int>(i));
     i = j + 1;
   }
-  o += fmt::format("  {} z = {}{};\n", idx, hex(p.bmmc.complement()), sfx);
-  o += matvec("z", "b", p.block_images, idx);
+  o += fmt::format("  {} z = {}{};\n", idx, hex(origin0.z), sfx);
+  o += matvec("z", "b", z_cols, idx);
 
   // Phase 1.
   std::vector<BitVec> warp_rows(p.read_rows.begin(), p.read_rows.begin() + wb);
@@ -200,7 +209,6 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
   const std::string st = opt.streaming_hints ? "  __stcs(&out[{}], {});\n" : "  out[{}] = {};\n";
   for (int i = 0; i < iters; ++i) {
     const std::uint64_t sigma = static_cast<std::uint64_t>(i) << wb;
-    std::vector<std::string> words(words_per_vec, "0u");
     std::vector<std::string> parts(words_per_vec);
     for (int e = 0; e < vec; ++e) {
       const std::uint32_t addr = xor_of_columns(p.load_row_cols, sigma) ^ xor_of_columns(p.load_lane_cols, e);

@@ -1,36 +1,21 @@
 // CPU execution of lowered programs (see execute_cpu.hpp).
 #include "bmmc/combinators/execute_cpu.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <stdexcept>
-#include <string_view>
 #include <thread>
 #include <vector>
 
-#include "bmmc/core/named.hpp"
+#include "index_bits.hpp"
 
 namespace bmmc {
 
-const char* to_string(ExecStrategy s) noexcept {
-  return s == ExecStrategy::Folded ? "folded" : "permute-then-leaf";
-}
-
-ExecStrategy parse_exec_strategy(const char* name) {
-  const std::string_view v(name ? name : "");
-  if (v == "folded") return ExecStrategy::Folded;
-  if (v == "permute-then-leaf") return ExecStrategy::PermuteThenLeaf;
-  throw std::invalid_argument(fmt::format("unknown strategy '{}'; expected folded or permute-then-leaf", v));
-}
-
 namespace {
-
-bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
 
 int thread_count(int requested, std::uint64_t work) {
   int t = requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -61,11 +46,7 @@ void leaf_range(const LeafGeometry& g, const Leaf& leaf, T* data, std::uint64_t 
     return pair_range(g, leaf.kind == LeafKind::CompareSwapDesc, data, begin, end);
   const int size = 1 << g.bits;
   BitVec offs[256];
-  for (int k = 0; k < size; ++k) {
-    offs[k] = 0;
-    for (int i = 0; i < g.bits; ++i)
-      if ((k >> i) & 1) offs[k] ^= g.dirs[i];
-  }
+  for (int k = 0; k < size; ++k) offs[k] = xor_of_columns(std::span(g.dirs, g.bits), k);
   T p[256], v[256];
   for (std::uint64_t t = begin; t < end; ++t) {
     const BitVec x = deposit_around(t, g.pivots, g.bits);
@@ -117,26 +98,15 @@ ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrateg
     ++st.passes;
     ++st.permutations;
   };
-  if (s == ExecStrategy::PermuteThenLeaf) {
-    for (const Stage& stage : lp.stages) {
-      if (!is_identity(stage.perm)) permute_step(stage.perm);
-      if (stage.leaf) {
-        leaf_pass_cpu(identity(lp.n), *stage.leaf, cur, t, options.threads);
-        ++st.passes;
-        ++st.leaf_passes;
-      }
+  for (const ScheduledPass& pass : schedule(lp, s)) {
+    if (const auto* p = std::get_if<PermutePass>(&pass)) {
+      permute_step(p->perm);
+    } else {
+      const auto& l = std::get<LeafPass>(pass);
+      leaf_pass_cpu(l.layout, l.leaf, cur, t, options.threads);
+      ++st.passes;
+      ++st.leaf_passes;
     }
-  } else {
-    Bmmc layout = identity(lp.n);
-    for (const Stage& stage : lp.stages) {
-      layout = compose(stage.perm, layout);
-      if (stage.leaf) {
-        leaf_pass_cpu(layout, *stage.leaf, cur, t, options.threads);
-        ++st.passes;
-        ++st.leaf_passes;
-      }
-    }
-    if (!is_identity(layout)) permute_step(layout);
   }
   if (cur != data) {
     std::memcpy(data, cur, bytes);

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "index_bits.hpp"
+
 namespace bmmc {
 
 namespace {

@@ -13,8 +13,7 @@ namespace bmmc {
 
 namespace {
 
-bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
-
+// `p` sits under two^(n - p.n()): its bmmcs act on the low p.n() bits (embed_low), its leaves unchanged.
 void flatten_into(const Program& p, int n, std::vector<Atom>& out) {
   for (const Step& s : p.steps()) {
     if (const auto* b = std::get_if<BmmcStep>(&s)) {
@@ -22,11 +21,16 @@ void flatten_into(const Program& p, int n, std::vector<Atom>& out) {
     } else if (const auto* l = std::get_if<LeafStep>(&s)) {
       out.emplace_back(l->leaf);
     } else {
+      // parm → two (rewrite.hpp): bmmc(P) ; two body ; bmmc(P⁻¹). The "two" is not expanded again (it is a
+      // parm itself): its body is flattened one level of two deeper, i.e. on the same low bits.
       const auto& pm = std::get<ParmStep>(s);
-      const Bmmc pmat = parm_matrix(p.n(), pm.mask);
-      out.emplace_back(embed_low(pmat, n));
-      flatten_into(*pm.body, n, out);
-      out.emplace_back(embed_low(pmat.inverse(), n));
+      const Program expanded = expand_parm(pm.mask, *pm.body);
+      for (const Step& e : expanded.steps()) {
+        if (const auto* two_body = std::get_if<ParmStep>(&e))
+          flatten_into(*two_body->body, n, out);
+        else
+          out.emplace_back(embed_low(std::get<BmmcStep>(e).bmmc, n));
+      }
     }
   }
 }
@@ -53,12 +57,12 @@ LoweredProgram lower(const Program& p) {
       cur = identity(p.n());
     }
   }
-  if (!is_identity(cur)) lp.stages.push_back(Stage{cur, std::nullopt});
+  if (!cur.is_identity()) lp.stages.push_back(Stage{cur, std::nullopt});
   return lp;
 }
 
 std::size_t LoweredProgram::permutations() const {
-  return static_cast<std::size_t>(std::count_if(stages.begin(), stages.end(), [](const Stage& s) { return !is_identity(s.perm); }));
+  return static_cast<std::size_t>(std::count_if(stages.begin(), stages.end(), [](const Stage& s) { return !s.perm.is_identity(); }));
 }
 
 std::size_t LoweredProgram::passes_permute_then_leaf() const {
@@ -76,7 +80,7 @@ Bmmc LoweredProgram::total_permutation() const {
 std::size_t LoweredProgram::passes_folded() const {
   std::size_t leaves = 0;
   for (const Stage& s : stages) leaves += s.leaf.has_value();
-  return leaves + (is_identity(total_permutation()) ? 0 : 1);
+  return leaves + (total_permutation().is_identity() ? 0 : 1);
 }
 
 std::string to_string(const LoweredProgram& lp, std::size_t max_stages) {
@@ -87,8 +91,8 @@ std::string to_string(const LoweredProgram& lp, std::size_t max_stages) {
       break;
     }
     const Stage& s = lp.stages[i];
-    out += fmt::format("  stage {:4}: permute {:8}", i, is_identity(s.perm) ? "identity" : to_string(s.perm.classify()));
-    if (!is_identity(s.perm)) {
+    out += fmt::format("  stage {:4}: permute {:8}", i, s.perm.is_identity() ? "identity" : to_string(s.perm.classify()));
+    if (!s.perm.is_identity()) {
       std::string rows;
       for (int r = 0; r < lp.n; ++r) rows += fmt::format("{}{:x}", r ? "," : "", s.perm.matrix().row(r));
       out += fmt::format(" [{}]", rows);

@@ -48,18 +48,16 @@ Program expand_all(const Program& p) {
 
 namespace {
 
-bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
-
 // Appends a step, fusing it into a trailing bmmc and dropping identities (fusion + cancellation).
 void push_fused(Step s, std::vector<Step>& pending) {
   if (const auto* b = std::get_if<BmmcStep>(&s)) {
     if (!pending.empty())
       if (auto* last = std::get_if<BmmcStep>(&pending.back())) {
         last->bmmc = fuse(last->bmmc, b->bmmc);
-        if (is_identity(last->bmmc)) pending.pop_back();
+        if (last->bmmc.is_identity()) pending.pop_back();
         return;
       }
-    if (is_identity(b->bmmc)) return;
+    if (b->bmmc.is_identity()) return;
   }
   pending.push_back(std::move(s));
 }

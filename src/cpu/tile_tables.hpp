@@ -37,19 +37,14 @@ struct TileTables {
   std::vector<std::uint32_t> nsig;   // natural tile index of the plan's shared word Gσ·σ, 2^m entries
   std::vector<std::uint32_t> ntau;   // natural tile index of Gτ·j, 2^s entries
 
-  // First input index of block b: its bits scattered to the plan's block positions.
-  std::uint64_t x0(std::uint64_t b) const {
-    BitVec x = 0;
-    for (std::size_t i = 0; i < block_positions.size(); ++i) x |= ((b >> i) & 1) << block_positions[i];
-    return x;
+  // Block b's origin (plan.hpp's block_origin): x0 = first input index, z = A·x0 ⊕ c. The loops that need
+  // only one of them ask for it alone; inlined, the other half of block_origin is dead code.
+  BlockOrigin origin(std::uint64_t b) const {
+    return block_origin(block_positions.data(), block_images.data(), static_cast<int>(block_positions.size()),
+                        complement, b);
   }
-  // z = A·x0(b) ⊕ c, from the images of the block bits.
-  std::uint64_t z(std::uint64_t b) const {
-    BitVec v = complement;
-    for (std::size_t i = 0; i < block_images.size(); ++i)
-      if ((b >> i) & 1) v ^= block_images[i];
-    return v;
-  }
+  std::uint64_t x0(std::uint64_t b) const { return origin(b).x0; }
+  std::uint64_t z(std::uint64_t b) const { return origin(b).z; }
 };
 
 // Throws std::invalid_argument when the pass's tables are inconsistent (a malformed hand-made plan).

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "bmmc/core/bit_matrix.hpp"
 #include "bmmc/core/subspace.hpp"
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -16,31 +17,20 @@ namespace bmmc::cpu_detail {
 
 namespace {
 
-// Linear maps F2^(2W) → F2^(2W) (W = lane bits per vector, ≤ 5) as their column images. Input coordinates
-// of a group element: bits 0..W-1 the vector slot k, bits W..2W-1 the lane ℓ; output coordinates: bits
-// 0..W-1 the tile vector v, bits W..2W-1 the lane j. Unused columns stay 0.
-using GroupMap = std::array<std::uint32_t, 10>;
-
-std::uint32_t apply(const GroupMap& m, std::uint32_t x) {
-  std::uint32_t r = 0;
-  for (int i = 0; i < 10; ++i)
-    if ((x >> i) & 1) r ^= m[i];
-  return r;
+// Linear maps F2^(2W) → F2^(2W) (W = lane bits per vector, ≤ 5) are BitMatrix (2W × 2W) built from their
+// column images. Input coordinates of a group element: bits 0..W-1 the vector slot k, bits W..2W-1 the lane
+// ℓ; output coordinates: bits 0..W-1 the tile vector v, bits W..2W-1 the lane j. They are used only while
+// the tables are built (once per plan), never in the block loops.
+BitMatrix group_map(int dim, const std::array<std::uint32_t, 10>& cols) {
+  return BitMatrix::from_cols(dim, std::vector<BitVec>(cols.begin(), cols.begin() + dim));
 }
 
-std::optional<GroupMap> inverse(const GroupMap& m, int dim) {
-  const std::vector<BitVec> cols(m.begin(), m.begin() + dim);
-  GroupMap inv{};
-  try {
-    for (int b = 0; b < dim; ++b) {
-      const std::optional<BitVec> c = coordinates(cols, BitVec{1} << b);
-      if (!c) return std::nullopt;
-      inv[b] = static_cast<std::uint32_t>(*c);
-    }
-  } catch (const std::invalid_argument&) {  // dependent columns: m is singular
-    return std::nullopt;
-  }
-  return inv;
+std::uint32_t apply(const BitMatrix& m, std::uint32_t x) { return static_cast<std::uint32_t>(m.apply(x)); }
+
+// The inverse, or nothing when m is singular.
+std::optional<BitMatrix> inverse(const BitMatrix& m) {
+  if (!m.invertible()) return std::nullopt;
+  return m.inverse();
 }
 
 // T_r: swaps vector bit q with lane bit q for the r highest q (q ≥ W − r); the register network does this.
@@ -83,11 +73,7 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }
-  auto k0 = [&](std::uint32_t p) {
-    std::uint32_t r = 0;
-    for (; p != 0; p &= p - 1) r ^= k0col[__builtin_ctz(p)];
-    return r;
-  };
+  auto k0 = [&](std::uint32_t p) { return xor_of_columns(k0col, p); };
   // X: the projections of c_0..c_{W-1} onto the aligned indices (low W bits cleared), completed to W
   // directions by aligned unit vectors; then the group representatives complete X to all aligned indices.
   Subspace aligned(bits);
@@ -113,9 +99,10 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   for (int i = 0; i < 2 * W; ++i)
     if (vectors.insert(hi[i])) w.push_back(hi[i]);
   if (static_cast<int>(w.size()) != W) return std::nullopt;
-  GroupMap M{};
-  for (int i = 0; i < 2 * W; ++i) M[i] = static_cast<std::uint32_t>(*coordinates(w, hi[i])) | (lo[i] << W);
-  const std::optional<GroupMap> Minv = inverse(M, 2 * W);
+  std::array<std::uint32_t, 10> mcols{};
+  for (int i = 0; i < 2 * W; ++i) mcols[i] = static_cast<std::uint32_t>(*coordinates(w, hi[i])) | (lo[i] << W);
+  const BitMatrix M = group_map(2 * W, mcols);
+  const std::optional<BitMatrix> Minv = inverse(M);
   if (!Minv) return std::nullopt;
   // Bruhat form M = L1·T_r·L2 with L2 = G⁻¹ keeping lanes in lanes and L1 keeping lanes in lanes, r = the
   // rank of the lane → vector block of M. G sends the unswapped lane coordinates onto Z ∩ L and the swapped
@@ -123,13 +110,13 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   // L1 = M·G·T_r maps output lanes into output lanes (T_r is its own inverse).
   std::vector<std::uint32_t> lane_units, all_units;
   std::vector<BitVec> zcols;
-  for (int q = 0; q < W; ++q) lane_units.push_back(1u << (W + q)), zcols.push_back((*Minv)[W + q]);
+  for (int q = 0; q < W; ++q) lane_units.push_back(1u << (W + q)), zcols.push_back(Minv->col(W + q));
   for (int q = 0; q < 2 * W; ++q) all_units.push_back(1u << q);
   const Subspace L = Subspace::span(2 * W, std::vector<BitVec>(lane_units.begin(), lane_units.end()));
   const Subspace Z = Subspace::span(2 * W, zcols);
   const Subspace ZL = intersect(Z, L);
   const int r = W - ZL.dim();
-  GroupMap G{};
+  std::array<std::uint32_t, 10> G{};  // G's columns, chosen one by one
   Subspace lanes(2 * W), all(2 * W);
   for (int q = 0; q < W - r; ++q) {
     G[W + q] = static_cast<std::uint32_t>(ZL.basis()[q]);
@@ -145,10 +132,12 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   for (int q = W - r; q < W; ++q) all.insert(G[q] = z_fill.at(q - (W - r)));
   const std::vector<std::uint32_t> rest = complete(all, all_units, W - r);
   for (int q = 0; q < W - r; ++q) G[q] = rest.at(q);
-  const std::optional<GroupMap> L2 = inverse(G, 2 * W);
+  const BitMatrix Gm = group_map(2 * W, G);
+  const std::optional<BitMatrix> L2 = inverse(Gm);
   if (!L2) return std::nullopt;
-  GroupMap L1{};
-  for (int i = 0; i < 2 * W; ++i) L1[i] = apply(M, apply(G, swap_bits(W, r, 1u << i)));
+  std::array<std::uint32_t, 10> l1cols{};
+  for (int i = 0; i < 2 * W; ++i) l1cols[i] = apply(M, apply(Gm, swap_bits(W, r, 1u << i)));
+  const BitMatrix L1 = group_map(2 * W, l1cols);
   // Read the blocks: L2 = [[F, 0], [B, A]], L1 = [[C, 0], [E, D]] on (vector, lane).
   std::array<std::uint32_t, 32> F{}, B{}, A{}, C{}, E{}, D{}, Finv{}, Ainv{}, Dinv{};
   for (std::uint32_t v = 0; v < V; ++v) {
@@ -170,12 +159,9 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   x.swaps = r;
   for (std::uint32_t s2 = 0; s2 < V; ++s2) {
     const std::uint32_t k = Finv[s2];
-    for (int i = 0; i < W; ++i)
-      if ((k >> i) & 1) x.kpos[s2] ^= xdirs[i];
-    std::uint32_t q = 0;  // W·C·v: the tile-vector offset of transposed vector v = s2
-    for (int i = 0; i < W; ++i)
-      if ((C[s2] >> i) & 1) q ^= static_cast<std::uint32_t>(w[i]);
-    x.qvec[s2] = q;
+    x.kpos[s2] = xor_of_columns(xdirs, k);
+    // W·C·v: the tile-vector offset of transposed vector v = s2
+    x.qvec[s2] = static_cast<std::uint32_t>(xor_of_columns(w, C[s2]));
     for (std::uint32_t j = 0; j < V; ++j) {
       x.pre[s2][j] = static_cast<std::int32_t>(Ainv[j ^ B[k]]);
       x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);

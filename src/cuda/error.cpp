@@ -6,6 +6,8 @@
 
 namespace bmmc {
 
+namespace {
+// "<call> failed: <description> (<cudaErrorName>)" — the text CudaError::what() starts with.
 std::string cuda_error_message(cudaError_t code, const std::string& call) {
   // Both lookups are pure tables inside cudart: safe without a driver and before any context exists.
   const char* name = cudaGetErrorName(code);
@@ -13,7 +15,6 @@ std::string cuda_error_message(cudaError_t code, const std::string& call) {
   return fmt::format("{} failed: {} ({})", call, text ? text : "unknown error", name ? name : "?");
 }
 
-namespace {
 std::string with_context(std::string msg, const std::string& context) {
   if (!context.empty()) msg += "; " + context;
   return msg;

@@ -2,6 +2,7 @@
 // tile rows in Gray-code order so each step updates the row offsets with a single XOR.
 #include "bmmc/cuda/generic_kernel.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -18,8 +19,8 @@ struct TileTables {
   u64 write_rows[kGenericMaxRows];
   unsigned store_rows[kGenericMaxRows];
   unsigned load_rows[kGenericMaxRows];
-  unsigned load_lanes[5];
-  u64 block_images[64];
+  unsigned load_lanes[kLaneBits];
+  std::uint64_t block_images[64];  // std::uint64_t (not u64): block_origin (plan.hpp) reads these
   int block_positions[64];
   int block_bits;
   u64 complement;
@@ -64,14 +65,9 @@ template <class T, int kBatch>
 __global__ void __launch_bounds__(1024) generic_tile(const T* __restrict__ in, T* __restrict__ out,
                                                      const TileTables t) {
   extern __shared__ unsigned tile[];
-  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  const u64 b = blockIdx.x;
-  u64 x0 = 0, z = t.complement;
-  for (int i = 0; i < t.block_bits; ++i)
-    if ((b >> i) & 1) {
-      x0 |= u64{1} << t.block_positions[i];
-      z ^= t.block_images[i];
-    }
+  const unsigned lane = threadIdx.x & ((1u << kLaneBits) - 1), warp = threadIdx.x >> kLaneBits;
+  const BlockOrigin origin = block_origin(t.block_positions, t.block_images, t.block_bits, t.complement, blockIdx.x);
+  const u64 x0 = origin.x0, z = origin.z;
   const int iters = 1 << (t.row_bits - t.warp_bits);
   u64 rx = x0;
   unsigned sx = lane;
@@ -101,11 +97,11 @@ __global__ void __launch_bounds__(1024) generic_tile(const T* __restrict__ in, T
     for (int j = 0; j < kBatch; ++j) store_tile(tile, t.plane_words, a[j], v[j]);
   }
   __syncthreads();
-  const u64 low = 31;
+  const u64 low = (1u << kLaneBits) - 1;  // the generic kernel has one-element lanes: s = kLaneBits
   const unsigned tau = lane ^ static_cast<unsigned>(z & low);
   u64 ry = z & ~low;
   unsigned sy = 0;
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < kLaneBits; ++i)
     if ((tau >> i) & 1) sy ^= t.load_lanes[i];
   for (int i = 0; i < t.warp_bits; ++i)
     if ((warp >> i) & 1) {
@@ -145,7 +141,7 @@ void launch_tile(const TilePass& p, const void* in, void* out, cudaStream_t stre
     t.store_rows[i] = p.store_row_cols[i];
     t.load_rows[i] = p.load_row_cols[i];
   }
-  for (int i = 0; i < 5; ++i) t.load_lanes[i] = p.load_lane_cols[i];
+  for (int i = 0; i < kLaneBits; ++i) t.load_lanes[i] = p.load_lane_cols[i];
   t.block_bits = static_cast<int>(p.block_positions.size());
   for (int i = 0; i < t.block_bits; ++i) {
     t.block_positions[i] = p.block_positions[i];

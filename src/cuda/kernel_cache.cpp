@@ -14,16 +14,10 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/nvrtc.hpp"
+#include "fnv1a64.hpp"
+#include "launch_state.hpp"
 
 namespace bmmc {
-
-std::uint64_t fnv1a64(std::string_view data, std::uint64_t hash) noexcept {
-  for (unsigned char byte : data) {
-    hash ^= byte;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
 
 std::string CacheKey::id() const { return fmt::format("{:016x}", hash); }
 

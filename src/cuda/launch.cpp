@@ -7,15 +7,17 @@
 #include <tuple>
 
 #include "bmmc/cuda/error.hpp"
+#include "launch_state.hpp"
 
 namespace bmmc {
 
+namespace {
+
+// "<<<(gx,gy,gz), (bx,by,bz), N B, stream 0x...>>>" — how launch errors describe the geometry.
 std::string launch_geometry(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream) {
   return fmt::format("<<<({},{},{}), ({},{},{}), {} B, stream {}>>>", grid.x, grid.y, grid.z, block.x,
                      block.y, block.z, shared_bytes, static_cast<const void*>(stream));
 }
-
-namespace {
 
 // The largest dynamic shared size already granted per (kernel, device). The attribute is per context, hence
 // the device in the key; it only ever needs raising, so a smaller request after a larger one is free.

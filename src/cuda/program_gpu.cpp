@@ -3,28 +3,23 @@
 
 #include <fmt/format.h>
 
-#include <map>
+#include <unordered_map>
 #include <stdexcept>
 
+#include "bmmc/combinators/schedule.hpp"
 #include "bmmc/core/buffers.hpp"
-#include "bmmc/core/named.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/leaf_kernels.hpp"
 
 namespace bmmc {
 
-namespace {
-bool is_identity(const Bmmc& b) { return b.complement() == 0 && b.matrix() == BitMatrix::identity(b.n()); }
-}  // namespace
-
 GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOptions& options) : n_(lp.n), type_(t) {
   GpuOptions go;
   go.jit = options.jit;
   // Stage permutations repeat (the network's levels reuse them), so one CudaPermuter per distinct BMMC.
-  std::map<std::pair<std::vector<BitVec>, BitVec>, std::shared_ptr<const CudaPermuter>> permuters;
+  std::unordered_map<Bmmc, std::shared_ptr<const CudaPermuter>> permuters;
   auto add_permute = [&](const Bmmc& b) {
-    auto key = std::make_pair(b.matrix().row_list(), b.complement());
-    auto& p = permuters[key];
+    auto& p = permuters[b];
     if (!p) p = std::make_shared<const CudaPermuter>(b, dtype_bytes(t), go);
     ops_.push_back(Op{p, {}, {}});
     ++permutation_passes_;
@@ -36,18 +31,11 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     ops_.push_back(Op{nullptr, leaf_geometry(layout, 1), leaf});
     ++leaf_passes_;
   };
-  if (options.strategy == ExecStrategy::PermuteThenLeaf) {
-    for (const Stage& s : lp.stages) {
-      if (!is_identity(s.perm)) add_permute(s.perm);
-      if (s.leaf) add_leaf(identity(n_), *s.leaf);
-    }
-  } else {
-    Bmmc layout = identity(n_);
-    for (const Stage& s : lp.stages) {
-      layout = compose(s.perm, layout);
-      if (s.leaf) add_leaf(layout, *s.leaf);
-    }
-    if (!is_identity(layout)) add_permute(layout);
+  for (const ScheduledPass& pass : schedule(lp, options.strategy)) {
+    if (const auto* p = std::get_if<PermutePass>(&pass))
+      add_permute(p->perm);
+    else
+      add_leaf(std::get<LeafPass>(pass).layout, std::get<LeafPass>(pass).leaf);
   }
   // Permutations ping-pong between data and temp; an odd count leaves the result in temp: one copy back.
   passes_ = permutation_passes_ + leaf_passes_ + (permutation_passes_ % 2);

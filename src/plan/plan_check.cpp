@@ -11,7 +11,7 @@ namespace bmmc {
 
 namespace {
 
-constexpr int kLanes = 32;
+constexpr int kLanes = 1 << kLaneBits;
 
 // Distinct words per bank, worst bank, for one warp access (32 lanes, one word each).
 int bank_degree(const std::array<std::uint32_t, kLanes>& words) {
@@ -111,12 +111,7 @@ void run(const TilePass& p, Checker& c) {
   std::array<std::uint32_t, kLanes> banks{};
   const int warps = 1 << p.warp_bits, iters = p.iters();
   for (std::uint64_t b = 0; b < p.blocks(); ++b) {
-    std::uint64_t x0 = 0, z = p.bmmc.complement();
-    for (size_t i = 0; i < p.block_positions.size(); ++i)
-      if ((b >> i) & 1) {
-        x0 |= std::uint64_t{1} << p.block_positions[i];
-        z ^= p.block_images[i];
-      }
+    const auto [x0, z] = block_origin(p, b);
     const std::uint64_t y0 = z & ~low, delta = z & low;
     std::fill(tile.begin(), tile.end(), -1);
     // Phase 1: read lines, store to the tile.

@@ -94,10 +94,7 @@ std::vector<std::uint32_t> choose_swizzle(const std::vector<std::uint32_t>& pt,
   std::vector<std::uint32_t> f(other_bits);
   for (int c = 0; c < other_bits; ++c) {
     const BitVec k = *coordinates(basis, BitVec{1} << c);
-    BitVec col = 0;
-    for (size_t i = 0; i < basis.size(); ++i)
-      if ((k >> i) & 1) col ^= target[i];
-    f[c] = static_cast<std::uint32_t>(col);
+    f[c] = static_cast<std::uint32_t>(xor_of_columns(target, k));
   }
   return f;
 }
@@ -153,15 +150,9 @@ TilePass make_tile_pass(const Bmmc& bmmc, int eb, const TileOptions& o) {
     }
     f = choose_swizzle(pt, po, other_bits);
   }
-  auto swz = [&](std::uint32_t other) {
-    std::uint32_t r = 0;
-    for (int c = 0; c < other_bits; ++c)
-      if ((other >> c) & 1) r ^= f[c];
-    return r;
-  };
   auto layout = [&](const TileCoord& c) -> std::uint32_t {
     const std::uint32_t other = other_of(c);
-    return (c.rho << s) | ((c.t & ((1u << k) - 1)) << kLaneBits) | ((c.t >> k) ^ swz(other));
+    return (c.rho << s) | ((c.t & ((1u << k) - 1)) << kLaneBits) | ((c.t >> k) ^ xor_of_columns(f, other));
   };
   for (int i = 0; i < m; ++i) p.store_row_cols.push_back(layout({1u << i, 0}));
   for (int e = 0; e < k; ++e) p.store_elem_cols.push_back(layout({0, 1u << e}));

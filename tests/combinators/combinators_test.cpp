@@ -13,6 +13,7 @@
 #include "bmmc/combinators/lower.hpp"
 #include "bmmc/combinators/rewrite.hpp"
 #include "bmmc/core/named.hpp"
+#include "../../src/combinators/index_bits.hpp"  // internal: remove_bit, deposit_around
 
 namespace bmmc {
 namespace {

@@ -52,6 +52,24 @@ TEST(Bmmc, InverseOnBothSides) {
     }
 }
 
+TEST(Bmmc, IsIdentityExactlyWhenEveryIndexIsFixed) {
+  for (int n = 0; n <= 10; ++n) {
+    EXPECT_TRUE(identity(n).is_identity()) << "n = " << n;
+    for (std::uint64_t s = 0; s < 4; ++s)
+      for (const Bmmc& f : {random_bmmc(n, s), random_bpc(n, s), gray(n), reverse(n)}) {
+        bool fixes_all = true;
+        for (BitVec x = 0; x < (BitVec{1} << n); ++x) fixes_all = fixes_all && f.apply(x) == x;
+        EXPECT_EQ(f.is_identity(), fixes_all) << "n = " << n << ", seed = " << s << "\n" << f.to_string();
+        EXPECT_TRUE((f * f.inverse()).is_identity());
+      }
+  }
+  // A complement alone is not the identity, nor is a bit permutation other than the identity with c = 0.
+  EXPECT_FALSE(Bmmc(BitMatrix::identity(4), 0b0100).is_identity());
+  EXPECT_FALSE(bit_reverse(4).is_identity());
+  EXPECT_TRUE(Bmmc().is_identity());
+  EXPECT_TRUE(identity(64).is_identity());
+}
+
 TEST(Bmmc, ApplyIsABijectionExhaustively) {
   for (int n = 0; n <= 12; ++n)
     for (std::uint64_t s = 0; s < 4; ++s)

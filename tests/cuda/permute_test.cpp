@@ -64,7 +64,7 @@ TEST(GpuPermute, NamedMapsEveryVariantAndElementSize) {
     for (auto& [name, b] : named(n))
       for (Variant v : variants)
         for (int eb : {1, 2, 4, 8, 16}) {
-          if (tiled_variant(v) && !b.is_tiled(5)) continue;
+          if (tiled_variant(v) && !b.is_tiled(kLaneBits)) continue;
           GpuOptions o;
           o.policy.variant = v;
           jobs.emplace_back(fmt::format("{} n {} {} eb {}", name, n, to_string(v), eb), b, eb,

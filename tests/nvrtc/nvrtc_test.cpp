@@ -13,6 +13,7 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/kernel_cache.hpp"
 #include "bmmc/cuda/nvrtc.hpp"
+#include "../../src/cuda/fnv1a64.hpp"  // internal: checked against the published test vectors
 
 namespace fs = std::filesystem;
 

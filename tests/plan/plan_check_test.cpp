@@ -78,7 +78,7 @@ TEST(PlanCheck, NamedMapsAllVariants) {
         for (Variant v : {Variant::Naive, Variant::OnePass, Variant::TwoPass, Variant::Tiled, Variant::TiledBanks,
                           Variant::TiledBanksIters}) {
           const bool tiled_only = v == Variant::Tiled || v == Variant::TiledBanks || v == Variant::TiledBanksIters;
-          if (tiled_only && !b.is_tiled(5)) {
+          if (tiled_only && !b.is_tiled(kLaneBits)) {
             EXPECT_THROW(make_plan(b, eb, default_caps(), {v}), std::invalid_argument) << name;
             continue;
           }

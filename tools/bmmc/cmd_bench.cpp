@@ -83,7 +83,7 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
         if (c.options.policy.variant == Variant::OnePass) c.options.policy.vector_bits = o.vector_bits;
       }
       const Variant pv = c.options.policy.variant;
-      if ((pv == Variant::Tiled || pv == Variant::TiledBanks || pv == Variant::TiledBanksIters) && !b.is_tiled(5))
+      if ((pv == Variant::Tiled || pv == Variant::TiledBanks || pv == Variant::TiledBanksIters) && !b.is_tiled(kLaneBits))
         continue;  // the paper's tiled kernels do not apply to this BMMC
       cases.push_back(c);
     }

@@ -1,10 +1,8 @@
 // Running a lowered program (lower.hpp) on host memory, multi-threaded.
 //
-// Two strategies, chosen per call, both in place on `data` (2^n elements of the given DType):
-//  - PermuteThenLeaf: for each stage, permute_cpu by its BMMC (skipped when it is the identity) into a
-//    scratch buffer and back by pointer swap, then one leaf pass over consecutive chunks;
-//  - Folded (default): one leaf pass per leaf, through the accumulated layout (LeafGeometry), plus one
-//    permute_cpu at the end when all stage permutations together are not the identity.
+// Two strategies, chosen per call, both in place on `data` (2^n elements of the given DType); the passes each
+// makes are schedule.hpp's: permutation passes run permute_cpu into a scratch buffer and back by pointer
+// swap, leaf passes run leaf_pass_cpu through their layout (LeafGeometry). Folded is the default.
 // A scratch array of the same size is allocated when needed (the result always ends in `data`; a
 // permutation whose result lands in scratch costs one more copy, which ExecStats counts as a pass).
 #pragma once
@@ -13,15 +11,10 @@
 
 #include "bmmc/combinators/dtype.hpp"
 #include "bmmc/combinators/lower.hpp"
+#include "bmmc/combinators/schedule.hpp"
 #include "bmmc/cpu/executor.hpp"
 
 namespace bmmc {
-
-enum class ExecStrategy { Folded, PermuteThenLeaf };
-
-const char* to_string(ExecStrategy s) noexcept;
-/// "folded" or "permute-then-leaf"; throws std::invalid_argument otherwise.
-ExecStrategy parse_exec_strategy(const char* name);
 
 struct ExecStats {
   std::size_t passes = 0;       ///< passes over the whole array actually made (permutations, leaves, copies)

@@ -23,9 +23,4 @@ void interpret(const Program& p, std::span<T> data);
 /// Type-erased form: `data` holds 2^p.n() elements of `t`.
 void interpret(const Program& p, void* data, DType t);
 
-/// i with bit `bit` removed (the bits above it move down one): the parm sub-index.
-constexpr BitVec remove_bit(BitVec i, int bit) noexcept {
-  return (i & low_mask(bit)) | ((i >> (bit + 1)) << bit);
-}
-
 }  // namespace bmmc

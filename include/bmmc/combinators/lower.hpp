@@ -76,13 +76,4 @@ struct LeafGeometry {
 /// Throws std::invalid_argument when the leaf's chunk has more than 2^8 elements or more than 2^n.
 LeafGeometry leaf_geometry(const Bmmc& layout, int bits);
 
-/// t with zeros inserted at the ascending pivot positions.
-inline BitVec deposit_around(BitVec t, const int* pivots, int count) {
-  for (int i = 0; i < count; ++i) {
-    const int p = pivots[i];
-    t = (t & low_mask(p)) | ((t >> p) << (p + 1));
-  }
-  return t;
-}
-
 }  // namespace bmmc

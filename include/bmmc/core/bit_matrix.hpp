@@ -14,7 +14,9 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace bmmc {
@@ -30,12 +32,16 @@ constexpr BitVec low_mask(int bits) noexcept {
 }
 
 /// XOR of cols[i] over the set bits i of v: a matrix given by its columns applied to v. Plans store their
-/// linear maps as column lists (plan.hpp); the checker and the code generator both evaluate them with this.
-template <class Col>
-constexpr Col xor_of_columns(const std::vector<Col>& cols, std::uint64_t v) noexcept {
-  Col r = 0;
-  for (std::size_t i = 0; i < cols.size(); ++i)
-    if ((v >> i) & 1) r ^= cols[i];
+/// linear maps as column lists (plan.hpp); the checker, the code generator, the planner and the CPU tables
+/// all evaluate them with this. `cols` is any sized range (vector, array, span) of integer columns.
+template <class Cols>
+constexpr auto xor_of_columns(const Cols& cols, std::uint64_t v) noexcept {
+  std::remove_cvref_t<decltype(*std::begin(cols))> r = 0;
+  std::size_t i = 0;
+  for (const auto& c : cols) {
+    if ((v >> i) & 1) r ^= c;
+    ++i;
+  }
   return r;
 }
 
@@ -49,7 +55,6 @@ class BitMatrix {
   BitMatrix() : BitMatrix(0, 0) {}
 
   static BitMatrix identity(int n);
-  static BitMatrix zero(int rows, int cols) { return BitMatrix(rows, cols); }
   /// Rows given as integers (bit j of rows[i] = a_ij); bits at or above `cols` are an error.
   static BitMatrix from_rows(int cols, const std::vector<BitVec>& rows);
   /// Columns given as integers (bit i of cols[j] = a_ij).

@@ -36,13 +36,16 @@ class Bmmc {
   BitVec apply(BitVec x) const noexcept { return a_.apply(x) ^ c_; }
   Bmmc inverse() const;
 
+  /// A = I and c = 0: every element stays where it is (what fusion cancels to and executors skip).
+  bool is_identity() const { return c_ == 0 && a_ == BitMatrix::identity(n()); }
   bool is_bp() const { return c_ == 0 && a_.is_permutation(); }
   bool is_bpc() const { return a_.is_permutation(); }
   /// The paper's §5.1 condition: columns i_1..i_t of A whose top t rows form an invertible block and whose
   /// bottom n - t rows are zero. Returns those columns (ascending) or nothing; t > n is never tiled.
   std::optional<std::vector<int>> tiled_columns(int tile_bits) const;
   bool is_tiled(int tile_bits) const { return tiled_columns(tile_bits).has_value(); }
-  /// BP, BPC, tiled (tile width `tile_bits`, 5 by default: 32-element tiles) or general.
+  /// BP, BPC, tiled (tile width `tile_bits`, 5 by default: 32-element tiles, plan.hpp's kLaneBits, which
+  /// core cannot include) or general.
   BmmcClass classify(int tile_bits = 5) const;
 
   friend bool operator==(const Bmmc& a, const Bmmc& b) { return a.a_ == b.a_ && a.c_ == b.c_; }

@@ -74,7 +74,8 @@ struct TiledSplit {
   Bmmc second;  ///< (U·R, c): applied second.
 };
 
-/// The paper's §5.2 split. Throws std::invalid_argument when tile_bits < 0.
+/// The paper's §5.2 split. Throws std::invalid_argument when tile_bits < 0. The default 5 is the paper's
+/// 32-element tile (plan.hpp's kLaneBits; core sits below plan and cannot include it).
 TiledSplit tiled_split(const Bmmc& a, int tile_bits = 5);
 
 }  // namespace bmmc

@@ -33,9 +33,6 @@ struct CudaError : std::runtime_error {
 void check(cudaError_t status, const char* call);
 void check(cudaError_t status, const char* call, const std::string& context);
 
-/// "<call> failed: <description> (<cudaErrorName>)" — the text CudaError::what() starts with.
-std::string cuda_error_message(cudaError_t code, const std::string& call);
-
 struct NvrtcError : std::runtime_error {
   /// what() = summary, then the compiler log on the following lines (when there is one).
   NvrtcError(std::string summary, nvrtcResult result, std::string log, std::vector<std::string> options,
@@ -55,7 +52,8 @@ struct NvrtcError : std::runtime_error {
   std::string source_;
 };
 
-/// Throws NvrtcError (empty log, given options/source) when `status` is not NVRTC_SUCCESS.
+/// Throws NvrtcError (empty log, given options/source) when `status` is not NVRTC_SUCCESS. Public, like
+/// check(), for code that calls NVRTC itself next to compile_cuda (nvrtc.hpp).
 void check_nvrtc(nvrtcResult status, const char* call, const std::vector<std::string>& options = {},
                  const std::string& source = {});
 

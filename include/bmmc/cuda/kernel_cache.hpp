@@ -17,7 +17,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -27,10 +26,6 @@ namespace bmmc {
 
 // kCodegenVersion (bmmc/codegen/cuda_source.hpp) is part of every cache key, so stale cubins on disk are
 // never picked up after the generator changes.
-
-/// FNV-1a, 64 bits: a stable hash (same value in every process and on every machine).
-constexpr std::uint64_t kFnv1a64Offset = 0xcbf29ce484222325ULL;
-std::uint64_t fnv1a64(std::string_view data, std::uint64_t hash = kFnv1a64Offset) noexcept;
 
 /// A loaded kernel. Copies share ownership of the loaded library: the handle stays valid while any copy lives,
 /// even after KernelCache::clear() or the cache's destruction.
@@ -44,7 +39,7 @@ struct Kernel {
 };
 
 struct CacheKey {
-  std::uint64_t source_hash = 0;  ///< fnv1a64(source)
+  std::uint64_t source_hash = 0;  ///< FNV-1a (64 bits) of the source
   std::uint64_t hash = 0;         ///< over every field below and the source: the identity of the entry
   std::string kernel_name;
   int arch = 0;

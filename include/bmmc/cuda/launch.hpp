@@ -9,7 +9,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <string>
 
 #include "bmmc/cuda/kernel_cache.hpp"
 
@@ -22,14 +21,5 @@ inline constexpr std::size_t kDefaultDynamicSharedLimit = 48 * 1024;
 /// CudaError naming the kernel and the geometry when the opt-in, the launch, or the launch check fails.
 void launch(const Kernel& kernel, dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
             void** args);
-
-/// "<<<(gx,gy,gz), (bx,by,bz), N B, stream 0x...>>>" — how launch errors describe the geometry.
-std::string launch_geometry(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream);
-
-namespace detail {
-/// Forgets what launch() remembered about `fn` (its shared-memory opt-ins). Called when the library holding
-/// `fn` is unloaded, so that a later kernel that happens to get the same handle is not taken as opted in.
-void forget_launch_state(cudaKernel_t fn) noexcept;
-}  // namespace detail
 
 }  // namespace bmmc

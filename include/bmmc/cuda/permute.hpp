@@ -51,7 +51,8 @@ class CudaPermuter {
 };
 
 /// Validates device buffers for a permutation of 2^n elements: everything check_buffers() checks, plus
-/// that both pointers are device (or managed) memory and aligned to `alignment` bytes.
+/// that both pointers are device (or managed) memory and aligned to `alignment` bytes. Public so that code
+/// launching its own kernels on a Plan (generate_cuda + launch) can validate buffers the same way.
 void check_device_buffers(const void* in, const void* out, int n, int elem_bytes, std::size_t alignment);
 
 }  // namespace bmmc

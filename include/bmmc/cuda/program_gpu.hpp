@@ -1,9 +1,8 @@
 // Running a lowered combinator program (lower.hpp) on device memory, with the same two strategies as the
-// CPU executor (execute_cpu.hpp):
-//  - Folded (default): one in-place leaf pass per leaf through the accumulated layout (leaf_kernels.hpp) and,
-//    when all permutations together are not the identity, one final CudaPermuter pass (plus a copy back);
-//  - PermuteThenLeaf: per stage one CudaPermuter pass (skipped for the identity) and one leaf pass on consecutive
-//    pairs — the paper's literal compilation with a separate leaf kernel.
+// CPU executor (execute_cpu.hpp) and the same passes: those of schedule.hpp. A permutation pass is a
+// CudaPermuter pass (ping-ponging with a temporary buffer, plus a copy back when the count is odd), a leaf
+// pass an in-place leaf kernel through its layout (leaf_kernels.hpp). Folded is the default;
+// PermuteThenLeaf is the paper's literal compilation with a separate leaf kernel.
 // GpuProgram does all planning (and, with jit, NVRTC compiles) in its constructor; operator() only enqueues
 // kernels on the stream, so it can be timed with events. Permutation kernels use the precompiled generic
 // kernels by default because a sorting network has hundreds of distinct stage permutations (one NVRTC

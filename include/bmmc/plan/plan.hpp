@@ -7,7 +7,7 @@
 //    one-pass plan for ANY BMMC. Notation: k = vector bits (a lane moves 2^k consecutive elements in one
 //    access), s = k + 5 (a warp access covers 2^s consecutive elements: 32 lanes), m = row bits (the tile
 //    has 2^m rows of 2^s elements), so a block owns the coset x0 ⊕ V' with dim V' = s + m.
-//    Block b:  x0 = b's bits deposited at `block_positions`;  z = c ⊕ Σ_i b_i·block_images[i];
+//    Block b:  x0 = b's bits deposited at `block_positions`;  z = c ⊕ Σ_i b_i·block_images[i]  (block_origin);
 //              y0 = z with the low s bits cleared, δ = the low s bits of z.
 //    Phase 1:  warp row ρ (warp w handles ρ = w + j·2^warp_bits), lane ℓ, element e < 2^k reads
 //              x = x0 ⊕ R·ρ ⊕ (ℓ·2^k + e)  and stores it at shared word  Λρ·ρ ⊕ Λe·e ⊕ ℓ.
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/core/host_device.hpp"
 
 namespace bmmc {
 
@@ -71,10 +72,9 @@ struct TilePass {
   std::vector<std::uint32_t> load_lane_cols;   ///< Gτ: s columns (element bits first, then lane bits)
 
   int n() const { return bmmc.n(); }
-  int lane_bits() const { return kLaneBits; }
   int segment_bits() const { return vector_bits + kLaneBits; }  ///< s
   int iters() const { return 1 << (row_bits - warp_bits); }  ///< rows per warp in each phase
-  int threads_per_block() const { return 32 << warp_bits; }
+  int threads_per_block() const { return 1 << (kLaneBits + warp_bits); }
   int elems_per_thread() const { return iters() << vector_bits; }
   std::uint64_t blocks() const { return std::uint64_t{1} << block_positions.size(); }
   int planes() const { return elem_bytes > 4 ? elem_bytes / 4 : 1; }
@@ -83,6 +83,31 @@ struct TilePass {
   int vector_bytes() const { return elem_bytes << vector_bits; }
   friend bool operator==(const TilePass&, const TilePass&) = default;
 };
+
+/// Where block b of a tile pass starts: x0 in the input, z = A·x0 ⊕ c in the output (y0 and δ follow from z).
+struct BlockOrigin {
+  std::uint64_t x0 = 0;
+  std::uint64_t z = 0;
+};
+
+/// The one definition of the block origin (the "Block b" line above): x0 = b's bits deposited at
+/// `positions`, z = c ⊕ Σ_i b_i·images[i]. On raw arrays and BMMC_HOST_DEVICE so that the plan checker, the
+/// CPU tables and the precompiled GPU kernel all call this; the code generator emits its columns
+/// (cuda_source.cpp evaluates it on b = 0 and b = 2^i).
+BMMC_HOST_DEVICE constexpr BlockOrigin block_origin(const int* positions, const std::uint64_t* images, int count,
+                                                    std::uint64_t complement, std::uint64_t b) noexcept {
+  BlockOrigin o{0, complement};
+  for (int i = 0; i < count; ++i)
+    if ((b >> i) & 1) {
+      o.x0 |= std::uint64_t{1} << positions[i];
+      o.z ^= images[i];
+    }
+  return o;
+}
+inline BlockOrigin block_origin(const TilePass& p, std::uint64_t b) noexcept {
+  return block_origin(p.block_positions.data(), p.block_images.data(), static_cast<int>(p.block_positions.size()),
+                      p.bmmc.complement(), b);
+}
 
 using Pass = std::variant<NaivePass, TilePass>;
 
