@@ -231,7 +231,7 @@ def sweep_section(args, torch):
                          f"{c_pipe:.4f}", f"{b_pipe:.4f}", f"{o_pipe:.4f}", f"{t_pipe:.4f}", f"{sp_pipe:.3f}", equal])
             print(f"{mib:>5} {dtype:<9} {shape_s:<26} {axes_s:<13} {c_lat:>8.4f} {b_lat:>8.4f} {o_lat:>8.4f} "
                   f"{t_lat:>8.4f} {sp:>7.2f} {sp_out:>6.2f} {sp_pipe:>7.2f}  {equal}", flush=True)
-            del x, out, flat_out, flat_x
+            x = out = flat_out = flat_x = None  # free before the next case (the lambdas above are done)
             torch.cuda.empty_cache()
         summary.append((mib, min(speeds), statistics.median(speeds), min(speeds_pipe), statistics.median(speeds_pipe)))
     print("\n## speedup (torch time / bmmc time) per size: min and median over the shapes")
@@ -340,7 +340,7 @@ def graph_section(args, torch):
             axes_s = ",".join(map(str, axes))
             rows.append([name, dtype, shape_s, axes_s, k, f"{us:.3f}", f"{us / copy_us:.3f}", eq])
             print(f"{name:<34} {dtype:<8} {shape_s:<18} {axes_s:<10} {us:>8.2f} {us / copy_us:>8.2f}  {eq}", flush=True)
-        del timed, results, x, outs, copy_out, want
+        timed = results = x = outs = copy_out = want = None  # free the graphs and buffers
         torch.cuda.empty_cache()
     write_csv(os.path.join(args.out_dir, "bench_graph.csv"),
               ["case", "dtype", "shape", "axes", "ops_per_graph", "us_per_op", "ratio_to_copy", "equal"], rows)
