@@ -1,14 +1,28 @@
-"""bmmc.transpose vs PyTorch's x.permute(axes).contiguous() on the GPU, for power-of-two shapes.
+"""bmmc.transpose against PyTorch's x.permute(axes).contiguous() and a copy_ of the same bytes, as a PyTorch
+user calls them: host time per call, a sweep of sizes 1 MiB … 4 GiB, and CUDA graph replay.
 
-For each case (2-D transpose, 3-D axis permutations, [2]*n bit-level permutations; n = 24 and 30 by
-default) it times, with CUDA events on the current stream, after warm-up, the median of --reps runs of:
-  - bmmc.transpose(x, axes)              (one pass, JIT-compiled kernel; Python call overhead included)
-  - x.permute(axes).contiguous()         (PyTorch's strided copy)
-  - out.copy_(x)                         (a device-to-device copy of the same bytes: the speed limit)
-and checks once that both results are equal. Prints a table and writes a CSV.
+Sections (--sections, default all three on a GPU; `host` alone with --device cpu):
+  host   host time per call with a CPU timer over --host-calls (>= 1000) calls on a tiny tensor (4 × 8 float32,
+         torch.cuda.synchronize() before and after the loop), median of --host-repeats loops, for:
+         bmmc.transpose (cached fast path), the same with out=, bmmc.permute with a spec string and with a
+         Bmmc, the general path (what every call cost before the fast path), torch.ops.bmmc.transpose (the
+         custom op called eagerly), torch's permute().contiguous(), copy_ of the same bytes, and a bare
+         allocation. On --device cpu the same for NumPy arrays and CPU tensors.
+  sweep  sizes 1 MiB … --max-mib (powers of two), --shapes random power-of-two shapes per size (rank 2–6,
+         dtypes float16 / float32 / int64 / complex64 / uint8, random non-identity axes, fixed --seed).
+         CUDA events, median of --reps: "lat" times each call alone (event, call, event, synchronize: host
+         time + GPU time, what one call costs), "pipe" times --reps calls back to back between two events
+         (divided by --reps: the cost per call in a stream of calls). bmmc.transpose allocates its output
+         like torch does; bmmc_out passes out=. Every bmmc result is compared with torch's.
+  graph  CUDA graph replay: graphs of --graph-ops back-to-back 4 MiB transposes (bmmc.transpose with out=,
+         the custom op, torch's permute().contiguous()) and of copy_ of the same bytes; replay timed with CUDA
+         events, median of --reps, per op. Replays are checked against eager results with fresh input.
 
-Usage: python3 python/bench_transpose.py [--n 24 30] [--dtype float32] [--reps 20] [--csv FILE]
-       (the CSV goes to $EXTRA_OUT/bench_transpose.csv when --csv is not given and EXTRA_OUT is set)
+Outputs (in --out-dir, default $EXTRA_OUT or the current directory): bench_host.csv, bench_sweep.csv,
+bench_graph.csv, and a human table on stdout. Exit status 1 when a result differed.
+
+Usage: python3 python/bench_transpose.py [--sections host sweep graph] [--max-mib 4096] [--shapes 4]
+       python3 python/bench_transpose.py --device cpu --sections host      (no GPU needed)
 """
 
 from __future__ import annotations
@@ -19,110 +33,361 @@ import os
 import random
 import statistics
 import sys
-
-import torch
+import time
 
 # Run as `python3 python/bench_transpose.py`, Python puts python/ first on sys.path, where the bmmc source
 # folder (without its compiled module) would shadow the installed package.
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
+
+import numpy as np  # noqa: E402
+
 import bmmc  # noqa: E402
 
-
-def cases(n: int):
-    """(name, shape, axes) for one n: the shapes the issue asks for, each a power of two per dimension."""
-    h = n // 2
-    a, b = n // 3, n // 3
-    c = n - a - b
-    rnd = list(range(n))
-    random.Random(n).shuffle(rnd)
-    return [
-        ("2-D transpose", (1 << h, 1 << (n - h)), (1, 0)),
-        ("2-D tall transpose", (1 << (n - 5), 1 << 5), (1, 0)),
-        ("3-D (2,0,1)", (1 << a, 1 << b, 1 << c), (2, 0, 1)),
-        ("3-D (0,2,1) batched", (1 << a, 1 << b, 1 << c), (0, 2, 1)),
-        ("3-D (1,0,2)", (1 << a, 1 << b, 1 << c), (1, 0, 2)),
-        ("[2]*n reversed", (2,) * n, tuple(reversed(range(n)))),
-        ("[2]*n random", (2,) * n, tuple(rnd)),
-    ]
+DTYPES = ["float16", "float32", "int64", "complex64", "uint8"]
 
 
-def time_ms(fn, reps: int) -> float:
-    """Median of `reps` timings of fn() in milliseconds (CUDA events on the current stream), after warm-up."""
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    print(f"# wrote {path}")
+
+
+# ---- host time per call ------------------------------------------------------------------------------------
+
+def host_us(fn, calls, repeats, sync=None):
+    """Median and min over `repeats` loops of µs per call of fn(), timed with perf_counter over `calls` calls."""
+    for _ in range(max(100, calls // 10)):
+        fn()
+    if sync:
+        sync()
+    per = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        if sync:
+            sync()
+        per.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(per), min(per)
+
+
+def host_section(args, torch, dev):
+    rows = []
+    cases = []
+    if dev == "cpu":
+        nx = np.arange(32, dtype=np.float32).reshape(4, 8)
+        no = np.empty((8, 4), np.float32)
+        nxf = nx.reshape(-1)
+        nb = bmmc.bit_reverse(5)
+        cases += [
+            ("numpy", "bmmc.transpose(x, axes)", lambda: bmmc.transpose(nx, (1, 0))),
+            ("numpy", "bmmc.transpose(x, axes, out=)", lambda: bmmc.transpose(nx, (1, 0), out=no)),
+            ("numpy", "bmmc.permute(x, 'bit-reverse')", lambda: bmmc.permute(nxf, "bit-reverse")),
+            ("numpy", "bmmc.permute(x, Bmmc)", lambda: bmmc.permute(nxf, nb)),
+            ("numpy", "general path (before)", lambda: bmmc._transpose_general(nx, (1, 0), None, 0)),
+            ("numpy", "np.transpose(x, axes).copy()", lambda: np.transpose(nx, (1, 0)).copy()),
+            ("numpy", "np.empty", lambda: np.empty((8, 4), np.float32)),
+        ]
+    sync = None
+    if torch is not None:
+        d = torch.device(dev)
+        x = torch.arange(32, dtype=torch.float32, device=d).reshape(4, 8)
+        o = torch.empty(8, 4, device=d)
+        xf = x.reshape(-1)
+        xt = x.t()
+        b = bmmc.bit_reverse(5)
+        ops = bmmc.torch_ops()
+        sync = torch.cuda.synchronize if dev == "cuda" else None
+        cases += [
+            ("torch", "bmmc.transpose(x, axes)", lambda: bmmc.transpose(x, (1, 0))),
+            ("torch", "bmmc.transpose(x, axes, out=)", lambda: bmmc.transpose(x, (1, 0), out=o)),
+            ("torch", "bmmc.permute(x, 'bit-reverse')", lambda: bmmc.permute(xf, "bit-reverse")),
+            ("torch", "bmmc.permute(x, Bmmc)", lambda: bmmc.permute(xf, b)),
+            ("torch", "general path (before)", lambda: bmmc._transpose_general(x, (1, 0), None, 0)),
+            ("torch", "torch.ops.bmmc.transpose (eager op)", lambda: ops.transpose(x, [1, 0])),
+            ("torch", "x.permute(axes).contiguous()", lambda: x.permute(1, 0).contiguous()),
+            ("torch", "out.copy_(x.t())", lambda: o.copy_(xt)),
+            ("torch", "out.copy_(x) same bytes", lambda: o.view(4, 8).copy_(x)),
+            ("torch", "x.new_empty (allocation)", lambda: x.new_empty((8, 4))),
+        ]
+    print(f"\n## host time per call, {args.host_calls} calls × {args.host_repeats} loops, tiny arrays on {dev}")
+    print(f"{'framework':<9} {'call':<40} {'median us':>10} {'min us':>8}")
+    for fw, name, fn in cases:
+        if fw == "numpy":
+            med, mn = host_us(fn, args.host_calls, args.host_repeats)
+        else:
+            med, mn = host_us(fn, args.host_calls, args.host_repeats, sync)
+        rows.append([dev, fw, name, f"{med:.3f}", f"{mn:.3f}", args.host_calls, args.host_repeats])
+        print(f"{fw:<9} {name:<40} {med:>10.2f} {mn:>8.2f}", flush=True)
+    write_csv(os.path.join(args.out_dir, "bench_host.csv"),
+              ["device", "framework", "call", "median_us", "min_us", "calls", "loops"], rows)
+    return True
+
+
+# ---- the sweep ------------------------------------------------------------------------------------------------
+
+def random_case(rng, size_bytes):
+    dtype = rng.choice(DTYPES)
+    eb = {"float16": 2, "float32": 4, "int64": 8, "complex64": 8, "uint8": 1}[dtype]
+    n = (size_bytes // eb).bit_length() - 1
+    rank = rng.randint(2, min(6, n))
+    cuts = sorted(rng.sample(range(1, n), rank - 1))
+    bits = [b - a for a, b in zip([0] + cuts, cuts + [n])]
+    shape = tuple(1 << k for k in bits)
+    axes = list(range(rank))
+    while axes == sorted(axes):
+        rng.shuffle(axes)
+    return dtype, shape, tuple(axes)
+
+
+def event_ms(torch, fn, reps):
+    """(lat, pipe): median of reps single calls between events (synchronised each), and reps calls back to
+    back between two events divided by reps (median of 3)."""
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    times = []
+    lat = []
     for _ in range(reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
         fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+        b.record()
+        b.synchronize()
+        lat.append(a.elapsed_time(b))
+    pipe = []
+    for _ in range(3):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(reps):
+            fn()
+        b.record()
+        b.synchronize()
+        pipe.append(a.elapsed_time(b) / reps)
+    return statistics.median(lat), statistics.median(pipe)
+
+
+def make_tensor(torch, dtype, numel, dev, seed):
+    g = torch.Generator(device=dev).manual_seed(seed)
+    t = getattr(torch, dtype)
+    if dtype == "complex64":
+        return torch.complex(torch.rand(numel, generator=g, device=dev), torch.rand(numel, generator=g, device=dev))
+    if dtype in ("float16", "float32"):
+        return torch.rand(numel, generator=g, device=dev, dtype=torch.float32).to(t)
+    hi = 255 if dtype == "uint8" else 1 << 40
+    return torch.randint(0, hi, (numel,), generator=g, device=dev, dtype=torch.int64).to(t)
+
+
+def sweep_section(args, torch):
+    dev = torch.device("cuda")
+    free, _ = torch.cuda.mem_get_info()
+    sizes = []
+    mib = 1
+    while mib <= args.max_mib:
+        if 4 * mib * 2**20 < free * 0.9:
+            sizes.append(mib)
+        else:
+            print(f"# skipping {mib} MiB: needs 4 × that much free memory, {free / 2**30:.1f} GiB free")
+        mib *= 2
+    header = ["size_mib", "dtype", "shape", "axes", "copy_ms", "bmmc_ms", "bmmc_out_ms", "torch_ms", "speedup",
+              "speedup_out", "bmmc_pct_copy", "torch_pct_copy", "copy_pipe_ms", "bmmc_pipe_ms", "bmmc_out_pipe_ms",
+              "torch_pipe_ms", "speedup_pipe", "equal"]
+    rows, failed = [], False
+    print(f"\n## sweep: {args.shapes} random shapes per size, CUDA events, median of {args.reps}; "
+          "lat = one call alone (host + GPU), pipe = back to back; speedup = torch / bmmc")
+    print(f"{'MiB':>5} {'dtype':<9} {'shape':<26} {'axes':<13} {'copy ms':>8} {'bmmc ms':>8} {'b out ms':>8} "
+          f"{'torch ms':>8} {'speedup':>7} {'sp out':>6} {'sp pipe':>7}  eq")
+    summary = []
+    for mib in sizes:
+        rng = random.Random(args.seed * 100003 + mib)
+        speeds, speeds_pipe = [], []
+        for k in range(args.shapes):
+            dtype, shape, axes = random_case(rng, mib * 2**20)
+            numel = 1
+            for d in shape:
+                numel *= d
+            x = make_tensor(torch, dtype, numel, dev, args.seed + k).reshape(shape)
+            new_shape = tuple(shape[a] for a in axes)
+            out = x.new_empty(new_shape)
+            flat_out, flat_x = out.view(-1), x.view(-1)
+            got = bmmc.transpose(x, axes)
+            want = x.permute(axes).contiguous()
+            equal = bool(torch.equal(got, want))
+            failed |= not equal
+            del got, want
+            c_lat, c_pipe = event_ms(torch, lambda: flat_out.copy_(flat_x), args.reps)
+            b_lat, b_pipe = event_ms(torch, lambda: bmmc.transpose(x, axes), args.reps)
+            o_lat, o_pipe = event_ms(torch, lambda: bmmc.transpose(x, axes, out=out), args.reps)
+            t_lat, t_pipe = event_ms(torch, lambda: x.permute(axes).contiguous(), args.reps)
+            sp, sp_out, sp_pipe = t_lat / b_lat, t_lat / o_lat, t_pipe / b_pipe
+            speeds.append(sp)
+            speeds_pipe.append(sp_pipe)
+            shape_s = "x".join(map(str, shape))
+            axes_s = ",".join(map(str, axes))
+            rows.append([mib, dtype, shape_s, axes_s, f"{c_lat:.4f}", f"{b_lat:.4f}", f"{o_lat:.4f}", f"{t_lat:.4f}",
+                         f"{sp:.3f}", f"{sp_out:.3f}", f"{100 * c_lat / b_lat:.1f}", f"{100 * c_lat / t_lat:.1f}",
+                         f"{c_pipe:.4f}", f"{b_pipe:.4f}", f"{o_pipe:.4f}", f"{t_pipe:.4f}", f"{sp_pipe:.3f}", equal])
+            print(f"{mib:>5} {dtype:<9} {shape_s:<26} {axes_s:<13} {c_lat:>8.4f} {b_lat:>8.4f} {o_lat:>8.4f} "
+                  f"{t_lat:>8.4f} {sp:>7.2f} {sp_out:>6.2f} {sp_pipe:>7.2f}  {equal}", flush=True)
+            x = out = flat_out = flat_x = None  # free before the next case (the lambdas above are done)
+            torch.cuda.empty_cache()
+        summary.append((mib, min(speeds), statistics.median(speeds), min(speeds_pipe), statistics.median(speeds_pipe)))
+    print("\n## speedup (torch time / bmmc time) per size: min and median over the shapes")
+    print(f"{'MiB':>5} {'lat min':>8} {'lat median':>10} {'pipe min':>9} {'pipe median':>11}")
+    for mib, mn, med, pmn, pmed in summary:
+        print(f"{mib:>5} {mn:>8.2f} {med:>10.2f} {pmn:>9.2f} {pmed:>11.2f}")
+    won = [mib for mib, mn, *_ in summary if mn >= 1.0]
+    cross = next((m for m, *_ in summary if all(mn >= 1.0 for mm, mn, *_ in summary if mm >= m)), None)
+    allv = [float(r[8]) for r in rows]
+    if allv:
+        print(f"# lat: bmmc >= torch on {sum(v >= 1 for v in allv)}/{len(allv)} shapes, median speedup "
+              f"{statistics.median(allv):.2f}×, min {min(allv):.2f}×; sizes where every shape wins: {won}; "
+              f"crossover (every shape wins from here up): {cross} MiB")
+    write_csv(os.path.join(args.out_dir, "bench_sweep.csv"), header, rows)
+    return not failed
+
+
+# ---- CUDA graphs ----------------------------------------------------------------------------------------------
+
+def graph_section(args, torch):
+    dev = torch.device("cuda")
+    ops = bmmc.torch_ops()
+    k = args.graph_ops
+    rows, ok = [], True
+    print(f"\n## CUDA graph replay: {k} ops per graph, 4 MiB, median of {args.reps} replays, per op")
+    print(f"{'case':<34} {'dtype':<8} {'shape':<18} {'axes':<10} {'us/op':>8} {'vs copy_':>8}  equal")
+    for dtype, shape, axes in [("float32", (1024, 1024), (1, 0)), ("float16", (32, 64, 16, 64), (3, 1, 0, 2)),
+                               ("uint8", (16, 256, 1024), (2, 0, 1))]:
+        numel = 1
+        for d in shape:
+            numel *= d
+        x = make_tensor(torch, dtype, numel, dev, 7).reshape(shape)
+        new_shape = tuple(shape[a] for a in axes)
+        outs = [x.new_empty(new_shape) for _ in range(2)]
+        copy_out = x.new_empty(shape)
+        results = {}
+
+        def bmmc_out():
+            for i in range(k):
+                bmmc.transpose(x, axes, out=outs[i % 2])
+
+        def bmmc_alloc():
+            r = None
+            for _ in range(k):
+                r = bmmc.transpose(x, axes)
+            results["bmmc_alloc"] = r
+
+        def op_alloc():
+            r = None
+            for _ in range(k):
+                r = ops.transpose(x, list(axes))
+            results["op_alloc"] = r
+
+        def torch_perm():
+            r = None
+            for _ in range(k):
+                r = x.permute(axes).contiguous()
+            results["torch"] = r
+
+        def copy():
+            for _ in range(k):
+                copy_out.copy_(x)
+
+        timed = {}
+        for name, body in [("copy_ (same bytes)", copy), ("bmmc.transpose(out=)", bmmc_out),
+                           ("bmmc.transpose (allocating)", bmmc_alloc), ("torch.ops.bmmc.transpose", op_alloc),
+                           ("torch permute().contiguous()", torch_perm)]:
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):  # warm up on a side stream, as PyTorch asks before capture
+                for _ in range(3):
+                    body()
+            torch.cuda.current_stream().wait_stream(s)
+            torch.cuda.synchronize()
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                body()
+            for _ in range(3):
+                g.replay()
+            torch.cuda.synchronize()
+            times = []
+            for _ in range(args.reps):
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                g.replay()
+                b.record()
+                b.synchronize()
+                times.append(a.elapsed_time(b) * 1000 / k)
+            timed[name] = (statistics.median(times), g)
+        # Correctness of the replays with fresh input.
+        x.copy_(make_tensor(torch, dtype, numel, dev, 8).reshape(shape))
+        for name in timed:
+            timed[name][1].replay()
+        torch.cuda.synchronize()
+        want = x.permute(axes).contiguous()
+        checks = {"copy_ (same bytes)": torch.equal(copy_out, x),
+                  "bmmc.transpose(out=)": torch.equal(outs[(k - 1) % 2], want),
+                  "bmmc.transpose (allocating)": torch.equal(results["bmmc_alloc"], want),
+                  "torch.ops.bmmc.transpose": torch.equal(results["op_alloc"], want),
+                  "torch permute().contiguous()": torch.equal(results["torch"], want)}
+        copy_us = timed["copy_ (same bytes)"][0]
+        for name, (us, _) in timed.items():
+            eq = bool(checks[name])
+            ok &= eq
+            shape_s = "x".join(map(str, shape))
+            axes_s = ",".join(map(str, axes))
+            rows.append([name, dtype, shape_s, axes_s, k, f"{us:.3f}", f"{us / copy_us:.3f}", eq])
+            print(f"{name:<34} {dtype:<8} {shape_s:<18} {axes_s:<10} {us:>8.2f} {us / copy_us:>8.2f}  {eq}", flush=True)
+        timed = results = x = outs = copy_out = want = None  # free the graphs and buffers
+        torch.cuda.empty_cache()
+    write_csv(os.path.join(args.out_dir, "bench_graph.csv"),
+              ["case", "dtype", "shape", "axes", "ops_per_graph", "us_per_op", "ratio_to_copy", "equal"], rows)
+    return ok
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, nargs="+", default=[24, 30])
-    p.add_argument("--dtype", default="float32")
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    p.add_argument("--sections", nargs="+", choices=["host", "sweep", "graph"], default=None)
+    p.add_argument("--max-mib", type=int, default=4096)
+    p.add_argument("--shapes", type=int, default=4, help="random shapes per size")
     p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--csv", default=None)
+    p.add_argument("--seed", type=int, default=17)
+    p.add_argument("--host-calls", type=int, default=2000)
+    p.add_argument("--host-repeats", type=int, default=7)
+    p.add_argument("--graph-ops", type=int, default=8)
+    p.add_argument("--out-dir", default=os.environ.get("EXTRA_OUT") or ".")
     args = p.parse_args()
-    if not torch.cuda.is_available():
-        print("bench_transpose: no CUDA GPU visible to PyTorch", file=sys.stderr)
-        return 2
-    dtype = getattr(torch, args.dtype)
-    csv_path = args.csv or (os.path.join(os.environ["EXTRA_OUT"], "bench_transpose.csv")
-                            if os.environ.get("EXTRA_OUT") else None)
-
-    dev = torch.device("cuda")
-    print(f"# {torch.cuda.get_device_name(dev)}, torch {torch.__version__}, bmmc {bmmc.__version__}, "
-          f"dtype {args.dtype}, median of {args.reps}")
-    header = ["n", "case", "shape", "axes", "MiB", "memcpy_ms", "bmmc_ms", "torch_ms", "bmmc_pct_memcpy",
-              "torch_pct_memcpy", "speedup", "equal"]
-    print(f"{'n':>3} {'case':<22} {'memcpy ms':>10} {'bmmc ms':>9} {'torch ms':>9} {'bmmc %':>7} {'torch %':>8} "
-          f"{'speedup':>8}  equal")
-    rows = []
-    failed = False
-    for n in args.n:
-        x = torch.rand(1 << n, device=dev, dtype=torch.float32).to(dtype)
-        copy_out = torch.empty_like(x)
-        memcpy_ms = time_ms(lambda: copy_out.copy_(x), args.reps)
-        del copy_out
-        for name, shape, axes in cases(n):
-            xs = x.reshape(shape)
-            out = xs.new_empty([shape[a] for a in axes])
-            bmmc_ms = time_ms(lambda: bmmc.transpose(xs, axes, out=out), args.reps)
-            try:
-                want = xs.permute(axes).contiguous()
-                torch_ms = time_ms(lambda: xs.permute(axes).contiguous(), args.reps)
-                equal = bool(torch.equal(out, want))
-                del want
-            except RuntimeError as e:  # e.g. more dimensions than PyTorch's kernels take
-                torch_ms, equal = float("nan"), "torch failed: " + str(e).splitlines()[0][:60]
-            failed |= equal is False
-            del out
-            torch.cuda.empty_cache()
-            mib = x.numel() * x.element_size() / 2**20
-            row = [n, name, "x".join(map(str, shape)) if len(shape) <= 4 else f"[2]*{n}",
-                   ",".join(map(str, axes)), f"{mib:.0f}", f"{memcpy_ms:.4f}", f"{bmmc_ms:.4f}", f"{torch_ms:.4f}",
-                   f"{100 * memcpy_ms / bmmc_ms:.1f}", f"{100 * memcpy_ms / torch_ms:.1f}",
-                   f"{torch_ms / bmmc_ms:.2f}", equal]
-            rows.append(row)
-            print(f"{n:>3} {name:<22} {memcpy_ms:>10.3f} {bmmc_ms:>9.3f} {torch_ms:>9.3f} {row[8]:>7} {row[9]:>8} "
-                  f"{row[10]:>8}  {equal}", flush=True)
-        del x
-        torch.cuda.empty_cache()
-    if csv_path:
-        with open(csv_path, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(header)
-            w.writerows(rows)
-        print(f"# wrote {csv_path}")
-    if failed:
-        print("bench_transpose: FAIL: a bmmc result differed from x.permute(axes).contiguous()", file=sys.stderr)
+    if args.host_calls < 1000:
+        p.error("--host-calls must be at least 1000")
+    os.makedirs(args.out_dir, exist_ok=True)
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    sections = args.sections or (["host", "sweep", "graph"] if args.device == "cuda" else ["host"])
+    if args.device == "cuda":
+        if torch is None or not torch.cuda.is_available():
+            print("bench_transpose: no CUDA GPU visible to PyTorch (try --device cpu --sections host)", file=sys.stderr)
+            return 2
+        print(f"# {torch.cuda.get_device_name(0)}, torch {torch.__version__}, bmmc {bmmc.__version__} "
+              f"({bmmc.__file__}), python {sys.version.split()[0]}")
+    else:
+        if set(sections) - {"host"}:
+            p.error("--device cpu runs only the host section")
+        print(f"# CPU, numpy {np.__version__}, torch {getattr(torch, '__version__', 'none')}, bmmc {bmmc.__version__}, "
+              f"python {sys.version.split()[0]}")
+    ok = True
+    if "host" in sections:
+        ok &= host_section(args, torch, args.device)
+    if "sweep" in sections:
+        ok &= sweep_section(args, torch)
+    if "graph" in sections:
+        ok &= graph_section(args, torch)
+    if not ok:
+        print("bench_transpose: FAIL: a bmmc result differed from PyTorch's", file=sys.stderr)
         return 1
     return 0
 

@@ -78,6 +78,7 @@ done < <(ldd "$so" | sed -e 's/^[[:space:]]*//' -e 's/ =>.*//' -e 's/ (.*//')
 [[ $bad -eq 0 ]] || exit 1
 PYTHONPATH="$tmp" "$VENV/bin/python" -c 'import bmmc, numpy as np
 assert bmmc.has_cuda(), "the wheel was built without CUDA"
+assert hasattr(bmmc._bmmc, "_Prepared"), "the wheel has no fast path (bmmc._bmmc._Prepared)"
 assert (bmmc.permute(np.arange(16), "bit-reverse")[bmmc.bit_reverse(4).apply(np.arange(16)).astype(int)] == np.arange(16)).all()
 print("pack-python: import and CPU smoke test OK (has_cuda = True)")' 2>/dev/null \
   || echo "pack-python: note: no numpy in the build venv, smoke test skipped"

@@ -11,6 +11,10 @@ CUDA device run on the GPU, zero-copy (DLPack), on the framework's current strea
 
 This module is the thin layer over the native part (bmmc._bmmc) that knows the frameworks: it allocates
 `out` like `x` and finds the current CUDA stream. Everything else (checks, planning, kernels) is C++.
+Repeated calls take the fast path of bmmc/_fast.py (a cache of prepared permutations keyed by shape, axes or
+spec, dtype, device and threads: a few µs of host time); anything else the general path below, which
+exports both arrays through DLPack. For PyTorch, bmmc/_torch_ops.py adds the custom ops torch.ops.bmmc.*
+(torch.compile, CUDA graphs).
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ from ._bmmc import (  # noqa: E402  (re-exported API)
 __all__ = [
     "Bmmc", "SpecError", "permute", "transpose", "identity", "bit_reverse", "reverse", "rotate",
     "transpose_matrix", "gray", "gray_inverse", "parm_matrix", "bit_permutation", "axes_permutation",
-    "from_rows", "random_bpc", "random_bmmc", "parse_spec", "has_cuda", "gpu_available",
+    "from_rows", "random_bpc", "random_bmmc", "parse_spec", "has_cuda", "gpu_available", "torch_ops",
 ]
 __version__ = "0.1.0"
 
@@ -211,7 +215,22 @@ def permute(x, spec, out=None, *, threads: int = 0):
     n bits. out: same size, dtype and device as x (allocated like x, same shape, when None). CUDA arrays run
     on the framework's current stream (asynchronously, like the framework's own operations). threads: CPU
     threads (0: all cores).
+
+    Repeated calls with the same (shape, spec, dtype, device, threads) reuse a prepared permutation (see
+    bmmc/_fast.py); inside torch.compile it calls the custom op torch.ops.bmmc.permute.
     """
+    fast = _PERMUTE.get(type(x), _MISSING)
+    if fast is _MISSING:
+        _fast.learn(type(x))
+        fast = _PERMUTE[type(x)]
+    if fast is not None:
+        r = fast(x, spec, out, threads)
+        if r is not None:
+            return r
+    return _permute_general(x, spec, out, threads)
+
+
+def _permute_general(x, spec, out, threads):
     b = _as_bmmc(spec, _log2_size(x))
     if out is None:
         out = _empty_like(x)
@@ -256,7 +275,22 @@ def transpose(x, axes=None, out=None, *, threads: int = 0):
     Returns exactly what numpy.transpose(x, axes).copy() / x.permute(axes).contiguous() return: an array
     of shape [x.shape[a] for a in axes] (axes=None reverses them). out, when given, must have that shape
     (or at least that many elements), x's dtype and device.
+
+    Repeated calls with the same (shape, axes, dtype, device, threads) reuse a prepared permutation (see
+    bmmc/_fast.py); inside torch.compile it calls the custom op torch.ops.bmmc.transpose.
     """
+    fast = _TRANSPOSE.get(type(x), _MISSING)
+    if fast is _MISSING:
+        _fast.learn(type(x))
+        fast = _TRANSPOSE[type(x)]
+    if fast is not None:
+        r = fast(x, axes, out, threads)
+        if r is not None:
+            return r
+    return _transpose_general(x, axes, out, threads)
+
+
+def _transpose_general(x, axes, out, threads):
     shape = [int(d) for d in x.shape]
     axes = _normalise_axes(len(shape), axes)
     for d in shape:
@@ -268,3 +302,31 @@ def transpose(x, axes=None, out=None, *, threads: int = 0):
         out = _empty_like(x, new_shape)
     _run(b, x, out, threads)
     return out
+
+
+def torch_ops():
+    """Register (once) and return the PyTorch custom ops, torch.ops.bmmc: transpose(x, axes), permute(x,
+    spec) and their out variants transpose_out / permute_out. Importing bmmc never imports torch: the ops are
+    registered by this call, by the first bmmc call on a torch tensor, or at import when torch was already
+    imported."""
+    import torch
+
+    if _fast._torch is None:
+        _fast._init_torch(torch)
+    if _fast._torch_ops is None:
+        raise RuntimeError(f"torch {torch.__version__} has no torch.library.custom_op (needs torch >= 2.4); "
+                           "bmmc.transpose / bmmc.permute still work on tensors, outside torch.compile")
+    return torch.ops.bmmc
+
+
+_MISSING = object()
+from . import _fast  # noqa: E402
+
+_TRANSPOSE = _fast.TRANSPOSE  # type(x) -> fast-path handler (None: the general path); filled by _fast.learn
+_PERMUTE = _fast.PERMUTE
+
+if "torch" in sys.modules and hasattr(sys.modules["torch"], "Tensor"):
+    try:
+        _fast.learn(sys.modules["torch"].Tensor)
+    except Exception:  # noqa: BLE001 - never fail `import bmmc` because of torch; the general path remains
+        pass

@@ -106,3 +106,214 @@ def test_cupy():
     assert np.array_equal(cupy.asnumpy(got), want)
     a = cupy.arange(8 * 16 * 4, dtype=cupy.float64).reshape(8, 16, 4)
     assert bool((bmmc.transpose(a, (2, 0, 1)) == cupy.ascontiguousarray(a.transpose(2, 0, 1))).all())
+
+
+# ---- the fast path, the custom ops, torch.compile and CUDA graphs (issue 17) ---------------------------------
+
+from bmmc import _fast  # noqa: E402
+
+ALL_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+              torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
+
+
+def int_view_reference(x, b):
+    """reference() on an integer view of the same element size (works for every dtype)."""
+    eb = x.element_size()
+    if eb > 8:
+        return reference(x, b)
+    v = x.reshape(-1).view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[eb])
+    return reference(v, b).view(x.dtype).reshape(x.shape)
+
+
+def any_tensor(shape, dtype, seed=0):
+    numel = 1
+    for d in shape:
+        numel *= d
+    if dtype == torch.bool:
+        return (random_tensor(numel, torch.int32, seed) % 2 == 0).reshape(shape)
+    if dtype.is_complex:
+        real = torch.float32 if dtype == torch.complex64 else torch.float64
+        return torch.complex(random_tensor(numel, real, seed), random_tensor(numel, real, seed + 1)).reshape(shape)
+    return random_tensor(numel, dtype, seed).reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_fast_path_every_dtype_on_the_gpu(dtype):
+    _fast.clear()
+    for shape, axes in [((64, 32), (1, 0)), ((8, 16, 4, 32), (3, 1, 0, 2)), ((2,) * 12, tuple(range(12))[::-1])]:
+        x = any_tensor(shape, dtype)
+        for _ in range(2):  # a miss, then a hit
+            got = bmmc.transpose(x, axes)
+            assert got.dtype == dtype and torch.equal(got, x.permute(axes).contiguous()), (dtype, shape)
+        out = torch.empty_like(x.permute(axes).contiguous())
+        assert bmmc.transpose(x, axes, out=out) is out and torch.equal(out, x.permute(axes).contiguous())
+    x = any_tensor((1 << 14,), dtype, 3)
+    for spec in ("bit-reverse", bmmc.random_bmmc(14, 1)):
+        b = spec if isinstance(spec, bmmc.Bmmc) else bmmc.Bmmc(spec, n=14)
+        for _ in range(2):
+            assert torch.equal(bmmc.permute(x, spec), int_view_reference(x, b)), (dtype, spec)
+    assert _fast.stats()["size"] == 5  # every call went through the fast path
+
+
+def test_fast_path_cache_keys_on_the_gpu():
+    _fast.clear()
+    a = random_tensor(1 << 12, torch.int32).reshape(64, 64)
+    xs = [a, a.view(torch.float32), a.reshape(32, 128), a.reshape(128, 32), a.cpu()]
+    for _ in range(2):
+        for x in xs:
+            got = bmmc.transpose(x, (1, 0))
+            assert got.device == x.device and got.dtype == x.dtype and torch.equal(got, x.t().contiguous())
+    assert _fast.stats()["size"] == len(xs)
+
+
+def test_fast_path_follows_the_current_stream():
+    """One cached key used on two streams: each call must run on the stream current at the call."""
+    _fast.clear()
+    b = bmmc.random_bmmc(22, 5)
+    x = random_tensor(1 << 22, torch.float32)
+    bmmc.permute(x, b)  # cache the key on the default stream
+    torch.cuda.synchronize()
+    for s in (torch.cuda.Stream(), torch.cuda.Stream()):
+        with torch.cuda.stream(s):
+            big = x * 3  # queued on s before the permutation: it sees it only when it runs on s
+            out = bmmc.permute(big, b)
+        s.synchronize()
+        assert torch.equal(out, reference(x * 3, b))
+    assert _fast.stats()["size"] == 1
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_fast_path_never_mixes_devices():
+    _fast.clear()
+    for _ in range(2):
+        for dev in ("cuda:0", "cuda:1"):
+            x = random_tensor(1 << 12, torch.float32).to(dev).reshape(64, 64)
+            got = bmmc.transpose(x, (1, 0))
+            assert got.device == x.device and torch.equal(got, x.t().contiguous())
+    assert _fast.stats()["size"] == 2
+
+
+def test_fast_path_errors_unchanged():
+    x = random_tensor(1 << 10, torch.float32).reshape(32, 32)
+    bmmc.transpose(x, (1, 0))
+    for xx, out in [(x.t(), None), (x, torch.empty(32, 32)), (x, torch.empty(32, 32, dtype=torch.int32, device=DEV)),
+                    (x.clone().requires_grad_(), None), (x.reshape(-1)[1:513].reshape(16, 32), None)]:
+        def general():
+            return bmmc._transpose_general(xx, (1, 0), out, 0)
+
+        def fast():
+            return bmmc.transpose(xx, (1, 0), out=out)
+
+        want = got = None
+        try:
+            w = general()
+        except Exception as e:  # noqa: BLE001
+            want = (type(e), str(e))
+        try:
+            g = fast()
+        except Exception as e:  # noqa: BLE001
+            got = (type(e), str(e))
+        assert got == want
+        if want is None:
+            assert torch.equal(g, w)
+
+
+def test_custom_ops_eager_on_the_gpu():
+    ops = bmmc.torch_ops()
+    x = random_tensor(1 << 15, torch.float16).reshape(8, 64, 64)
+    assert torch.equal(ops.transpose(x, [2, 0, 1]), x.permute(2, 0, 1).contiguous())
+    b = bmmc.random_bmmc(15, 2)
+    assert torch.equal(ops.permute(x.reshape(-1), bmmc._torch_ops.spec_of(b)), reference(x.reshape(-1), b))
+    xr = x.float().requires_grad_()
+    w = torch.rand(64, 8, 64, device=DEV)
+    (ops.transpose(xr, [2, 0, 1]) * w).sum().backward()
+    assert torch.equal(xr.grad, w.permute(1, 2, 0))
+
+
+def _compiled_body(b):
+    def f(x, o):
+        y = bmmc.transpose(x * 2, (2, 0, 1))
+        z = bmmc.permute(y + 1, b)
+        bmmc.transpose(x, (1, 0, 2), out=o)
+        return z.float().sum(0), z
+    return f
+
+
+@pytest.mark.parametrize("mode", ["aot_eager", "inductor", "reduce-overhead"])
+def test_torch_compile_fullgraph_on_the_gpu(mode):
+    b = bmmc.random_bmmc(15, 4)
+    f = _compiled_body(b)
+    if mode == "aot_eager":
+        cf = torch.compile(f, fullgraph=True, backend="aot_eager")
+    elif mode == "inductor":
+        cf = torch.compile(f, fullgraph=True)
+    else:
+        cf = torch.compile(f, fullgraph=True, mode="reduce-overhead")
+    for seed in range(3):  # reduce-overhead records a CUDA graph on a later call, then replays it
+        x = random_tensor(1 << 15, torch.float32, seed).reshape(16, 64, 32)
+        o1, o2 = torch.empty(64, 16, 32, device=DEV), torch.empty(64, 16, 32, device=DEV)
+        got, want = cf(x, o1), f(x, o2)
+        assert all(torch.equal(a, c) for a, c in zip(got, want)), (mode, seed)
+        assert torch.equal(o1, o2) and torch.equal(o1, x.permute(1, 0, 2).contiguous())
+
+
+def test_cuda_graph_capture_and_replay():
+    """Several permutes recorded in one CUDA graph (after a warm-up, which prepares their kernels), replayed
+    on new input: the results equal eager PyTorch."""
+    ops = bmmc.torch_ops()
+    b = bmmc.random_bmmc(20, 9)
+    x = random_tensor(1 << 20, torch.float32).reshape(64, 128, 128)
+    out = torch.empty(128, 64, 128, device=DEV)
+
+    def body():
+        y = bmmc.transpose(x, (2, 0, 1))            # allocates from the graph's pool
+        bmmc.transpose(x, (1, 0, 2), out=out)       # into a static buffer
+        z = bmmc.permute(y, b)                      # on the result of the first
+        w = ops.transpose(z, [1, 2, 0])             # the custom op
+        return y, z, w
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y, z, w = body()
+    for seed in (11, 12):
+        x.copy_(random_tensor(1 << 20, torch.float32, seed).reshape(64, 128, 128))
+        g.replay()
+        torch.cuda.synchronize()
+        ey = x.permute(2, 0, 1).contiguous()
+        ez = reference(ey, b)
+        assert torch.equal(y, ey) and torch.equal(out, x.permute(1, 0, 2).contiguous())
+        assert torch.equal(z, ez) and torch.equal(w, ez.permute(1, 2, 0).contiguous())
+
+
+def test_cupy_fast_path_and_graph_capture():
+    cupy = pytest.importorskip("cupy")
+    import numpy as np
+
+    _fast.clear()
+    a = cupy.arange(8 * 16 * 4, dtype=cupy.float32).reshape(8, 16, 4)
+    for _ in range(2):
+        assert bool((bmmc.transpose(a, (2, 0, 1)) == cupy.ascontiguousarray(a.transpose(2, 0, 1))).all())
+        assert bool((bmmc.transpose(a.view(cupy.int32), (2, 0, 1)).view(cupy.float32)
+                     == cupy.ascontiguousarray(a.transpose(2, 0, 1))).all())
+    assert _fast.stats()["size"] == 2
+    b = bmmc.random_bmmc(16, 5)
+    x = cupy.arange(1 << 16, dtype=cupy.int32)
+    out = cupy.empty_like(x)
+    bmmc.permute(x, b, out=out)  # warm up: prepares the kernel
+    want = np.empty(1 << 16, np.int32)
+    want[b.apply(np.arange(1 << 16, dtype=np.uint64)).astype(np.int64)] = np.arange(1 << 16, dtype=np.int32)
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        s.begin_capture()
+        bmmc.permute(x, b, out=out)
+        graph = s.end_capture()
+    out.fill(0)
+    graph.launch(s)
+    s.synchronize()
+    assert np.array_equal(cupy.asnumpy(out), want)

@@ -1,0 +1,419 @@
+"""The fast path of bmmc.permute and bmmc.transpose: a Python-side cache of prepared permutations.
+
+A call of bmmc.transpose(x, axes) through the general path builds a Bmmc (axes_permutation), exports x and
+out through DLPack, validates both and looks the Permuter up in the library's cache: tens of µs of host time
+per call, while the GPU work of a small array is a few µs. Everything but the pointers and the stream
+depends only on (shape, axes or spec, dtype, device, threads), so it is computed once per such key and kept
+here; a call that hits the cache reads the pointers, the stream and a few flags the cheapest way its
+framework allows and calls the prepared native Permuter (bmmc._bmmc._Prepared) with raw integers.
+
+Cache key (one dict for everything; the first element tags the operation and the framework, so entries of
+different frameworks or of transpose and permute never mix):
+    (tag, x.shape, axes or spec, x.dtype, device, threads)
+  - axes: the caller's axes as a tuple (None for the default), spec: the caller's string or Bmmc;
+  - device: torch.device / the CuPy device id (NumPy: always the CPU);
+  - threads: the caller's CPU thread count (it changes the CPU Permuter; on CUDA it only splits entries).
+The entry holds the prepared native call, the output shape, and what the per-call checks need. It is built
+and validated on a miss (dtype kind and size, power-of-two dimensions, axes a permutation, the spec parsed,
+the device type); anything the fast path does not handle returns None and the caller takes the general path,
+which raises exactly the errors it always raised. The per-call checks are only those that can differ
+between calls with one key: x's contiguity (and, for torch, autograd / conj / neg bits), `out` (type,
+shape, dtype, device, contiguity, writability), the pointers' alignment; the native Permuter itself checks
+null and overlapping (aliased) pointers. The stream is read on every call, never cached.
+
+The dict is bounded (CAPACITY entries, oldest inserted out first: a hit costs one dict lookup, no LRU
+bookkeeping). An evicted entry is rebuilt on its next use from the C++ PermuterCache (256 prepared
+Permuters, LRU), which the fast and the general path share.
+
+torch.compile: the torch handlers start with torch.compiler.is_compiling(), and while Dynamo traces they
+call the custom ops torch.ops.bmmc.transpose / permute (bmmc/_torch_ops.py) instead, so bmmc.transpose and
+bmmc.permute can be used inside compiled functions (fullgraph=True too).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import _bmmc
+
+CAPACITY = 512
+
+_entries: dict = {}
+
+# Tags: the first element of every key.
+_T_TORCH, _P_TORCH, _T_NUMPY, _P_NUMPY, _T_CUPY, _P_CUPY = range(1, 7)
+
+# CPU calls on arrays of at least this many bytes release the GIL (see bmmc_ext.cpp, class Prepared).
+NOGIL_BYTES = 1 << 18
+# The CPU executor runs arrays below this size on one thread when threads = 0 (src/cpu/executor.cpp,
+# kBytesPerThread). Working that out costs the library ~20 µs per call (std::thread::hardware_concurrency()
+# reads sysfs every time), so for such arrays the fast path asks for the 1 thread explicitly: same result.
+_ONE_THREAD_BYTES = 512 << 10
+
+
+def _cpu_threads(threads: int, n: int, elem_bytes: int) -> int:
+    return 1 if threads == 0 and (elem_bytes << n) < _ONE_THREAD_BYTES else threads
+
+
+def clear() -> None:
+    """Drop every cached entry (the C++ Permuter cache keeps its own)."""
+    _entries.clear()
+
+
+def stats() -> dict:
+    return {"size": len(_entries), "capacity": CAPACITY}
+
+
+def _insert(key, entry):
+    if len(_entries) >= CAPACITY:
+        try:
+            del _entries[next(iter(_entries))]
+        except (StopIteration, KeyError, RuntimeError):  # another thread got there first
+            pass
+    _entries[key] = entry
+    return entry
+
+
+def _pow2_shape(shape) -> bool:
+    for d in shape:
+        if d <= 0 or d & (d - 1):
+            return False
+    return True
+
+
+def _log2_numel(shape) -> int:
+    size = 1
+    for d in shape:
+        size *= d
+    return size.bit_length() - 1
+
+
+def _transpose_plan(shape, axes):
+    """(Bmmc, output shape) for transpose(shape, axes), or None where the general path must decide (errors)."""
+    from . import _normalise_axes, axes_permutation, identity
+
+    shape = [int(d) for d in shape]
+    try:
+        norm = _normalise_axes(len(shape), axes)
+    except (TypeError, ValueError):
+        return None
+    if not _pow2_shape(shape):
+        return None
+    b = axes_permutation(shape, norm) if shape else identity(0)
+    return b, tuple(shape[a] for a in norm)
+
+
+def _permute_bmmc(spec, n):
+    """The Bmmc of a permute call, or None where the general path must decide (errors)."""
+    from . import Bmmc, parse_spec
+
+    if isinstance(spec, str):
+        try:
+            return parse_spec(spec, n)
+        except ValueError:
+            return None
+    if isinstance(spec, Bmmc) and spec.n == n:
+        return spec
+    return None
+
+
+def _axes_key(axes):
+    """The caller's axes as a hashable key part (a tuple), or raise TypeError (the general path decides)."""
+    if axes is None or type(axes) is tuple:
+        return axes
+    return tuple(axes)
+
+
+# ---- NumPy -------------------------------------------------------------------------------------------------
+
+_np_ndarray = None
+_np_empty = None
+
+
+def _numpy_elem_bytes(dtype):
+    """Element bytes when the general path takes this NumPy dtype (DLPack kinds, native order), else None."""
+    kind, size = dtype.kind, dtype.itemsize
+    if kind not in "biufc" or not (dtype.isnative or size == 1) or dtype.fields is not None:
+        return None
+    if (kind == "f" and size > 8) or (kind == "c" and size > 16):  # long double: not IEEE, not in DLPack
+        return None
+    return size if size in (1, 2, 4, 8, 16) else None
+
+
+def _numpy_entry(key, n, b, shape, dtype, threads):
+    eb = _numpy_elem_bytes(dtype)
+    if eb is None or b.n != n:
+        return None
+    prep = _bmmc._Prepared(b, eb, -1, _cpu_threads(threads, n, eb), NOGIL_BYTES)
+    return _insert(key, (prep.call_buffers, shape, dtype))
+
+
+def numpy_transpose(x, axes, out, threads):
+    try:
+        key = (_T_NUMPY, x.shape, _axes_key(axes), x.dtype, threads)
+        e = _entries.get(key)
+    except TypeError:  # axes not iterable or not hashable: the general path says what is wrong
+        return None
+    if e is None:
+        plan = _transpose_plan(x.shape, axes)
+        if plan is None or type(threads) is not int:
+            return None
+        e = _numpy_entry(key, _log2_numel(x.shape), plan[0], plan[1], x.dtype, threads)
+        if e is None:
+            return None
+    call, shape, dtype = e
+    if out is None:
+        out = _np_empty(shape, dtype)
+    elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not dtype and out.dtype != dtype):
+        return None
+    # call_buffers refuses (False) a non-contiguous x, a read-only or non-contiguous out, a wrong size.
+    return out if call(x, out) else None
+
+
+def numpy_permute(x, spec, out, threads):
+    try:
+        key = (_P_NUMPY, x.shape, spec, x.dtype, threads)
+        e = _entries.get(key)
+    except TypeError:
+        return None
+    if e is None:
+        if not _pow2_shape(x.shape) or type(threads) is not int:
+            return None
+        n = _log2_numel(x.shape)
+        b = _permute_bmmc(spec, n)
+        if b is None:
+            return None
+        e = _numpy_entry(key, n, b, x.shape, x.dtype, threads)
+        if e is None:
+            return None
+    call, shape, dtype = e
+    if out is None:
+        out = _np_empty(shape, dtype)
+    elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not dtype and out.dtype != dtype):
+        return None
+    return out if call(x, out) else None
+
+
+# ---- PyTorch -----------------------------------------------------------------------------------------------
+
+_torch = None
+_torch_tensor = None
+_torch_elem_bytes: dict = {}
+_compiling = None
+_torch_stream = None
+_torch_ops = None
+
+
+def _init_torch(torch) -> None:
+    global _torch, _torch_tensor, _compiling, _torch_stream, _torch_ops
+    _torch = torch
+    _torch_tensor = torch.Tensor
+    for name in ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "float16",
+                 "bfloat16", "float32", "float64", "complex64", "complex128"):
+        dt = getattr(torch, name, None)
+        if dt is not None:
+            _torch_elem_bytes[dt] = dt.itemsize if hasattr(dt, "itemsize") else torch.empty(0, dtype=dt).element_size()
+    comp = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if comp is None:
+        comp = getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
+    _compiling = comp if comp is not None else (lambda: False)
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        _torch_stream = raw  # (device index) -> cudaStream_t as an int: what Inductor's generated code uses
+    else:
+        _torch_stream = lambda index: torch.cuda.current_stream(index).cuda_stream  # noqa: E731
+    try:
+        from . import _torch_ops as ops
+    except Exception:  # noqa: BLE001 - torch too old for torch.library.custom_op: no ops, the fast path stays
+        ops = None
+    _torch_ops = ops
+
+
+def _torch_entry(key, x, n, b, shape, threads):
+    """Validate once per key: strided layout, a dtype DLPack takes, a CPU or CUDA device."""
+    eb = _torch_elem_bytes.get(x.dtype)
+    dev = x.device
+    if eb is None or x.layout is not _torch.strided or b.n != n or dev.type not in ("cpu", "cuda"):
+        return None
+    if type(threads) is not int:
+        return None
+    index = -1 if dev.type == "cpu" else (dev.index if dev.index is not None else _torch.cuda.current_device())
+    prep = _bmmc._Prepared(b, eb, index, _cpu_threads(threads, n, eb) if index < 0 else threads, NOGIL_BYTES)
+    return _insert(key, (prep, shape, prep.alignment - 1, index, x.dtype.is_complex))
+
+
+def _torch_out_ok(out, x, shape, cplx) -> bool:
+    return (type(out) is _torch_tensor and out.shape == shape and out.dtype == x.dtype and out.device == x.device
+            and out.is_contiguous() and not out.requires_grad and not out.is_neg() and not (cplx and out.is_conj()))
+
+
+# The two handlers below are the hot path: written out in full (no helper calls) because each Python call
+# and attribute lookup is ~0.05-0.1 µs of the few µs a cached call costs.
+
+def torch_transpose(x, axes, out, threads):
+    if _compiling():
+        return _torch_ops.traced_transpose(x, axes, out)
+    try:
+        key = (_T_TORCH, x.shape, axes if axes is None or type(axes) is tuple else tuple(axes), x.dtype, x.device,
+               threads)
+        e = _entries.get(key)
+    except TypeError:  # axes not iterable or not hashable: the general path says what is wrong
+        return None
+    if e is None:
+        plan = _transpose_plan(x.shape, axes)
+        if plan is None:
+            return None
+        e = _torch_entry(key, x, _log2_numel(x.shape), plan[0], plan[1], threads)
+        if e is None:
+            return None
+    prep, shape, amask, index, cplx = e
+    if not x.is_contiguous() or x.requires_grad or x.is_neg() or (cplx and x.is_conj()):
+        return None
+    if out is None:
+        out = x.new_empty(shape)
+    elif not _torch_out_ok(out, x, shape, cplx):
+        return None
+    xp = x.data_ptr()
+    op = out.data_ptr()
+    if (xp | op) & amask:
+        return None  # an offset view: the general path narrows the lane accesses
+    prep(xp, op, _torch_stream(index) if index >= 0 else 0)
+    return out
+
+
+def torch_permute(x, spec, out, threads):
+    if _compiling():
+        return _torch_ops.traced_permute(x, spec, out)
+    try:
+        key = (_P_TORCH, x.shape, spec, x.dtype, x.device, threads)
+        e = _entries.get(key)
+    except TypeError:
+        return None
+    if e is None:
+        if not _pow2_shape(x.shape):
+            return None
+        n = _log2_numel(x.shape)
+        b = _permute_bmmc(spec, n)
+        if b is None:
+            return None
+        e = _torch_entry(key, x, n, b, tuple(x.shape), threads)
+        if e is None:
+            return None
+    prep, shape, amask, index, cplx = e
+    if not x.is_contiguous() or x.requires_grad or x.is_neg() or (cplx and x.is_conj()):
+        return None
+    if out is None:
+        out = x.new_empty(shape)
+    elif not _torch_out_ok(out, x, shape, cplx):
+        return None
+    xp = x.data_ptr()
+    op = out.data_ptr()
+    if (xp | op) & amask:
+        return None
+    prep(xp, op, _torch_stream(index) if index >= 0 else 0)
+    return out
+
+
+# ---- CuPy --------------------------------------------------------------------------------------------------
+
+_cupy = None
+_cupy_ndarray = None
+
+
+def _cupy_entry(key, x, n, b, shape, threads):
+    eb = _numpy_elem_bytes(x.dtype)
+    if eb is None or b.n != n:
+        return None
+    prep = _bmmc._Prepared(b, eb, key[4], threads, NOGIL_BYTES)
+    return _insert(key, (prep, shape, prep.alignment - 1, key[4], x.dtype))
+
+
+def _cupy_run(e, x, out):
+    prep, shape, amask, dev, dtype = e
+    if not x.flags.c_contiguous:
+        return None
+    if out is None:
+        out = _cupy.empty(shape, dtype)  # on the current device, as the general path allocates
+        if out.device.id != dev:
+            return None
+    elif (type(out) is not _cupy_ndarray or out.shape != shape or out.dtype != dtype or out.device.id != dev
+          or not out.flags.c_contiguous):
+        return None
+    xp = x.data.ptr
+    op = out.data.ptr
+    if (xp | op) & amask:
+        return None
+    prep(xp, op, _cupy.cuda.get_current_stream().ptr)
+    return out
+
+
+def cupy_transpose(x, axes, out, threads):
+    try:
+        key = (_T_CUPY, x.shape, _axes_key(axes), x.dtype, x.device.id, threads)
+        e = _entries.get(key)
+    except TypeError:
+        return None
+    if e is None:
+        plan = _transpose_plan(x.shape, axes)
+        if plan is None or type(threads) is not int:
+            return None
+        e = _cupy_entry(key, x, _log2_numel(x.shape), plan[0], plan[1], threads)
+        if e is None:
+            return None
+    return _cupy_run(e, x, out)
+
+
+def cupy_permute(x, spec, out, threads):
+    try:
+        key = (_P_CUPY, x.shape, spec, x.dtype, x.device.id, threads)
+        e = _entries.get(key)
+    except TypeError:
+        return None
+    if e is None:
+        if not _pow2_shape(x.shape) or type(threads) is not int:
+            return None
+        n = _log2_numel(x.shape)
+        b = _permute_bmmc(spec, n)
+        if b is None:
+            return None
+        e = _cupy_entry(key, x, n, b, x.shape, threads)
+        if e is None:
+            return None
+    return _cupy_run(e, x, out)
+
+
+# ---- dispatch by the exact type of x -------------------------------------------------------------------------
+
+def _classify(t):
+    """(transpose handler, permute handler) for arrays of type t, or (None, None): the general path."""
+    global _np_ndarray, _np_empty, _cupy, _cupy_ndarray
+    mod = getattr(t, "__module__", "") or ""
+    root = mod.split(".")[0]
+    if root == "numpy":
+        np = sys.modules["numpy"]
+        if t is np.ndarray:
+            _np_ndarray, _np_empty = np.ndarray, np.empty
+            return numpy_transpose, numpy_permute
+    elif root == "torch":
+        torch = sys.modules["torch"]
+        if t is torch.Tensor:
+            if _torch is None:
+                _init_torch(torch)
+            return torch_transpose, torch_permute
+    elif root == "cupy":
+        cupy = sys.modules.get("cupy")
+        if cupy is not None and t is cupy.ndarray:
+            _cupy, _cupy_ndarray = cupy, cupy.ndarray
+            return cupy_transpose, cupy_permute
+    return None, None
+
+
+TRANSPOSE: dict = {}
+PERMUTE: dict = {}
+
+
+def learn(t) -> None:
+    """Classify the array type t once (the first call with a new type goes through here)."""
+    tr, pe = _classify(t)
+    TRANSPOSE[t] = tr
+    PERMUTE[t] = pe

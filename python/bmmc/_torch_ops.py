@@ -1,0 +1,167 @@
+"""PyTorch custom ops over bmmc, so that bmmc runs inside torch.compile graphs and CUDA graphs.
+
+Registered once, when bmmc first sees a torch tensor, by bmmc.torch_ops(), or at `import bmmc` when torch is
+already imported (importing bmmc never imports torch):
+
+    torch.ops.bmmc.transpose(Tensor x, int[] axes) -> Tensor            == x.permute(axes).contiguous()
+    torch.ops.bmmc.permute(Tensor x, str spec) -> Tensor                out[A·i ⊕ c] = x[i], flat C order
+    torch.ops.bmmc.transpose_out(Tensor x, int[] axes, Tensor(a!) out) -> ()
+    torch.ops.bmmc.permute_out(Tensor x, str spec, Tensor(a!) out) -> ()
+
+Each has a fake (meta) implementation giving the output's shape, so torch.compile traces it without running
+it, and an autograd formula (the inverse permutation of the gradient). Unlike bmmc.transpose they accept
+any strided tensor: a non-contiguous x is made contiguous first. A Bmmc is passed to the permute op as a
+spec string (`matrix:ROWS^C`, see spec_of).
+
+Inside torch.compile, bmmc.transpose(x, axes) and bmmc.permute(x, spec) themselves call these ops (their
+torch handlers check torch.compiler.is_compiling() first), so user code needs no change.
+
+CUDA graphs: the ops (and bmmc.transpose / bmmc.permute in eager mode) enqueue their kernel on the current
+stream and allocate `out` through PyTorch's allocator, so they can be captured by torch.cuda.graph and by
+torch.compile(mode="reduce-overhead"). Warm up once before capturing (as PyTorch asks for any captured
+code): the first call with a new (shape, axes or spec, dtype, device) plans and JIT-compiles its kernel,
+which must not happen during capture. A spec whose plan has two passes allocates its temporary with
+cudaMallocAsync on the stream, which capture records as a graph memory node.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+import torch
+
+from . import _fast
+
+_LIB = "bmmc"
+
+
+def spec_of(spec) -> str:
+    """A spec string for a Bmmc (or the string itself): what the permute op takes."""
+    if isinstance(spec, str):
+        return spec
+    from . import Bmmc
+
+    if not isinstance(spec, Bmmc):
+        raise TypeError(f"expected a spec string or a bmmc.Bmmc, got {type(spec).__name__}")
+    if spec.n == 0:
+        return "identity"
+    return "matrix:" + ",".join(hex(r) for r in spec.rows) + f"^{hex(spec.c)}"
+
+
+# Dynamo cannot trace the native Bmmc's properties: inside torch.compile the spec string of a Bmmc is computed
+# when tracing and kept as a constant of the graph.
+_assume_constant = getattr(getattr(torch, "_dynamo", None), "assume_constant_result", None)
+_spec_of_traced = _assume_constant(spec_of) if _assume_constant is not None else spec_of
+
+
+def _normalise(ndim: int, axes) -> List[int]:
+    from . import _normalise_axes
+
+    return _normalise_axes(ndim, axes)
+
+
+def _eager_transpose(x, axes, out=None):
+    from . import transpose
+
+    x = x.detach()
+    if not x.is_contiguous():
+        x = x.contiguous()
+    return transpose(x, list(axes), out=out)
+
+
+def _eager_permute(x, spec, out=None):
+    from . import permute
+
+    x = x.detach()
+    if not x.is_contiguous():
+        x = x.contiguous()
+    return permute(x, spec, out=out)
+
+
+@torch.library.custom_op(f"{_LIB}::transpose", mutates_args=())
+def transpose(x: torch.Tensor, axes: List[int]) -> torch.Tensor:
+    return _eager_transpose(x, axes)
+
+
+@transpose.register_fake
+def _transpose_fake(x, axes):
+    norm = _normalise(x.dim(), axes)
+    return x.new_empty([x.shape[a] for a in norm])
+
+
+@torch.library.custom_op(f"{_LIB}::permute", mutates_args=())
+def permute(x: torch.Tensor, spec: str) -> torch.Tensor:
+    return _eager_permute(x, spec)
+
+
+@permute.register_fake
+def _permute_fake(x, spec):
+    return x.new_empty(x.shape)
+
+
+@torch.library.custom_op(f"{_LIB}::transpose_out", mutates_args=("out",))
+def transpose_out(x: torch.Tensor, axes: List[int], out: torch.Tensor) -> None:
+    _eager_transpose(x, axes, out.detach())
+
+
+@transpose_out.register_fake
+def _transpose_out_fake(x, axes, out):
+    return None
+
+
+@torch.library.custom_op(f"{_LIB}::permute_out", mutates_args=("out",))
+def permute_out(x: torch.Tensor, spec: str, out: torch.Tensor) -> None:
+    _eager_permute(x, spec, out.detach())
+
+
+@permute_out.register_fake
+def _permute_out_fake(x, spec, out):
+    return None
+
+
+# ---- autograd: the gradient of a permutation is the inverse permutation of the gradient ----------------------
+
+def _transpose_setup(ctx, inputs, output):
+    x, axes = inputs
+    ctx.axes = _normalise(x.dim(), axes)
+
+
+def _transpose_backward(ctx, grad):
+    inverse = [0] * len(ctx.axes)
+    for i, a in enumerate(ctx.axes):
+        inverse[a] = i
+    return transpose(grad, inverse), None
+
+
+def _permute_setup(ctx, inputs, output):
+    ctx.spec = inputs[1]
+
+
+def _permute_backward(ctx, grad):
+    return permute(grad, f"inv({ctx.spec})"), None
+
+
+transpose.register_autograd(_transpose_backward, setup_context=_transpose_setup)
+permute.register_autograd(_permute_backward, setup_context=_permute_setup)
+
+
+# ---- what bmmc.transpose / bmmc.permute call while Dynamo traces ---------------------------------------------
+
+def traced_transpose(x, axes, out):
+    axes = list(range(x.dim()))[::-1] if axes is None else [int(a) for a in axes]
+    if out is None:
+        return torch.ops.bmmc.transpose(x, axes)
+    torch.ops.bmmc.transpose_out(x, axes, out)
+    return out
+
+
+def traced_permute(x, spec, out):
+    if not isinstance(spec, str):
+        spec = _spec_of_traced(spec)
+    if out is None:
+        return torch.ops.bmmc.permute(x, spec)
+    torch.ops.bmmc.permute_out(x, spec, out)
+    return out
+
+
+__all__ = ["transpose", "permute", "transpose_out", "permute_out", "spec_of", "_fast"]

@@ -1,0 +1,377 @@
+"""The fast path (bmmc/_fast.py) on the CPU: results against NumPy for every dtype, the cache keyed by
+exactly (framework, op, shape, axes or spec, dtype, device, threads), errors identical to the general path's,
+and (where torch imports) PyTorch CPU tensors, the custom ops and torch.compile."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import bmmc
+from bmmc import _fast
+
+NUMPY_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
+                np.float32, np.float64, np.complex64, np.complex128, np.bool_]
+
+
+def reference(x, b):
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    out[b.apply(np.arange(flat.size, dtype=np.uint64)).astype(np.int64)] = flat
+    return out.reshape(x.shape)
+
+
+def random_array(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    size = int(np.prod(shape)) if shape else 1
+    if np.dtype(dtype) == np.bool_:
+        return (rng.integers(0, 2, size=size) == 1).reshape(shape)
+    a = rng.integers(1, 120, size=size)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.integers(1, 120, size=size)
+    return a.astype(dtype).reshape(shape)
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    _fast.clear()
+    yield
+    _fast.clear()
+
+
+def error_of(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e), str(e)
+    return None
+
+
+# ---- results -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", NUMPY_DTYPES)
+def test_fast_path_every_numpy_dtype(dtype):
+    for shape, axes in [((4, 8), (1, 0)), ((2, 16, 4), (2, 0, 1)), ((8, 2, 4, 2), None), ((64,), (0,)), ((), ())]:
+        x = random_array(shape, dtype)
+        for rep in range(2):  # a miss, then a hit
+            got = bmmc.transpose(x, axes)
+            want = np.transpose(x, axes).copy()
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert np.array_equal(got, want), (dtype, shape, axes, rep)
+        out = np.empty_like(want)
+        assert bmmc.transpose(x, axes, out=out) is out and np.array_equal(out, want)
+    x = random_array((1 << 10,), dtype, 1)
+    for spec in ("bit-reverse", bmmc.random_bmmc(10, 3), "random-bpc:2"):
+        b = spec if isinstance(spec, bmmc.Bmmc) else bmmc.Bmmc(spec, n=10)
+        for _ in range(2):
+            assert np.array_equal(bmmc.permute(x, spec), reference(x, b)), (dtype, spec)
+    assert _fast.stats()["size"] == 5 + 3  # every call above went through the fast path
+
+
+def test_fast_path_is_taken_and_hits():
+    x = random_array((4, 8), np.float32)
+    bmmc.transpose(x, (1, 0))
+    assert _fast.stats()["size"] == 1
+    for _ in range(5):
+        bmmc.transpose(x, (1, 0))
+        bmmc.transpose(x, [1, 0])  # a list of the same axes is the same key
+    assert _fast.stats()["size"] == 1
+
+
+def test_large_array_releases_the_gil_and_stays_right():
+    x = random_array((256, 512), np.int32)
+    assert np.array_equal(bmmc.transpose(x, (1, 0)), x.T.copy())
+    (entry,) = _fast._entries.values()
+    assert entry[0].__self__.releases_gil  # 512 KiB >= NOGIL_BYTES
+    assert np.array_equal(bmmc.transpose(x, (1, 0), threads=2), x.T.copy())
+
+
+# ---- the cache key -----------------------------------------------------------------------------------------
+
+def test_cache_never_mixes_shapes_of_one_size():
+    a = random_array((4, 8), np.int32, 1)
+    b = random_array((8, 4), np.int32, 2)
+    c = random_array((2, 16), np.int32, 3)
+    for _ in range(3):
+        for x in (a, b, c):
+            got = bmmc.transpose(x, (1, 0))
+            assert got.shape == x.T.shape and np.array_equal(got, x.T.copy())
+    assert _fast.stats()["size"] == 3
+
+
+def test_cache_never_mixes_dtypes_of_one_itemsize():
+    xs = [random_array((4, 8), d, 4) for d in (np.int32, np.float32, np.uint32)]
+    xs += [random_array((4, 8), d, 5) for d in (np.int64, np.float64, np.complex64)]
+    for _ in range(2):
+        for x in xs:
+            got = bmmc.transpose(x, (1, 0))
+            assert got.dtype == x.dtype and np.array_equal(got, x.T.copy())
+            p = bmmc.permute(x, "bit-reverse")
+            assert p.dtype == x.dtype and np.array_equal(p, reference(x, bmmc.bit_reverse(5)))
+    assert _fast.stats()["size"] == 12
+
+
+def test_cache_never_mixes_axes_or_specs():
+    x = random_array((2, 4, 8), np.int16)
+    for _ in range(2):
+        for axes in [(2, 0, 1), (1, 2, 0), (0, 2, 1), None, (-1, 0, 1)]:
+            assert np.array_equal(bmmc.transpose(x, axes), np.transpose(x, axes).copy()), axes
+        for spec in ["bit-reverse", "reverse", "gray", bmmc.gray(6), bmmc.random_bmmc(6, 1), bmmc.random_bmmc(6, 2)]:
+            b = spec if isinstance(spec, bmmc.Bmmc) else bmmc.Bmmc(spec, n=6)
+            assert np.array_equal(bmmc.permute(x, spec), reference(x, b)), spec
+
+
+def test_cache_key_has_threads_and_op():
+    x = random_array((8, 8), np.int32)
+    bmmc.transpose(x, (1, 0))
+    bmmc.transpose(x, (1, 0), threads=2)
+    bmmc.permute(x, "transpose:3")  # the same permutation, another op: its own entry
+    assert _fast.stats()["size"] == 3
+    assert np.array_equal(bmmc.permute(x, "transpose:3"), bmmc.transpose(x, (1, 0)))
+
+
+def test_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(_fast, "CAPACITY", 4)
+    x = random_array((1 << 8,), np.int32)
+    for seed in range(10):
+        b = bmmc.random_bmmc(8, seed)
+        assert np.array_equal(bmmc.permute(x, b), reference(x, b))
+        assert _fast.stats()["size"] <= 4
+    b = bmmc.random_bmmc(8, 0)  # evicted long ago: rebuilt, still right
+    assert np.array_equal(bmmc.permute(x, b), reference(x, b))
+
+
+# ---- errors unchanged ----------------------------------------------------------------------------------------
+
+def _general_transpose(x, axes=None, out=None, threads=0):
+    return bmmc._transpose_general(x, axes, out, threads)
+
+
+def _general_permute(x, spec, out=None, threads=0):
+    return bmmc._permute_general(x, spec, out, threads)
+
+
+ro = np.zeros((8, 4), np.float32)
+ro.setflags(write=False)
+TRANSPOSE_BAD = [
+    (np.zeros((4, 8), np.float32)[:, ::2].copy(order="F"), (1, 0), None),
+    (np.zeros((4, 16), np.float32)[:, ::2], (1, 0), None),                   # not contiguous, a cached shape
+    (np.asfortranarray(np.zeros((4, 8), np.float32)), (1, 0), None),
+    (np.zeros((4, 8), np.float32), (1, 0), ro),                                # read-only out
+    (np.zeros((4, 8), np.float32), (1, 0), np.zeros((8, 4), np.int32)),       # out of another dtype
+    (np.zeros((4, 8), np.float32), (1, 0), np.zeros((8, 8), np.float32)),     # out of another size
+    (np.zeros((4, 8), np.float32), (1, 0), np.zeros((4, 8), np.float32)),     # same size: accepted
+    (np.zeros((4, 8), np.float32), (1, 0), np.zeros((8, 4), np.float32).T),   # out not contiguous
+    (np.zeros((4, 8), np.float32), (0, 0), None),
+    (np.zeros((4, 8), np.float32), (1,), None),
+    (np.zeros((4, 8), np.float32), 3, None),
+    (np.zeros((4, 8), np.float32), [[1], [0]], None),
+    (np.zeros((3, 8), np.float32), (1, 0), None),
+    (np.zeros((4, 8), np.float32), (1, 0), [0] * 32),
+    (np.zeros((4, 8), np.longdouble), (1, 0), None),
+    (np.zeros((4, 8), np.dtype(">i4")), (1, 0), None),
+    (np.zeros((4, 8), object), (1, 0), None),
+    (np.zeros((4, 8), "S4"), (1, 0), None),
+    (np.zeros((4, 8), "datetime64[s]"), (1, 0), None),
+]
+
+
+@pytest.mark.parametrize("case", range(len(TRANSPOSE_BAD)))
+def test_transpose_errors_unchanged_after_caching(case):
+    x, axes, out = TRANSPOSE_BAD[case]
+    good = np.zeros(x.shape, np.float32) if x.dtype != np.float32 else np.zeros(x.shape, x.dtype)
+    if x.size == good.size and len(x.shape) == 2 and x.shape[0] and not (x.shape[0] & (x.shape[0] - 1)):
+        bmmc.transpose(np.ascontiguousarray(good), (1, 0))  # make the key hot first where it can be
+    want = error_of(lambda: _general_transpose(x, axes, out))
+    got = error_of(lambda: bmmc.transpose(x, axes, out=out))
+    assert got == want
+
+
+PERMUTE_BAD = [
+    (np.zeros(12), "gray", None),
+    (np.zeros(64)[::2], "gray", None),
+    (np.zeros(8), bmmc.gray(4), None),
+    (np.zeros(8), "gray", np.zeros(8, np.float32)),
+    (np.zeros(8), "gray", np.zeros(16)),
+    (np.zeros(8), "gray", ro),
+    (np.zeros(8), 3, None),
+    (np.zeros(8), ["gray"], None),
+    (np.zeros(8), "rotate:", None),
+    (np.zeros(8), "bits:0,1", None),
+]
+
+
+@pytest.mark.parametrize("case", range(len(PERMUTE_BAD)))
+def test_permute_errors_unchanged_after_caching(case):
+    x, spec, out = PERMUTE_BAD[case]
+    if x.size == 8 or x.size == 32:
+        bmmc.permute(np.zeros(x.size), "gray")
+    want = error_of(lambda: _general_permute(x, spec, out))
+    got = error_of(lambda: bmmc.permute(x, spec, out=out))
+    assert got == want
+    assert got is not None
+
+
+def test_aliasing_out_is_refused_like_before():
+    x = np.arange(32, dtype=np.int32)
+    bmmc.permute(x, "bit-reverse")
+    want = error_of(lambda: _general_permute(x, "bit-reverse", x))
+    assert want is not None and want[0] is ValueError
+    assert error_of(lambda: bmmc.permute(x, "bit-reverse", out=x)) == want
+    y = x.reshape(4, 8)
+    bmmc.transpose(y, (1, 0))
+    assert error_of(lambda: bmmc.transpose(y, (1, 0), out=y.reshape(8, 4))) == \
+        error_of(lambda: _general_transpose(y, (1, 0), y.reshape(8, 4)))
+
+
+def test_unaligned_and_subclassed_arrays_take_the_general_path():
+    raw = np.zeros(32 * 4 + 1, np.uint8)
+    x = np.frombuffer(raw.data, dtype=np.int32, count=32, offset=1).reshape(4, 8)
+    assert error_of(lambda: bmmc.transpose(x, (1, 0))) == error_of(lambda: _general_transpose(x, (1, 0)))
+    _fast.clear()
+
+    class Sub(np.ndarray):
+        pass
+
+    m = np.arange(32, dtype=np.float64).reshape(4, 8).view(Sub)
+    assert np.array_equal(np.asarray(bmmc.transpose(m, (1, 0))), np.asarray(m).T)
+    assert _fast.stats()["size"] == 0
+
+
+def test_import_does_not_import_torch():
+    code = "import sys, bmmc, numpy as np; bmmc.transpose(np.zeros((2, 4)), (1, 0)); assert 'torch' not in sys.modules"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+# ---- PyTorch on the CPU (where torch imports) ----------------------------------------------------------------
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def torch_reference(x, b):
+    """out[A·i ⊕ c] = x[i] by index assignment on an integer view of the same element size."""
+    import torch
+
+    flat = x.reshape(-1)
+    eb = x.element_size()
+    v = flat.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[eb]) if eb <= 8 else flat
+    dest = torch.from_numpy(b.apply(np.arange(flat.numel(), dtype=np.uint64)).astype(np.int64)).to(x.device)
+    out = torch.empty_like(v)
+    out[dest] = v
+    return out.view(x.dtype).reshape(x.shape)
+
+
+TORCH_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                "complex64", "complex128", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("name", TORCH_DTYPES)
+def test_torch_cpu_every_dtype(name):
+    torch = _torch()
+    dtype = getattr(torch, name, None)
+    if dtype is None:
+        pytest.skip(f"torch has no {name}")
+    base = torch.arange(1, 2 * 16 * 4 + 1).reshape(2, 16, 4)
+    x = (base % 2 == 0) if dtype == torch.bool else base.to(dtype)
+    for _ in range(2):
+        got = bmmc.transpose(x, (2, 0, 1))
+        assert got.dtype == x.dtype and torch.equal(got, x.permute(2, 0, 1).contiguous())
+    p = bmmc.permute(x, "bit-reverse")
+    assert p.dtype == x.dtype and torch.equal(p, torch_reference(x, bmmc.bit_reverse(7)))
+    assert _fast.stats()["size"] == 2
+
+
+def test_torch_cpu_cache_keys_and_frameworks_never_mix():
+    torch = _torch()
+    xs = [torch.arange(32, dtype=torch.int32).reshape(4, 8), torch.arange(32, dtype=torch.float32).reshape(4, 8),
+          torch.arange(32, dtype=torch.int32).reshape(8, 4), np.arange(32, dtype=np.int32).reshape(4, 8)]
+    for _ in range(2):
+        for x in xs:
+            got = bmmc.transpose(x, (1, 0))
+            assert type(got) is type(x) and got.dtype == x.dtype and tuple(got.shape) == tuple(x.shape)[::-1]
+            want = x.T.copy() if isinstance(x, np.ndarray) else x.t().contiguous()
+            assert (got == want).all()
+    assert _fast.stats()["size"] == 4
+
+
+def test_torch_cpu_errors_and_special_tensors_unchanged():
+    torch = _torch()
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+    bmmc.transpose(x, (1, 0))
+    cases = [
+        (x.t(), (1, 0), None),                                   # not contiguous
+        (x.clone().requires_grad_(), (1, 0), None),              # autograd: DLPack refuses
+        (torch._neg_view(x), (1, 0), None),                      # negative bit
+        (x, (1, 0), torch.empty(8, 4, dtype=torch.int32)),       # out of another dtype
+        (x, (1, 0), torch.empty(16, 4)),                         # out of another size
+        (x, (1, 0), torch.empty(4, 8)),                          # same size, other shape: accepted
+        (x, (1, 0), torch.empty(4, 8).t()),                      # out not contiguous
+        (x, (1, 0), np.empty((8, 4), np.float32)),               # out of another framework
+        (x[:, :4], (1, 0), None),
+        (x.reshape(32)[1:17].reshape(4, 4), (1, 0), None),      # an offset view: runs (narrower accesses)
+        (torch.zeros(4, 8, device="meta"), (1, 0), None),
+    ]
+    for xx, axes, out in cases:
+        want = error_of(lambda: _general_transpose(xx, axes, out))
+        got = error_of(lambda: bmmc.transpose(xx, axes, out=out))
+        assert got == want, (xx.shape, axes)
+    c = torch.complex(torch.arange(16.), torch.ones(16)).reshape(4, 4)
+    bmmc.transpose(c, (1, 0))
+    conj = c.conj()
+    assert error_of(lambda: bmmc.transpose(conj, (1, 0))) == error_of(lambda: _general_transpose(conj, (1, 0)))
+    assert torch.equal(bmmc.transpose(c, (1, 0)), c.t().contiguous())
+
+
+def test_torch_ops_eager_and_autograd():
+    torch = _torch()
+    ops = bmmc.torch_ops()
+    x = torch.arange(2 * 4 * 8, dtype=torch.float32).reshape(2, 4, 8)
+    assert torch.equal(ops.transpose(x, [2, 0, 1]), x.permute(2, 0, 1).contiguous())
+    assert torch.equal(ops.transpose(x.transpose(0, 2), [1, 0, 2]), x.transpose(0, 2).permute(1, 0, 2).contiguous())
+    flat = x.reshape(-1)
+    assert np.array_equal(ops.permute(flat, "bit-reverse").numpy(), reference(flat.numpy(), bmmc.bit_reverse(6)))
+    out = torch.empty(8, 2, 4)
+    ops.transpose_out(x, [2, 0, 1], out)
+    assert torch.equal(out, x.permute(2, 0, 1).contiguous())
+    out = torch.empty(64)
+    ops.permute_out(flat, "gray", out)
+    assert np.array_equal(out.numpy(), reference(flat.numpy(), bmmc.gray(6)))
+    b = bmmc.random_bmmc(6, 9)
+    spec = bmmc._torch_ops.spec_of(b) if hasattr(bmmc, "_torch_ops") else None
+    assert bmmc.Bmmc(spec) == b and bmmc.Bmmc(bmmc._torch_ops.spec_of(bmmc.identity(0)), n=0) == bmmc.identity(0)
+    # autograd: the gradient is the inverse permutation of the incoming gradient
+    xr = x.clone().requires_grad_()
+    w = torch.arange(64, dtype=torch.float32).reshape(8, 2, 4)
+    (ops.transpose(xr, [2, 0, 1]) * w).sum().backward()
+    assert torch.equal(xr.grad, w.permute(1, 2, 0))
+    fr = flat.clone().requires_grad_()
+    wf = torch.arange(64, dtype=torch.float32)
+    (ops.permute(fr, spec) * wf).sum().backward()
+    expect = torch.from_numpy(wf.numpy()[b.apply(np.arange(64, dtype=np.uint64)).astype(np.int64)])
+    assert torch.equal(fr.grad, expect)
+
+
+def test_torch_compile_fullgraph_cpu():
+    torch = _torch()
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"no torch._dynamo: {e}")
+
+    g = bmmc.gray(9)
+
+    def f(x, o):
+        y = bmmc.transpose(x * 2, (2, 0, 1))
+        z = bmmc.permute(y + 1, "bit-reverse")
+        bmmc.transpose(x, (1, 0, 2), out=o)
+        return z, bmmc.permute(x, g)
+
+    x = torch.randn(8, 16, 4)
+    o1, o2 = torch.empty(16, 8, 4), torch.empty(16, 8, 4)
+    cf = torch.compile(f, fullgraph=True, backend="aot_eager")
+    got, want = cf(x, o1), f(x, o2)
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+    assert torch.equal(o1, o2) and torch.equal(o1, x.permute(1, 0, 2).contiguous())
