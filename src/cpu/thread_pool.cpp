@@ -45,8 +45,8 @@ ThreadPool::ThreadPool(int threads) : size_(std::clamp(threads > 0 ? threads : c
 
 ThreadPool::~ThreadPool() {
   stop_.store(true);
-  state_.fetch_add(std::uint64_t{1} << 32, std::memory_order_release);
-  state_.notify_all();
+  wake_.fetch_add(1, std::memory_order_release);
+  wake_.notify_all();
   for (std::thread& t : threads_) t.join();
 }
 
@@ -76,13 +76,19 @@ void ThreadPool::grow(int workers) {
   while (static_cast<int>(threads_.size()) < workers) {
     const int index = static_cast<int>(threads_.size()) + 1;  // slot 0 is always the caller
     threads_.emplace_back([this, index, now] {
-      t_in_pool_call = false;
       std::uint64_t seen = now;
       for (;;) {
-        state_.wait(seen, std::memory_order_acquire);
-        seen = state_.load(std::memory_order_acquire);
+        // Read the wake word before the state: a call published after this read changes the word, so the
+        // wait below returns at once instead of sleeping through it.
+        const std::uint32_t word = wake_.load(std::memory_order_acquire);
+        const std::uint64_t state = state_.load(std::memory_order_acquire);
         if (stop_.load(std::memory_order_relaxed)) return;
-        if (index < static_cast<int>(seen & 0xffffffffu)) {
+        if (state == seen) {
+          wake_.wait(word, std::memory_order_acquire);
+          continue;
+        }
+        seen = state;
+        if (index < static_cast<int>(state & 0xffffffffu)) {
           work(index);
           if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_all();
         }
@@ -124,7 +130,8 @@ void ThreadPool::run(std::uint64_t count, std::uint64_t chunk, int threads, Body
   pending_.store(threads - 1, std::memory_order_relaxed);
   const std::uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
   state_.store((generation << 32) | static_cast<std::uint64_t>(threads), std::memory_order_release);
-  state_.notify_all();
+  wake_.fetch_add(1, std::memory_order_release);
+  wake_.notify_all();
   work(0);
   // Wait for the workers: their last chunks are in flight (a futex wait, not a spin, if they take long).
   for (int p = pending_.load(std::memory_order_acquire); p != 0; p = pending_.load(std::memory_order_acquire))

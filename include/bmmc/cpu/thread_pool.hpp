@@ -87,6 +87,10 @@ class ThreadPool {
   std::atomic<int> started_{0};
   // (generation << 32) | participants of the current call: one word, so a worker reads both consistently.
   std::atomic<std::uint64_t> state_{0};
+  // Bumped after each publication; the workers sleep on it. 32 bits: a futex word, so the wait is the
+  // kernel's futex itself (libstdc++ waits on 64-bit atomics through a shared proxy, measured at a median
+  // of 8 ms per wake-up on the loaded 2-core VM against 4 µs best case).
+  std::atomic<std::uint32_t> wake_{0};
   std::atomic<bool> stop_{false};
   // The current call (written under run_mutex_ before state_ is published; read by its participants).
   const Body* body_ = nullptr;
