@@ -31,10 +31,10 @@ has() { [[ " $PARTS " == *" $1 "* ]]; }
 if has tiles; then
   : >"$OUT/cpu_tiles.csv"
   for tile in 11 12 13 14 15 16; do
-    for loop in "" --cpu-gather; do
+    for loop in --cpu-transpose --cpu-gather; do
       "$BMMC" bench --backend cpu --n "$N" --reps "$REPS" --threads "$THREADS" --csv --variant one-pass \
         --cpu-tile "$tile" $loop --spec random-bmmc:1 --spec bit-reverse --spec "transpose:$((N / 2))" \
-        --spec random-bpc:1 | sed "s/,one-pass,/,one-pass${loop:+-gather}-t$tile,/" |
+        --spec random-bpc:1 | sed "s/,one-pass,/,one-pass${loop/#--cpu-transpose/}-t$tile,/;s/,one-pass--cpu-gather-/,one-pass-gather-/" |
         { if [ -s "$OUT/cpu_tiles.csv" ]; then tail -n +2; else cat; fi; } >>"$OUT/cpu_tiles.csv"
     done
   done

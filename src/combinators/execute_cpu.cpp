@@ -8,9 +8,9 @@
 #include <span>
 #include <unordered_map>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
+#include "bmmc/cpu/thread_pool.hpp"
 #include "index_bits.hpp"
 
 namespace bmmc {
@@ -18,7 +18,7 @@ namespace bmmc {
 namespace {
 
 int thread_count(int requested, std::uint64_t work) {
-  int t = requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int t = requested > 0 ? requested : cpu_cores();
   // Below ~64K chunks a thread start costs more than the work.
   const std::uint64_t cap = std::max<std::uint64_t>(1, work >> 16);
   return static_cast<int>(std::min<std::uint64_t>(t, cap));
@@ -64,11 +64,9 @@ void leaf_pass(const Bmmc& layout, const Leaf& leaf, T* data, int threads) {
   const LeafGeometry g = leaf_geometry(layout, leaf_bits(leaf));
   const std::uint64_t reps = std::uint64_t{1} << (g.n - g.bits);
   const int nt = thread_count(threads, reps);
-  if (nt == 1) return leaf_range(g, leaf, data, 0, reps);
-  std::vector<std::thread> pool;
-  for (int i = 0; i < nt; ++i)
-    pool.emplace_back([&, i] { leaf_range(g, leaf, data, reps * i / nt, reps * (i + 1) / nt); });
-  for (auto& th : pool) th.join();
+  // The CPU backend's persistent workers, in nt chunks (leaf groups cost the same everywhere).
+  ThreadPool::shared().run(reps, (reps - 1) / static_cast<std::uint64_t>(nt) + 1, nt,
+                           [&](std::uint64_t begin, std::uint64_t end, int) { leaf_range(g, leaf, data, begin, end); });
 }
 
 }  // namespace

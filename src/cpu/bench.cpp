@@ -10,11 +10,11 @@
 #include <memory>
 #include <new>
 #include <stdexcept>
-#include <thread>
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cpu/reference.hpp"
+#include "bmmc/cpu/thread_pool.hpp"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -55,22 +55,33 @@ void fill_random(unsigned char* p, std::size_t bytes) {
   }
 }
 
-void parallel_memcpy(unsigned char* dst, const unsigned char* src, std::size_t bytes, int threads) {
-  // Chunks are multiples of 64 bytes so no two threads share a cache line.
-  const std::size_t lines = (bytes + 63) / 64;
-  auto chunk = [&](int i) { return std::min(bytes, lines * i / threads * 64); };
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i)
-    pool.emplace_back([=] { std::memcpy(dst + chunk(i), src + chunk(i), chunk(i + 1) - chunk(i)); });
-  std::memcpy(dst, src, chunk(1));
-  for (auto& t : pool) t.join();
+// The baseline on the permutation's own terms: the same worker pool and the same thread count (one thread,
+// no pool, where the permutation runs single-threaded). Chunks are multiples of 64 bytes so no two threads
+// share a cache line.
+void pool_memcpy(unsigned char* dst, const unsigned char* src, std::size_t bytes, int threads) {
+  if (threads <= 1) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const std::uint64_t lines = (bytes + 63) / 64;
+  ThreadPool::shared().run(lines, (lines - 1) / static_cast<std::uint64_t>(threads) + 1, threads,
+                           [&](std::uint64_t begin, std::uint64_t end, int) {
+                             const std::size_t b = begin * 64, e = std::min(bytes, end * 64);
+                             std::memcpy(dst + b, src + b, e - b);
+                           });
 }
+
+// Calls per timed sample: enough that one sample lasts ~kSampleUs, so that the clock's resolution and its
+// call overhead (tens of ns) do not dominate small arrays; times are reported per call.
+constexpr double kSampleUs = 50;
+constexpr int kMaxBatch = 1 << 16;
 
 struct Timed {
   std::string name;
   std::function<void()> run;
   const unsigned char* expected;
   std::vector<double> ms;
+  int batch = 1;
 };
 
 }  // namespace
@@ -85,8 +96,6 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
   if (reps < 1) throw std::invalid_argument(fmt::format("bench_cpu: reps must be at least 1, got {}", reps));
   const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);
   make_cpu_plan(bmmc, elem_bytes, options);  // refuses a bad tile size before the buffers are allocated
-  if (options.threads <= 0) options.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = options.threads;
   Buffer in = huge_buffer(bytes), out = huge_buffer(bytes), ref = huge_buffer(bytes);
   fill_random(in.get(), bytes);
   std::memset(out.get(), 0, bytes);
@@ -97,32 +106,44 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
   const unsigned char* i = in.get();
   // Prepared once, as a caller that permutes many arrays would (bmmc::permute's cache does the same).
   const CpuPermuter one_pass(bmmc, elem_bytes, options);
+  const int threads = one_pass.threads();  // options.threads, or what the array size gets by default
   std::vector<Timed> variants = {
-      {"memcpy", [&] { parallel_memcpy(o, i, bytes, threads); }, i, {}},
+      {"memcpy", [&] { pool_memcpy(o, i, bytes, threads); }, i, {}},
       {"memcpy-1t", [&] { std::memcpy(o, i, bytes); }, i, {}},
       {"naive", [&] { permute_reference(bmmc, i, o, elem_bytes); }, ref.get(), {}},
       {"one-pass", [&] { one_pass(i, o); }, ref.get(), {}},
   };
   if (!naive) variants.erase(variants.begin() + 2);
-  // Where the register-transpose loop runs, also the gather loop it replaced, for the comparison.
-  CpuPolicy gather = options;
-  gather.register_transpose = false;
-  const CpuPermuter gathers(bmmc, elem_bytes, gather);
-  if (bmmc.n() >= 5 && one_pass.kernel_name() != gathers.kernel_name())
-    variants.push_back({"one-pass-gather", [&] { gathers(i, o); }, ref.get(), {}});
+  // The other phase loop too (gathers where the transposes run, and the reverse where this CPU's measured
+  // choice is the gathers), for the comparison.
+  const bool transposes = one_pass.kernel_name().find("transpose") != std::string::npos;
+  CpuPolicy other = options;
+  other.register_transpose = !transposes;
+  const CpuPermuter alternative(bmmc, elem_bytes, other);
+  if (bmmc.n() >= 5 && one_pass.kernel_name() != alternative.kernel_name())
+    variants.push_back(
+        {transposes ? "one-pass-gather" : "one-pass-transpose", [&] { alternative(i, o); }, ref.get(), {}});
   using Clock = std::chrono::steady_clock;
-  for (Timed& v : variants) {  // warm-up, verified
+  for (Timed& v : variants) {  // warm-up, verified; then the batch size from the fastest of a few calls
     std::memset(o, 0xa5, bytes);
+    auto t0 = Clock::now();
     v.run();
+    double best_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     if (std::memcmp(o, v.expected, bytes) != 0)
       throw std::runtime_error(fmt::format("bench_cpu: variant {} produced a wrong output (n = {}, {}-byte elements)",
                                            v.name, bmmc.n(), elem_bytes));
+    for (int k = 0; k < 3 && best_us < kSampleUs; ++k) {  // only small arrays need batches
+      t0 = Clock::now();
+      v.run();
+      best_us = std::min(best_us, std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    v.batch = static_cast<int>(std::clamp(kSampleUs / std::max(best_us, 1e-3), 1.0, double{kMaxBatch}));
   }
   for (int r = 0; r < reps; ++r)
     for (Timed& v : variants) {
       const auto t0 = Clock::now();
-      v.run();
-      v.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      for (int k = 0; k < v.batch; ++k) v.run();
+      v.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / v.batch);
     }
   std::vector<BenchRow> rows;
   for (Timed& v : variants) {

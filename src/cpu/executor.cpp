@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -15,11 +15,13 @@
 #include <optional>
 #include <string>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
+#include "bmmc/core/named.hpp"
+#include "bmmc/cpu/thread_pool.hpp"
 #include "bmmc/plan/planner.hpp"
+#include "loop_choice.hpp"
 #include "tile_tables.hpp"
 #include "transpose_blocks.hpp"
 
@@ -251,22 +253,15 @@ BlockKernel pick_kernel(int elem_bytes, int run_bytes, bool stream) {
   throw std::invalid_argument(fmt::format("execute_plan_cpu: unsupported element size {}", elem_bytes));
 }
 
-// Runs f(begin, end, thread_index) over `threads` contiguous slices of [0, count), the calling thread
-// taking slice 0. If starting a thread fails, the started ones are joined before the error propagates.
-template <class F>
-void parallel_slices(std::uint64_t count, int threads, F&& f) {
-  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, count)));
-  auto slice = [&](int i) { return count / threads * i + std::min<std::uint64_t>(i, count % threads); };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  try {
-    for (int i = 1; i < threads; ++i) pool.emplace_back([&, i] { f(slice(i), slice(i + 1), i); });
-  } catch (...) {
-    for (auto& th : pool) th.join();
-    throw;
-  }
-  f(slice(0), slice(1), 0);
-  for (auto& th : pool) th.join();
+// This thread's tile, kept between calls (a pooled worker, or a caller permuting again, reuses it) up to
+// kKeptScratch bytes, which covers the default tiles; a larger tile (an explicit tile_bits) is allocated per
+// chunk. Keyed by the OS thread, not by pool slot: a caller that finds the pool busy runs on its own.
+constexpr std::size_t kKeptScratch = std::size_t{256} << 10;
+thread_local AlignedBytes t_scratch;
+
+unsigned char* kept_scratch() {
+  if (!t_scratch) t_scratch = aligned_bytes(kKeptScratch);
+  return t_scratch.get();
 }
 
 // Everything a tile pass needs at run time, built before anything is written.
@@ -275,12 +270,57 @@ struct PassTables {
   std::optional<TransposeTables> transpose;  // set when the register-transpose loop applies and is enabled
 };
 
-PassTables pass_tables(const TilePass& p, bool allow_transpose) {
+// The gather loop of a pass, as execute_tile_pass picks it.
+BlockKernel gather_kernel(const TilePass& p, const TileTables& t, bool stream) {
+  return pick_kernel(p.elem_bytes, p.elem_bytes << t.s, stream);
+}
+
+bool auto_transposes(int elem_bytes, bool bpc);
+
+// transpose: the policy's register_transpose (nullopt = measured per CPU, loop_choice.hpp).
+PassTables pass_tables(const TilePass& p, std::optional<bool> transpose) {
   PassTables t{build_tables(p), std::nullopt};
-  pick_kernel(p.elem_bytes, p.elem_bytes << p.segment_bits(), false);  // throws for an unsupported shape
-  if (allow_transpose && cpu_detail::transpose_blocks_supported(p.elem_bytes))
+  gather_kernel(p, t.tile, false);  // throws for an unsupported shape
+  if (transpose.value_or(true) && cpu_detail::transpose_blocks_supported(p.elem_bytes))
     t.transpose = cpu_detail::make_transpose_tables(t.tile, p.elem_bytes);
+  if (t.transpose && !transpose && !auto_transposes(p.elem_bytes, p.bmmc.is_bpc()))
+    t.transpose.reset();
   return t;
+}
+
+// The stand-in of a class for loop_choice: 256 KiB arrays (in L2), bit-reverse or a fixed random BMMC, the
+// default tile; each loop runs single-threaded over all blocks with plain stores.
+bool auto_transposes(int elem_bytes, bool bpc) {
+  constexpr bool stream = false;
+  struct StandIn {
+    Plan plan;
+    PassTables tables;
+    AlignedBytes in, out;
+  };
+  std::optional<StandIn> st;  // built on the first timing only: not at all once the class is known
+  return cpu_detail::transposes_win(elem_bytes, bpc, [&](bool transpose) -> double {
+    if (!st) {
+      const int n = 18 - std::countr_zero(static_cast<unsigned>(elem_bytes));
+      const std::size_t bytes = array_bytes(n, elem_bytes);
+      CpuPolicy explicit_loops;
+      explicit_loops.register_transpose = true;  // no recursion into the choice
+      st.emplace(StandIn{make_cpu_plan(bpc ? bit_reverse(n) : random_bmmc(n, 1), elem_bytes, explicit_loops), {},
+                         aligned_bytes(bytes), aligned_bytes(bytes)});
+      if (const auto* tp = std::get_if<TilePass>(&st->plan.passes.front())) st->tables = pass_tables(*tp, true);
+      std::memset(st->in.get(), 1, bytes);
+    }
+    const auto* tp = std::get_if<TilePass>(&st->plan.passes.front());
+    if (tp == nullptr || !st->tables.transpose) return transpose ? 0.0 : 1.0;  // never seen: transposes then
+    const TileTables& t = st->tables.tile;
+    unsigned char* tile = kept_scratch();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (transpose)
+      cpu_detail::run_blocks_transpose(t, *st->tables.transpose, stream, st->in.get(), st->out.get(), 0, t.blocks,
+                                       tile);
+    else
+      gather_kernel(*tp, t, stream)(t, st->in.get(), st->out.get(), 0, t.blocks, tile);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
 }
 
 // Blocks go to threads in chunks from a shared counter rather than in fixed slices: on a shared VM a vCPU
@@ -292,29 +332,25 @@ void execute_tile_pass(const TilePass& p, const PassTables& pt, const void* in, 
   const int run_bytes = p.elem_bytes << t.s;
   const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
   const bool stream = bytes >= kStreamingBytes && reinterpret_cast<std::uintptr_t>(out) % kLine == 0;
-  const BlockKernel kernel = pick_kernel(p.elem_bytes, run_bytes, stream);
-  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, t.blocks)));
-  // One tile per thread, each on its own cache lines.
-  const std::size_t per_thread = std::max(kLine, std::size_t{static_cast<unsigned>(p.elem_bytes)} << (t.s + t.m));
-  AlignedBytes scratch = aligned_bytes(per_thread * threads);
+  const BlockKernel kernel = pt.transpose ? nullptr : pick_kernel(p.elem_bytes, run_bytes, stream);
+  const std::size_t tile_bytes = std::max(kLine, std::size_t{static_cast<unsigned>(p.elem_bytes)} << (t.s + t.m));
   const auto* src = static_cast<const unsigned char*>(in);
   auto* dst = static_cast<unsigned char*>(out);
+  // runs shorter than a cache line would stream partial lines: plain stores then
+  const bool stream_transpose = stream && run_bytes >= static_cast<int>(kLine);
+  auto blocks = [&](std::uint64_t begin, std::uint64_t end, int) {
+    AlignedBytes own;
+    unsigned char* tile = tile_bytes <= kKeptScratch ? kept_scratch() : (own = aligned_bytes(tile_bytes)).get();
+    if (pt.transpose)
+      cpu_detail::run_blocks_transpose(t, *pt.transpose, stream_transpose, src, dst, begin, end, tile);
+    else
+      kernel(t, src, dst, begin, end, tile);
+  };
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, t.blocks)));
+  if (threads == 1) return blocks(0, t.blocks, 0);
   const std::uint64_t chunk =
-      threads == 1 ? t.blocks : std::max<std::uint64_t>(std::min<std::uint64_t>(16, t.blocks), t.blocks / (32 * threads));
-  std::atomic<std::uint64_t> next{0};
-  parallel_slices(threads, threads, [&](std::uint64_t i, std::uint64_t, int) {
-    unsigned char* mine = scratch.get() + per_thread * i;
-    for (;;) {
-      const std::uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
-      if (begin >= t.blocks) break;
-      const std::uint64_t end = std::min(t.blocks, begin + chunk);
-      if (pt.transpose)  // runs shorter than a cache line would stream partial lines: plain stores then
-        cpu_detail::run_blocks_transpose(t, *pt.transpose, stream && run_bytes >= static_cast<int>(kLine), src,
-                                         dst, begin, end, mine);
-      else
-        kernel(t, src, dst, begin, end, mine);
-    }
-  });
+      std::max<std::uint64_t>(std::min<std::uint64_t>(16, t.blocks), t.blocks / (32 * threads));
+  ThreadPool::shared().run(t.blocks, chunk, threads, blocks);
 }
 
 // out[A·x ⊕ c] = in[x] for x in [begin, end), keeping y = A·x ⊕ c incrementally as the reference does.
@@ -336,7 +372,7 @@ void direct_range(const Bmmc& bmmc, const void* in_raw, void* out_raw, std::uint
 
 void execute_naive_pass(const Bmmc& bmmc, int elem_bytes, const void* in, void* out, int threads) {
   const std::uint64_t count = std::uint64_t{1} << bmmc.n();
-  parallel_slices(count, threads, [&](std::uint64_t begin, std::uint64_t end, int) {
+  auto range = [&](std::uint64_t begin, std::uint64_t end, int) {
     switch (elem_bytes) {
       case 1: return direct_range<1>(bmmc, in, out, begin, end);
       case 2: return direct_range<2>(bmmc, in, out, begin, end);
@@ -344,16 +380,16 @@ void execute_naive_pass(const Bmmc& bmmc, int elem_bytes, const void* in, void* 
       case 8: return direct_range<8>(bmmc, in, out, begin, end);
       case 16: return direct_range<16>(bmmc, in, out, begin, end);
     }
-  });
+  };
+  threads = std::max(1, threads);
+  ThreadPool::shared().run(count, (count - 1) / static_cast<std::uint64_t>(threads) + 1, threads, range);
 }
-
-int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 // threads ≤ 0: all hardware threads, but no more than the array size is worth.
 int resolve_threads(int threads, int n, int elem_bytes) {
   if (threads > 0) return threads;
   const std::size_t bytes = array_bytes(n, elem_bytes);
-  return static_cast<int>(std::clamp<std::size_t>(bytes / kBytesPerThread, 1, hardware_threads()));
+  return static_cast<int>(std::clamp<std::size_t>(bytes / kBytesPerThread, 1, ThreadPool::shared().size()));
 }
 
 const Bmmc& pass_bmmc(const Pass& p) {
@@ -406,6 +442,7 @@ Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy) {
 struct CpuPermuter::Prepared {
   Plan plan;
   std::vector<PassTables> tables;
+  int threads = 1;
 };
 
 CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : policy_(policy) {
@@ -416,6 +453,7 @@ CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : policy_(policy) {
   for (std::size_t i = 0; i < plan.passes.size(); ++i)
     if (const auto* tp = std::get_if<TilePass>(&plan.passes[i]))
       p->tables[i] = pass_tables(*tp, policy.register_transpose);
+  p->threads = resolve_threads(policy.threads, plan.n(), plan.elem_bytes);
   p->plan = std::move(plan);
   prepared_ = std::move(p);
 }
@@ -424,6 +462,7 @@ CpuPermuter::CpuPermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& poli
     : CpuPermuter(make_cpu_plan(bmmc, elem_bytes, policy), policy) {}
 
 const Plan& CpuPermuter::plan() const noexcept { return prepared_->plan; }
+int CpuPermuter::threads() const noexcept { return prepared_->threads; }
 
 std::size_t CpuPermuter::temp_bytes() const noexcept {
   const Plan& plan = prepared_->plan;
@@ -442,7 +481,7 @@ void CpuPermuter::operator()(const void* in, void* out, void* temp) const {
     check_buffers(in, temp, plan.n(), plan.elem_bytes);
     check_buffers(temp, out, plan.n(), plan.elem_bytes);
   }
-  const int threads = resolve_threads(policy_.threads, plan.n(), plan.elem_bytes);
+  const int threads = prepared_->threads;
   const void* src = in;
   for (std::size_t i = 0; i < passes; ++i) {
     void* dst = (passes - 1 - i) % 2 == 0 ? out : temp;  // the last pass lands in out

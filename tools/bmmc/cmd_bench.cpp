@@ -28,7 +28,7 @@ struct BenchOptions {
   bool json = false, csv = false, streaming = false, host_overhead = false;
   int vector_bits = -1, elems_per_thread = 0, threads = 0;
   int cpu_tile = -1;
-  bool cpu_gather = false;
+  bool cpu_gather = false, cpu_transpose = false;
   std::string backend = "auto";
 };
 
@@ -113,7 +113,9 @@ void add_bench(CLI::App& app, Action& run) {
   sub->add_option("--elems-per-thread", o->elems_per_thread, "elements per thread (0 = default)");
   sub->add_option("--threads", o->threads, "GPU: threads per block; CPU: worker threads (0 = default)");
   sub->add_option("--cpu-tile", o->cpu_tile, "CPU: tile of 2^K elements (5..20; -1 = default, see executor.hpp)");
-  sub->add_flag("--cpu-gather", o->cpu_gather, "CPU: run the gather loop instead of register transposes");
+  auto* gather = sub->add_flag("--cpu-gather", o->cpu_gather,
+                               "CPU: run the gather loop (default: the faster loop on this CPU, measured)");
+  sub->add_flag("--cpu-transpose", o->cpu_transpose, "CPU: run the register-transpose loop")->excludes(gather);
   sub->add_flag("--streaming", o->streaming, "JIT kernels use __ldcs/__stcs");
   sub->add_flag("--host-overhead", o->host_overhead, "also measure the host time of a cached permute() call");
   sub->add_flag("--json", o->json, "print one JSON array of rows");
@@ -138,7 +140,8 @@ void add_bench(CLI::App& app, Action& run) {
           CpuPolicy cpu;
           cpu.threads = o->threads;
           cpu.tile_bits = o->cpu_tile;
-          cpu.register_transpose = !o->cpu_gather;
+          if (o->cpu_gather) cpu.register_transpose = false;
+          if (o->cpu_transpose) cpu.register_transpose = true;  // else measured per CPU
           if (!o->json && !o->csv)
             fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}\n", spec, b.n(),
                        o->elem_bytes, cpu_kernel_name(make_cpu_plan(b, o->elem_bytes, cpu), cpu));

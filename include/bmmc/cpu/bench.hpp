@@ -1,16 +1,19 @@
 // The CPU benchmark behind `bmmc bench --backend cpu`: the fast executor against memcpy and the naive loop,
 // measured in the same run on the same buffers.
 //
-// Variants (rows, in this order): "memcpy" (std::memcpy of the same bytes split into one chunk per thread,
-// on the same number of threads as the executor, so the comparison is fair), "memcpy-1t" (one std::memcpy
-// call), "naive" (permute_reference: the single-threaded scatter loop out[A·x ⊕ c] = in[x]) and "one-pass"
-// (permute_cpu with the default CpuPolicy and the given thread count), and, where the register-transpose
-// loop runs (see executor.hpp), "one-pass-gather" (the same plan through the gather loop). Each variant runs once as a warm-up
-// into a poisoned output that is then verified (memcpy against the input, the others against the reference
-// permutation), then `reps` timed runs; the timed runs of all variants are interleaved round by round so
-// that a noisy machine disturbs them alike. Buffers are 2 MiB-aligned and, on Linux, advised for
-// transparent huge pages. The input is random with no zero byte. Nothing is printed; a wrong output throws
-// std::runtime_error naming the variant.
+// Variants (rows, in this order): "memcpy" (std::memcpy of the same bytes on the executor's worker pool
+// and on exactly as many threads as "one-pass" runs on — one thread, without the pool, where the array is
+// too small for more — so the comparison is fair at every n), "memcpy-1t" (one std::memcpy call), "naive"
+// (permute_reference: the single-threaded scatter loop out[A·x ⊕ c] = in[x]) and "one-pass" (a CpuPermuter
+// with the given CpuPolicy, prepared once), and, where the other phase loop applies (see executor.hpp),
+// "one-pass-gather" or "one-pass-transpose" (the same plan through the loop this CPU did not choose). Each
+// variant runs once as a warm-up into a poisoned output that is then verified (memcpy against the input,
+// the others against the reference permutation), then `reps` timed samples; the samples of all variants
+// are interleaved round by round so that a noisy machine disturbs them alike. A sample is a batch of calls
+// lasting ~50 µs (one call for arrays that take longer), so that the clock does not dominate small arrays;
+// times are per call. Buffers are 2 MiB-aligned and, on Linux, advised for transparent huge pages. The
+// input is random with no zero byte. Nothing is printed; a wrong output throws std::runtime_error naming
+// the variant.
 #pragma once
 
 #include <string>

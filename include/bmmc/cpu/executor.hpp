@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "bmmc/core/bmmc.hpp"
@@ -22,9 +23,12 @@ namespace bmmc {
 
 /// How the CPU runs a permutation.
 struct CpuPolicy {
-  int threads = 0;           ///< 0 = std::thread::hardware_concurrency() (fewer for small arrays)
+  int threads = 0;           ///< 0 = as many as the array size is worth, up to cpu_cores() (CpuPermuter::threads)
   int tile_bits = -1;        ///< -1 = choose (16 KiB for BPCs, 128 KiB otherwise); else log2 of the tile's elements, 5..20
-  bool register_transpose = true;  ///< register transposes where the CPU has them (AVX2 / AVX-512 VBMI)
+  /// Register transposes (AVX2 / AVX-512 VBMI, where the CPU has them) or per-element gathers. nullopt: the
+  /// faster of the two on this CPU, measured once per process for each element size and kind of
+  /// permutation (src/cpu/loop_choice.hpp); true / false force one.
+  std::optional<bool> register_transpose;
 
   friend bool operator==(const CpuPolicy&, const CpuPolicy&) = default;
 };
@@ -52,6 +56,9 @@ class CpuPermuter {
 
   const Plan& plan() const noexcept;
   const CpuPolicy& policy() const noexcept { return policy_; }
+  /// The threads a call runs on: policy().threads, or for 0 one per 512 KiB of array up to cpu_cores()
+  /// (a single thread, with no pool hand-off, below 1 MiB).
+  int threads() const noexcept;
   std::size_t temp_bytes() const noexcept;
   /// The inner loop(s) that run, one name per pass joined by " + ": "transpose-avx2" (4/8-byte elements),
   /// "transpose-avx512vbmi" (1/2-byte elements) — register transposes —, "gather" (per-element loads;

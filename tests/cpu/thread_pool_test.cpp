@@ -1,0 +1,157 @@
+// The persistent worker pool: every index exactly once for any count / chunk / thread count, the caller
+// among the participants, concurrent callers (one gets the pool, the others run alone), nested calls,
+// exceptions reaching the caller (with the pool still usable after), and workers that are started once and
+// reused rather than per call.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "bmmc/cpu/thread_pool.hpp"
+
+namespace bmmc {
+namespace {
+
+// Counts how often each index is visited; every one must be exactly once.
+void expect_each_once(ThreadPool& pool, std::uint64_t count, std::uint64_t chunk, int threads) {
+  std::vector<std::atomic<int>> hits(count);
+  std::atomic<int> max_slot{-1};
+  pool.run(count, chunk, threads, [&](std::uint64_t begin, std::uint64_t end, int slot) {
+    ASSERT_LE(begin, end);
+    ASSERT_LE(end, count);
+    ASSERT_GE(slot, 0);
+    ASSERT_LT(slot, std::max(threads, 1));
+    for (std::uint64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+    for (int m = max_slot.load(); slot > m && !max_slot.compare_exchange_weak(m, slot);) {
+    }
+  });
+  for (std::uint64_t i = 0; i < count; ++i)
+    ASSERT_EQ(hits[i].load(), 1) << "index " << i << " of " << count << ", chunk " << chunk << ", " << threads
+                                 << " threads";
+}
+
+TEST(ThreadPool, EveryIndexExactlyOnce) {
+  ThreadPool pool(4);
+  for (std::uint64_t count : {0, 1, 2, 7, 64, 1000, 4097})
+    for (std::uint64_t chunk : {0, 1, 3, 16, 5000})
+      for (int threads : {-1, 0, 1, 2, 3, 4, 9}) expect_each_once(pool, count, chunk, threads);
+}
+
+TEST(ThreadPool, SharedPoolIsSizedToTheCoresAndReused) {
+  ThreadPool& pool = ThreadPool::shared();
+  EXPECT_EQ(&pool, &ThreadPool::shared());
+  EXPECT_EQ(pool.size(), cpu_cores());
+  EXPECT_GE(cpu_cores(), 1);
+  EXPECT_LE(cpu_cores(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  expect_each_once(pool, 10000, 10, 3);
+  const int started = pool.workers();
+  EXPECT_GE(started, 2);
+  for (int r = 0; r < 50; ++r) expect_each_once(pool, 1000, 10, 3);
+  EXPECT_EQ(pool.workers(), started) << "workers are kept between calls, not started per call";
+}
+
+TEST(ThreadPool, CallerParticipatesAndWorkersRunElsewhere) {
+  ThreadPool pool(3);
+  const auto caller = std::this_thread::get_id();
+  std::mutex m;
+  std::set<std::thread::id> seen;
+  std::atomic<bool> slot0_on_caller{true};
+  // Slow chunks so that every participant gets some.
+  pool.run(300, 1, 3, [&](std::uint64_t, std::uint64_t, int slot) {
+    if (slot == 0 && std::this_thread::get_id() != caller) slot0_on_caller = false;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    const std::lock_guard lock(m);
+    seen.insert(std::this_thread::get_id());
+  });
+  EXPECT_TRUE(slot0_on_caller.load());
+  EXPECT_TRUE(seen.count(caller));
+  EXPECT_GE(seen.size(), 2u) << "the workers took part";
+}
+
+TEST(ThreadPool, SingleThreadRunsOnTheCallerAsOneRange) {
+  ThreadPool pool(4);
+  int calls = 0;
+  pool.run(1000, 10, 1, [&](std::uint64_t begin, std::uint64_t end, int slot) {
+    ++calls;
+    EXPECT_EQ(begin, 0u);
+    EXPECT_EQ(end, 1000u);
+    EXPECT_EQ(slot, 0);
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(pool.workers(), 0) << "no worker is started for a single-threaded call";
+}
+
+TEST(ThreadPool, ConcurrentCallersAllComplete) {
+  ThreadPool pool(2);
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 6; ++c)
+    callers.emplace_back([&, c] {
+      for (int r = 0; r < 200; ++r) {
+        const std::uint64_t count = 100 + static_cast<std::uint64_t>(c * 37 + r);
+        std::vector<std::atomic<int>> hits(count);
+        pool.run(count, 7, 2 + c % 3, [&](std::uint64_t b, std::uint64_t e, int) {
+          for (std::uint64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+        });
+        for (auto& h : hits)
+          if (h.load() != 1) failures.fetch_add(1);
+      }
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(ThreadPool, NestedCallsRunInline) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(64 * 64);
+  pool.run(64, 1, 3, [&](std::uint64_t b, std::uint64_t e, int) {
+    for (std::uint64_t i = b; i < e; ++i)
+      pool.run(64, 4, 3, [&](std::uint64_t b2, std::uint64_t e2, int slot) {
+        EXPECT_EQ(slot, 0) << "a nested call runs on the thread that made it";
+        for (std::uint64_t j = b2; j < e2; ++j) hits[i * 64 + j].fetch_add(1);
+      });
+  });
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  // And serial calls after a nested one still use the workers.
+  expect_each_once(pool, 5000, 16, 3);
+}
+
+TEST(ThreadPool, ExceptionsReachTheCaller) {
+  ThreadPool pool(3);
+  for (int thrower_slot : {0, 1, 2}) {
+    std::atomic<int> thrown{0};
+    try {
+      pool.run(10000, 1, 3, [&](std::uint64_t b, std::uint64_t, int slot) {
+        // Whichever participant reaches index 5000 first (or slot `thrower_slot`) throws.
+        if (b == 5000 || (slot == thrower_slot && b > 100)) {
+          thrown.fetch_add(1);
+          throw std::runtime_error("chunk failed");
+        }
+      });
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "chunk failed");
+    }
+    EXPECT_GE(thrown.load(), 1);
+    expect_each_once(pool, 1000, 3, 3);  // still usable
+  }
+  EXPECT_THROW(pool.run(10, 1, 1, [](std::uint64_t, std::uint64_t, int) { throw std::logic_error("inline"); }),
+               std::logic_error);
+}
+
+TEST(ThreadPool, MoreThreadsThanTheDefaultStartMoreWorkers) {
+  ThreadPool pool(1);
+  EXPECT_EQ(pool.size(), 1);
+  expect_each_once(pool, 1000, 1, 5);
+  EXPECT_EQ(pool.workers(), 4);
+}
+
+}  // namespace
+}  // namespace bmmc
