@@ -174,10 +174,10 @@ std::string describe(const DistPlan& p) {
       "distributed plan: n = {} = {} local + {} rank bits ({} ranks of 2^{} elements), elem_bytes = {}, hash {:#018x}\n",
       p.n(), p.local_bits, p.rank_bits, p.ranks(), p.local_bits, p.elem_bytes, dist_plan_hash(p));
   s += fmt::format(
-      " k = rank(A_hl) = {}: each rank sends {} chunks of 2^{} = {} elements ({} bytes) to {} ranks; {} groups of {} "
-      "ranks; {} rounds\n",
+      " k = rank(A_hl) = {}: each rank sends {} chunks of 2^{} = {} elements ({} bytes) to {} ranks; {} group{} of {} "
+      "ranks; {} round{}\n",
       p.k, p.destinations_per_rank(), p.chunk_bits(), p.chunk_elems(), p.chunk_bytes(), p.destinations_per_rank(),
-      p.groups(), p.destinations_per_rank(), p.rounds());
+      p.groups(), p.groups() == 1 ? "" : "s", p.destinations_per_rank(), p.rounds(), p.rounds() == 1 ? "" : "s");
   s += fmt::format(" A_hl = B·T: T rows {}; B cols {}\n", hex_list(p.chunk_rows), hex_list(p.dest_chunk_cols));
   s += fmt::format(" S rows {}\n", hex_list(p.spread_rows));
   s += fmt::format(" pre-pass (every rank, m = {} bits): rows {} c = {:#x}\n", p.local_bits,
