@@ -207,7 +207,14 @@ TEST(DistPlan, PieceScheduleOddCountsAndScratchBound) {
     EXPECT_EQ(s.max_piece_elems, (p.chunk_elems() + pieces - 1) / pieces);
     EXPECT_EQ(s.scratch_elems, 4 * p.destinations_per_rank() * s.max_piece_elems);
   }
-  EXPECT_LE(make_piece_schedule(p, 32).scratch_elems * 8, p.local_elems());  // 1/8 of the local array
+  // 1/8 of the local array for P ≥ 32 whenever chunks have at least 32 elements (m − k ≥ 5), any P.
+  for (int g = 0; g <= 6; ++g)
+    for (int m = g + 5; m <= g + 8; ++m) {
+      const DistPlan q = make_dist_plan(random_bmmc(m + g, m * g + 1), g, 4);
+      ASSERT_GE(q.chunk_bits(), 5);
+      for (int pieces : {32, 33, 47, 64, 255, 1 << 20})
+        EXPECT_LE(make_piece_schedule(q, pieces).scratch_elems * 8, q.local_elems()) << pieces << " pieces";
+    }
   // More pieces than elements: one element per piece.
   const DistPlan small = make_dist_plan(random_bmmc(4, 1), 2, 4);
   EXPECT_EQ(make_piece_schedule(small, 9).pieces, static_cast<int>(small.chunk_elems()));

@@ -74,7 +74,8 @@ struct PieceSchedule {
 };
 
 /// Pieces of ⌊i·C/P⌋ boundaries (C = chunk elements, P = min(pieces, C)). Throws std::invalid_argument for
-/// pieces < 1. With P ≥ 32 dividing C the scratch is at most 1/8 of the local array.
+/// pieces < 1. With P ≥ 32 and chunks of at least 32 elements (m − k ≥ 5), ⌈C/P⌉ ≤ C/32 and the scratch
+/// 4·2^k·⌈C/P⌉ is at most 1/8 of the local array (smaller chunks cannot be cut that fine).
 PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces);
 
 /// Traffic of the whole exchange (every rank), for the scaling model.

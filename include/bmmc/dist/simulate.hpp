@@ -9,7 +9,8 @@
 //  - input preserved, pieces = 1: pre-pass in → out, exchange out → scratch (2^m elements), post-pass scratch → out;
 //  - input preserved, pieces P > 1 (pipelined): per piece, pack the piece of every chunk from the input through
 //    the pre-pass map into a send buffer, exchange it, unpack through the post-pass map; the scratch is the
-//    PieceSchedule's (2 send + 2 receive buffers of 2^k pieces), at most 1/8 of the local array for P ≥ 32;
+//    PieceSchedule's (2 send + 2 receive buffers of 2^k pieces), at most 1/8 of the local array for P ≥ 32
+//    when chunks have at least 32 elements;
 //  - input destroyed: pre-pass in → out, exchange out → in, post-pass in → out; no scratch.
 // The fused path writes every element straight to its destination rank's output (fused_target), the push the
 // NVLink engine does. Example: with G = 4 ranks of 2^m elements, in[r] and out[r] point at rank r's slices.
