@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "bmmc/core/buffers.hpp"
+#include "bmmc/dist/dist_plan.hpp"
 
 namespace bmmc {
 
@@ -94,6 +95,30 @@ Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_pat
   const Backend ran = permute_host(bmmc, in.data(), out.data(), elem_bytes, o);
   write_file_atomic(out_path, out.data(), out.size());
   return ran;
+}
+
+Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::string& in_path,
+                                 const std::string& out_path, std::uint64_t ranks, Backend backend,
+                                 const DistSimOptions& options) {
+  const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);  // checks elem_bytes and n first
+  const DistPlan plan = make_dist_plan(bmmc, dist_rank_bits(ranks, bmmc.n()), elem_bytes);
+  if (backend == Backend::Cuda)
+    throw std::invalid_argument(fmt::format(
+        "{} ranks on the cuda backend: not yet: the NCCL engines are not built; the cpu backend runs the distributed "
+        "plan on simulated ranks",
+        ranks));
+  if (options.pieces < 1)
+    throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", options.pieces));
+  std::error_code ec;
+  const std::uintmax_t in_size = std::filesystem::file_size(in_path, ec);
+  if (!ec && in_size != bytes)
+    throw std::invalid_argument(fmt::format("'{}' has {} bytes, but an array of 2^{} elements of {} bytes has {} bytes",
+                                            in_path, in_size, bmmc.n(), elem_bytes, bytes));
+  const std::vector<std::byte> in = read_array_file(in_path, bytes);
+  std::vector<std::byte> out(bytes);
+  simulate_dist_permute_array(plan, in.data(), out.data(), options);
+  write_file_atomic(out_path, out.data(), out.size());
+  return Backend::Cpu;
 }
 
 }  // namespace bmmc

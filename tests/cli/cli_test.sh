@@ -203,6 +203,48 @@ if [[ $rc -ne 0 ]]; then
     fail "--backend cuda without a GPU: exit $rc, $(cat "$work/err")"
   [[ ! -e "$work/new.bin" ]] || fail "a refused --backend cuda created its output"
 fi
+# --- several ranks (DESIGN.md §9): the distributed plan, and the simulated ranks on files ------------------------
+# plan --ranks: the JSON fields; a random BMMC on 4 ranks is an all-to-all (k = g = 2, one group); a swap of a
+# rank bit with a local bit has k = 1: 2 destinations, 2 groups.
+out=$("$bmmc" plan random-bmmc:1 --n 12 --ranks 4 --json) || fail "plan --ranks --json"
+[[ "$out" == *'"k":2,"destinations_per_rank":4,"groups":1,"rounds":4,"elements_per_chunk":256,'* ]] ||
+  fail "plan random-bmmc:1 --ranks 4: $out"
+for field in k destinations_per_rank groups elements_per_chunk pre post plan_hash remote_bytes_per_rank schedules; do
+  [[ "$out" == *"\"$field\":"* ]] || fail "plan --ranks --json lacks $field"
+done
+[[ $(grep -o '"send_group"' <<<"$out" | wc -l) == 4 ]] || fail "plan --ranks 4 --json: not one schedule per rank"
+out=$("$bmmc" plan bits:5,1,2,3,4,0 --ranks 4 -b 8 --json) || fail "plan bits --ranks"
+[[ "$out" == *'"k":1,"destinations_per_rank":2,"groups":2,"rounds":2,"elements_per_chunk":8,"bytes_per_chunk":64,'* &&
+  "$out" == *'"remote_bytes_per_rank":{"min":64,"max":64}'* ]] || fail "plan of a rank-local bit swap: $out"
+[[ $("$bmmc" plan random-bmmc:1 --n 14 --ranks 1024 --json | grep -o '"send_group"' | wc -l) == 1 ]] ||
+  fail "plan --ranks 1024 prints more than rank 0's schedule"
+text=$("$bmmc" plan gray --n 10 --ranks 8) || fail "plan --ranks text"
+for part in "k = rank(A_hl)" "pre-pass" "post-pass" "rank 7:" "round 0: send chunk"; do
+  [[ "$text" == *"$part"* ]] || fail "plan --ranks text lacks '$part'"
+done
+# permute --ranks: the same file as without --ranks, for 1 .. 2^n ranks and pieced exchanges.
+head -c $((4 << 12)) /dev/urandom >"$work/r12.bin"
+for spec in random-bmmc:4 random-bpc:4 bit-reverse transpose:5 reverse; do
+  "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/r12.bin" -o "$work/single.bin" || fail "permute $spec"
+  for ranks in 1 2 16 4096; do
+    "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/r12.bin" -o "$work/dist.bin" --ranks $ranks --backend cpu ||
+      fail "permute $spec --ranks $ranks"
+    cmp -s "$work/single.bin" "$work/dist.bin" || fail "permute $spec --ranks $ranks differs from the single-array result"
+  done
+  "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/r12.bin" -o "$work/dist.bin" --ranks 8 --pieces 5 ||
+    fail "permute $spec --ranks 8 --pieces 5"
+  cmp -s "$work/single.bin" "$work/dist.bin" || fail "permute $spec --ranks 8 --pieces 5 differs"
+done
+expect_error 2 "must be a power of two" "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 6
+expect_error 2 "8192 ranks need at least 13 index bits, but n = 12" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 8192
+expect_error 2 "at most 2^16 = 65536 ranks" "$bmmc" plan gray --n 20 --ranks 131072
+expect_error 2 "not yet: the NCCL engines are not built" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4 --backend cuda
+expect_error 2 "--pieces applies to the distributed path" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --pieces 3
+expect_error 2 "bytes" "$bmmc" permute gray --n 13 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4
+[[ ! -e "$work/new.bin" ]] || fail "a refused permute --ranks created its output"
 # --- end hardening ---------------------------------------------------------------------------------------------
 
 if ((failures > 0)); then

@@ -1,10 +1,12 @@
 // bmmc permute SPEC --elem-bytes B --in FILE --out FILE: permute a raw array file, out[A·x ⊕ c] = in[x].
+// With --ranks R the distributed plan (DESIGN.md §9) runs on R simulated ranks (permute_file_distributed).
 //
 // The library's permute_file does the work: everything is validated (element size, input size, backend)
 // before the output is touched, and the output is written through a temporary file and a rename, so an
 // error never leaves a truncated or partial file.
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -18,10 +20,29 @@ struct PermuteOptions {
   SpecOptions spec;
   int elem_bytes = 0;
   std::string in, out, backend = "auto";
+  std::uint64_t ranks = 0;  // 0: not distributed
+  int pieces = 1;
 };
 
 void permute(const PermuteOptions& o) {
   const Bmmc b = parse_spec_options(o.spec);
+  if (o.ranks != 0) {
+    Backend requested;
+    try {
+      requested = parse_backend(o.backend);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (requested == Backend::Cuda)
+      throw UsageError(
+          "--ranks with --backend cuda: not yet: the NCCL engines are not built; --backend cpu runs the distributed "
+          "plan on simulated ranks");
+    DistSimOptions options;
+    options.pieces = o.pieces;
+    permute_file_distributed(b, o.elem_bytes, o.in, o.out, o.ranks, requested, options);
+    return;
+  }
+  if (o.pieces != 1) throw UsageError("--pieces applies to the distributed path: give --ranks too");
   PermuterOptions options;
   options.backend = cli_backend(o.backend);
   permute_file(b, o.elem_bytes, o.in, o.out, options);
@@ -38,6 +59,10 @@ void add_permute_command(CLI::App& app, Action& run) {
   sub->add_option("--in,-i", opts->in, "Input file (2^n * B bytes)")->required();
   sub->add_option("--out,-o", opts->out, "Output file (created or replaced)")->required();
   add_backend_option(sub, opts->backend);
+  sub->add_option("--ranks", opts->ranks,
+                  "run the distributed plan on R simulated ranks (a power of two <= 2^n; rank = the top log2(R) "
+                  "index bits): the schedule the GPUs run, on the CPU; same output file");
+  sub->add_option("--pieces", opts->pieces, "with --ranks: pipeline the exchange in this many pieces (default 1)");
   add_spec_footer(sub);
   sub->callback([opts, &run] { run = [opts] { permute(*opts); }; });
 }

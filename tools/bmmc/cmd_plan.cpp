@@ -1,9 +1,12 @@
-// `bmmc plan SPEC` — print the kernel plan, optionally proved by the plan checker (--check).
+// `bmmc plan SPEC` — print the kernel plan, optionally proved by the plan checker (--check); with --ranks G the
+// distributed plan of DESIGN.md §9 (k, groups, chunks, pre/post-pass, per-rank schedules).
 #include <fmt/format.h>
 
 #include <memory>
 #include <variant>
 
+#include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/schedule.hpp"
 #include "bmmc/plan/plan_check.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
@@ -39,21 +42,99 @@ nlohmann::ordered_json pass_json(const Pass& pass) {
   return j;
 }
 
+// Schedules are printed for rank 0, and for every rank when there are at most this many.
+constexpr std::uint64_t kAllSchedulesUpTo = 16;
+
+std::string hex(BitVec v) { return fmt::format("{:#x}", v); }
+
+nlohmann::ordered_json dist_plan_json(const DistPlan& p) {
+  const DistTraffic t = dist_traffic(p);
+  nlohmann::ordered_json j;
+  j["n"] = p.n();
+  j["ranks"] = p.ranks();
+  j["rank_bits"] = p.rank_bits;
+  j["local_bits"] = p.local_bits;
+  j["elem_bytes"] = p.elem_bytes;
+  j["k"] = p.k;
+  j["destinations_per_rank"] = p.destinations_per_rank();
+  j["groups"] = p.groups();
+  j["rounds"] = p.rounds();
+  j["elements_per_chunk"] = p.chunk_elems();
+  j["bytes_per_chunk"] = p.chunk_bytes();
+  j["bytes_per_rank"] = p.local_elems() * static_cast<std::uint64_t>(p.elem_bytes);
+  j["remote_bytes_per_rank"] = {{"min", t.min_remote_bytes}, {"max", t.max_remote_bytes}};
+  j["remote_bytes_total"] = t.total_remote_bytes;
+  j["ranks_keeping_a_chunk"] = t.ranks_keeping_a_chunk;
+  j["plan_hash"] = fmt::format("{:#018x}", dist_plan_hash(p));
+  j["bmmc"] = bmmc_json(p.bmmc);
+  j["chunk_rows"] = p.chunk_rows;
+  j["dest_chunk_cols"] = p.dest_chunk_cols;
+  j["spread_rows"] = p.spread_rows;
+  j["pre"] = bmmc_json(p.pre);
+  j["dest_rank_cols"] = p.dest_rank_cols;
+  j["dest_complement"] = p.dest_complement;
+  j["sender_basis"] = p.sender_basis;
+  j["sender_rep_cols"] = p.sender_rep_cols;
+  j["sender_rep_complement"] = p.sender_rep_complement;
+  j["round_cols"] = p.round_cols;
+  j["post"] = bmmc_json(p.post);
+  j["post_rank_cols"] = p.post_rank_cols;
+  j["fused_line_bits"] = p.fused_line_bits;
+  j["schedules"] = nlohmann::ordered_json::array();
+  for (BitVec r = 0; r < (p.ranks() <= kAllSchedulesUpTo ? p.ranks() : 1); ++r) {
+    nlohmann::ordered_json s;
+    s["rank"] = r;
+    s["slot"] = sender_slot(p, r);
+    s["send_group"] = send_group(p, r);
+    s["recv_group"] = recv_group(p, r);
+    s["post_complement"] = post_for_rank(p, r).complement();
+    s["send"] = nlohmann::ordered_json::array();
+    for (const SendStep& st : send_schedule(p, r))
+      s["send"].push_back({{"round", st.round}, {"dest", st.dest}, {"chunk", st.chunk}, {"slot", st.slot},
+                           {"offset", st.offset}, {"count", st.count}});
+    s["recv"] = nlohmann::ordered_json::array();
+    for (const RecvStep& st : recv_schedule(p, r))
+      s["recv"].push_back({{"round", st.round}, {"source", st.source}, {"source_chunk", st.source_chunk},
+                           {"slot", st.slot}, {"offset", st.offset}, {"count", st.count}});
+    j["schedules"].push_back(s);
+  }
+  return j;
+}
+
+void print_dist_plan(const Bmmc& b, std::uint64_t ranks, int elem_bytes, bool json) {
+  const DistPlan p = make_dist_plan(b, dist_rank_bits(ranks, b.n()), elem_bytes);
+  if (json) return print_json(dist_plan_json(p));
+  fmt::print("{}", describe(p));
+  const DistTraffic t = dist_traffic(p);
+  fmt::print(" traffic: {} bytes per rank, {}..{} of them to other ranks; {} ranks keep one chunk\n",
+             p.local_elems() * static_cast<std::uint64_t>(p.elem_bytes), t.min_remote_bytes, t.max_remote_bytes,
+             t.ranks_keeping_a_chunk);
+  for (BitVec r = 0; r < (p.ranks() <= kAllSchedulesUpTo ? p.ranks() : 1); ++r) fmt::print("{}", describe_schedule(p, r));
+}
+
 void add_plan(CLI::App& app, Action& run) {
   auto* sub = app.add_subcommand("plan", "Print the kernel plan for SPEC (V basis, q, rows, swizzle, geometry)");
   auto spec = std::make_shared<SpecOptions>();
   auto po = std::make_shared<PlanCliOptions>();
   auto json = std::make_shared<bool>(false);
   auto check = std::make_shared<bool>(false);
+  auto ranks = std::make_shared<std::uint64_t>(0);
   add_spec_options(sub, *spec);
   add_plan_options(sub, *po);
   sub->add_flag("--json", *json, "print the plan as JSON");
   sub->add_flag("--check", *check,
                 "run the plan checker (CPU interpreter of every block, warp and lane): correct, coalesced, "
                 "max_bank_conflict");
-  sub->callback([&run, spec, po, json, check] {
-    run = [spec, po, json, check] {
+  sub->add_option("--ranks", *ranks,
+                  "print the distributed plan over G ranks (a power of two; rank = the top log2(G) index bits): "
+                  "k, groups, chunks, pre/post-pass and the schedule of rank 0 (every rank when G <= 16)");
+  sub->callback([&run, spec, po, json, check, ranks] {
+    run = [spec, po, json, check, ranks] {
       const Bmmc b = parse_spec_options(*spec);
+      if (*ranks != 0) {
+        if (*check) throw UsageError("--check proves kernel plans; it does not apply to --ranks");
+        return print_dist_plan(b, *ranks, po->elem_bytes, *json);
+      }
       const Plan plan = make_plan(b, po->elem_bytes, default_caps(), to_gpu_policy(*po));
       std::optional<CheckReport> report;
       if (*check) {

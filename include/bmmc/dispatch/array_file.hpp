@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/dist/simulate.hpp"
 #include "bmmc/permute.hpp"
 
 namespace bmmc {
@@ -30,5 +32,14 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t by
 /// `out_path` atomically; `in_path` and `out_path` may name the same file. Returns the backend that ran.
 Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_path, const std::string& out_path,
                      const PermuterOptions& options = {});
+
+/// The distributed path (DESIGN.md §9) on a file: reads the array, runs the distributed plan on `ranks` ranks —
+/// rank r holds elements [r·2^m, (r+1)·2^m), m = n − log2(ranks) — and writes the output atomically: the same
+/// bytes as permute_file. `ranks` must be a power of two, at most 2^n and 2^kMaxRankBits (dist_rank_bits). Only
+/// the CPU simulation of the ranks exists yet: Backend::Cuda is refused (the NCCL engines are not built), Auto
+/// and Cpu run the simulation with `options` (pieces, CPU policy). Checks everything before touching a file.
+Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::string& in_path,
+                                 const std::string& out_path, std::uint64_t ranks, Backend backend = Backend::Auto,
+                                 const DistSimOptions& options = {});
 
 }  // namespace bmmc

@@ -1,0 +1,96 @@
+// The exchange schedule of a distributed plan, per rank: who sends which chunk to whom, in which round, into
+// which receive slot; the groups; the pipelined piece schedule; the traffic a plan causes (DESIGN.md §9).
+//
+// Everything here is a pure function of a DistPlan and a rank. The exchange has 2^k rounds; in round ρ the
+// sender in slot j of a group (j = its bits at the pivots of K) sends chunk t = ρ ⊕ j ⊕ M·j, which lands on the
+// receiver whose index in the group's receivers is ρ ⊕ j: every round is a perfect matching (each rank sends
+// one chunk and receives one), the pattern of a pairwise-exchange all-to-all. Example: for a rank↔local swap of
+// one bit (k = 1, A_hh = 0, 2 ranks) round 0 sends chunk r to itself and round 1 swaps the other chunks.
+// Groups: senders of one receiver form a coset r_0 ⊕ K, and all of them send to the same 2^k receivers, so the
+// G ranks split into 2^(g−k) groups (id = the bits of r_0 at K's non-pivot positions) of 2^k senders and
+// 2^k receivers — as a sender a rank may be in another group than as a receiver.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bmmc/dist/dist_plan.hpp"
+
+namespace bmmc {
+
+/// One message of rank r: chunk `chunk` of its pre-pass output (elements [offset, offset + count)) goes to
+/// `dest`, which stores it at receive slot `slot` (elements [slot·count, (slot + 1)·count) of its receive buffer).
+struct SendStep {
+  std::uint64_t round = 0;
+  BitVec dest = 0;
+  BitVec chunk = 0;
+  BitVec slot = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+  friend bool operator==(const SendStep&, const SendStep&) = default;
+};
+
+/// One message rank d receives: from `source`'s chunk `source_chunk`, into slot `slot` (elements
+/// [offset, offset + count) of its receive buffer).
+struct RecvStep {
+  std::uint64_t round = 0;
+  BitVec source = 0;
+  BitVec source_chunk = 0;
+  BitVec slot = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+  friend bool operator==(const RecvStep&, const RecvStep&) = default;
+};
+
+/// Rank r's send, resp. receive, of round ρ < 2^k (the simulator and the engines walk rounds with these).
+SendStep send_step(const DistPlan& plan, BitVec rank, std::uint64_t round);
+RecvStep recv_step(const DistPlan& plan, BitVec rank, std::uint64_t round);
+
+/// The 2^k sends of rank r, in round order (round i is element i). Throws std::invalid_argument for a rank
+/// outside 0..G−1.
+std::vector<SendStep> send_schedule(const DistPlan& plan, BitVec rank);
+/// The 2^k receives of rank d, in round order.
+std::vector<RecvStep> recv_schedule(const DistPlan& plan, BitVec rank);
+
+/// The receive slot of sender r at every receiver it sends to: r's bits at the pivots of K.
+BitVec sender_slot(const DistPlan& plan, BitVec rank);
+/// The group of rank r as a sender, and of rank d as a receiver: 0..2^(g−k)−1; senders of group γ send only
+/// to receivers of group γ.
+std::uint64_t send_group(const DistPlan& plan, BitVec rank);
+std::uint64_t recv_group(const DistPlan& plan, BitVec rank);
+
+/// The pipelined exchange: each chunk splits into `pieces` ranges (the last ones possibly shorter, none
+/// empty: more pieces than elements run as one piece per element). Piece i covers elements
+/// [bounds[i], bounds[i+1]) of every chunk and slot. A pipelined engine packs piece i+1 while piece i is in
+/// flight and piece i−1 is unpacked: `depth` = 2 send and 2 receive buffers of 2^k · max piece elements each.
+struct PieceSchedule {
+  int pieces = 1;
+  std::vector<std::uint64_t> bounds;  ///< pieces + 1 offsets within a chunk, 0 first, chunk_elems last
+  int depth = 2;
+  std::uint64_t max_piece_elems = 0;
+  std::uint64_t scratch_elems = 0;    ///< per rank: 2 · depth · 2^k · max_piece_elems
+  friend bool operator==(const PieceSchedule&, const PieceSchedule&) = default;
+};
+
+/// Pieces of ⌊i·C/P⌋ boundaries (C = chunk elements, P = min(pieces, C)). Throws std::invalid_argument for
+/// pieces < 1. With P ≥ 32 and chunks of at least 32 elements (m − k ≥ 5), ⌈C/P⌉ ≤ C/32 and the scratch
+/// 4·2^k·⌈C/P⌉ is at most 1/8 of the local array (smaller chunks cannot be cut that fine).
+PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces);
+
+/// Traffic of the whole exchange (every rank), for the scaling model.
+struct DistTraffic {
+  std::uint64_t bytes_per_message = 0;     ///< one chunk
+  std::uint64_t messages_per_rank = 0;     ///< 2^k, including a chunk a rank keeps
+  std::uint64_t max_remote_bytes = 0;      ///< the most bytes one rank sends to other ranks
+  std::uint64_t min_remote_bytes = 0;
+  std::uint64_t total_remote_bytes = 0;    ///< over all ranks
+  std::uint64_t ranks_keeping_a_chunk = 0; ///< ranks that are their own destination for one chunk
+  friend bool operator==(const DistTraffic&, const DistTraffic&) = default;
+};
+DistTraffic dist_traffic(const DistPlan& plan);
+
+/// "round ρ: send chunk t (elements a..b) → rank d slot j" lines, then the receives, for one rank.
+std::string describe_schedule(const DistPlan& plan, BitVec rank);
+
+}  // namespace bmmc

@@ -1,0 +1,226 @@
+// Simulated execution of a distributed plan on G ranks in one process (see simulate.hpp).
+#include "bmmc/dist/simulate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/dist/schedule.hpp"
+#include "sim_comm.hpp"
+
+namespace bmmc {
+
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+// World size, pointers, alignment and overlaps, before anything is written.
+void check_rank_buffers(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  if (in.size() != plan.ranks() || out.size() != plan.ranks())
+    throw std::invalid_argument(fmt::format("the plan is for {} ranks, but {} input and {} output buffers were given",
+                                            plan.ranks(), in.size(), out.size()));
+  const std::size_t bytes = array_bytes(plan.local_bits, plan.elem_bytes);
+  std::vector<std::pair<std::uintptr_t, std::string>> ranges;
+  for (std::size_t r = 0; r < in.size(); ++r) {
+    try {
+      check_buffers(in[r], out[r], plan.local_bits, plan.elem_bytes);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("rank {}: {}", r, e.what()));
+    }
+    ranges.emplace_back(reinterpret_cast<std::uintptr_t>(in[r]), fmt::format("input of rank {}", r));
+    ranges.emplace_back(reinterpret_cast<std::uintptr_t>(out[r]), fmt::format("output of rank {}", r));
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].first + bytes)
+      throw std::invalid_argument(fmt::format("the {} overlaps the {} ({} bytes each); every rank's buffers must be disjoint",
+                                              ranges[i].second, ranges[i - 1].second, bytes));
+}
+
+// One pass over every rank's buffers with a CpuPermuter; the post-pass differs between ranks only in its
+// complement, so one permuter per distinct complement.
+class LocalPasses {
+ public:
+  LocalPasses(const DistPlan& plan, const CpuPolicy& policy) : plan_(plan), policy_(policy), pre_(plan.pre, plan.elem_bytes, policy) {}
+
+  void pre(const void* in, void* out) const { pre_(in, out); }
+
+  void post(BitVec rank, const void* in, void* out) {
+    const Bmmc b = post_for_rank(plan_, rank);
+    auto it = post_.find(b.complement());
+    if (it == post_.end()) it = post_.emplace(b.complement(), CpuPermuter(b, plan_.elem_bytes, policy_)).first;
+    it->second(in, out);
+  }
+
+ private:
+  const DistPlan& plan_;
+  CpuPolicy policy_;
+  CpuPermuter pre_;
+  std::map<BitVec, CpuPermuter> post_;
+};
+
+// One exchange of every chunk (or of one piece of every chunk) in 2^k communicator rounds. Chunk t of sender r
+// is at send[r] + (t·stride + first) elements; slot j of receiver d at recv[d] + (j·stride + first).
+void exchange(const DistPlan& plan, detail::SimComm& comm, const std::vector<const std::byte*>& send,
+              const std::vector<std::byte*>& recv, std::uint64_t stride, std::uint64_t first, std::uint64_t count) {
+  const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
+  for (std::uint64_t rho = 0; rho < plan.rounds(); ++rho) {
+    comm.group_start();
+    for (BitVec r = 0; r < plan.ranks(); ++r) {
+      const SendStep s = send_step(plan, r, rho);
+      comm.send(r, s.dest, send[r] + (s.chunk * stride + first) * eb, count);
+    }
+    for (BitVec d = 0; d < plan.ranks(); ++d) {
+      const RecvStep s = recv_step(plan, d, rho);
+      comm.recv(d, s.source, recv[d] + (s.slot * stride + first) * eb, count);
+    }
+    comm.group_end();
+  }
+}
+
+template <class P>
+std::vector<std::byte*> as_bytes(const std::vector<P>& v) {
+  std::vector<std::byte*> b;
+  for (P p : v) b.push_back(static_cast<std::byte*>(const_cast<void*>(static_cast<const void*>(p))));
+  return b;
+}
+
+DistSimReport report_of(const detail::SimComm& comm, std::uint64_t scratch_bytes, int pieces) {
+  DistSimReport rep;
+  rep.rounds = comm.groups();
+  rep.messages = comm.messages();
+  rep.remote_bytes = comm.remote_bytes();
+  rep.scratch_bytes_per_rank = scratch_bytes;
+  rep.pieces = pieces;
+  return rep;
+}
+
+// Pipelined, input preserved: per piece, pack through the pre-pass map, exchange, unpack through the post-pass.
+DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out,
+                         int pieces) {
+  const PieceSchedule ps = make_piece_schedule(plan, pieces);
+  const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
+  const std::uint64_t buf_elems = plan.destinations_per_rank() * ps.max_piece_elems;  // one send or receive buffer
+  const int cb = plan.chunk_bits();
+  const Bmmc pre_inv = plan.pre.inverse();
+  std::vector<Bmmc> post;
+  for (BitVec d = 0; d < plan.ranks(); ++d) post.push_back(post_for_rank(plan, d));
+  // Per rank: [send 0 | send 1 | recv 0 | recv 1] (depth 2), exactly PieceSchedule::scratch_elems.
+  std::vector<Bytes> scratch(plan.ranks(), Bytes(ps.scratch_elems * eb));
+  const auto sbuf = [&](BitVec r, int b) { return scratch[r].data() + static_cast<std::size_t>(b) * buf_elems * eb; };
+  const auto rbuf = [&](BitVec r, int b) {
+    return scratch[r].data() + static_cast<std::size_t>(ps.depth + b) * buf_elems * eb;
+  };
+  const auto src = as_bytes(in);
+  const auto dst = as_bytes(out);
+  detail::SimComm comm(plan.ranks(), plan.elem_bytes);
+  for (int i = 0; i < ps.pieces; ++i) {
+    const int b = i % ps.depth;
+    const std::uint64_t lo = ps.bounds[i], len = ps.bounds[i + 1] - lo;
+    for (BitVec r = 0; r < plan.ranks(); ++r)  // pack: the pre-pass restricted to offsets lo..lo+len of each chunk
+      for (BitVec t = 0; t < plan.destinations_per_rank(); ++t)
+        for (std::uint64_t e = 0; e < len; ++e)
+          std::memcpy(sbuf(r, b) + (t * ps.max_piece_elems + e) * eb, src[r] + pre_inv.apply((lo + e) | (t << cb)) * eb,
+                      eb);
+    std::vector<const std::byte*> send;
+    std::vector<std::byte*> recv;
+    for (BitVec r = 0; r < plan.ranks(); ++r) {
+      send.push_back(sbuf(r, b));
+      recv.push_back(rbuf(r, b));
+    }
+    exchange(plan, comm, send, recv, ps.max_piece_elems, 0, len);
+    for (BitVec d = 0; d < plan.ranks(); ++d)  // unpack: the post-pass restricted to the same offsets
+      for (BitVec j = 0; j < plan.destinations_per_rank(); ++j)
+        for (std::uint64_t e = 0; e < len; ++e)
+          std::memcpy(dst[d] + post[d].apply((lo + e) | (j << cb)) * eb, rbuf(d, b) + (j * ps.max_piece_elems + e) * eb,
+                      eb);
+  }
+  return report_of(comm, ps.scratch_elems * eb, ps.pieces);
+}
+
+}  // namespace
+
+DistSimReport simulate_dist_permute(const DistPlan& plan, const std::vector<const void*>& in,
+                                    const std::vector<void*>& out, const DistSimOptions& options) {
+  check_rank_buffers(plan, in, out);
+  if (options.pieces < 1)
+    throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", options.pieces));
+  if (options.pieces > 1) return run_pieces(plan, in, out, options.pieces);
+  // pre-pass in → out (the send buffer), exchange out → scratch (the receive buffer), post-pass scratch → out:
+  // the outputs are overwritten only after every chunk left them.
+  const std::size_t bytes = plan.local_elems() * static_cast<std::size_t>(plan.elem_bytes);
+  LocalPasses passes(plan, options.cpu);
+  for (BitVec r = 0; r < plan.ranks(); ++r) passes.pre(in[r], out[r]);
+  std::vector<Bytes> scratch(plan.ranks(), Bytes(bytes));
+  std::vector<const std::byte*> send;
+  std::vector<std::byte*> recv;
+  for (BitVec r = 0; r < plan.ranks(); ++r) {
+    send.push_back(static_cast<const std::byte*>(out[r]));
+    recv.push_back(scratch[r].data());
+  }
+  detail::SimComm comm(plan.ranks(), plan.elem_bytes);
+  exchange(plan, comm, send, recv, plan.chunk_elems(), 0, plan.chunk_elems());
+  for (BitVec d = 0; d < plan.ranks(); ++d) passes.post(d, scratch[d].data(), out[d]);
+  return report_of(comm, bytes, 1);
+}
+
+DistSimReport simulate_dist_permute_destroying(const DistPlan& plan, const std::vector<void*>& in,
+                                               const std::vector<void*>& out, const DistSimOptions& options) {
+  check_rank_buffers(plan, std::vector<const void*>(in.begin(), in.end()), out);
+  if (options.pieces != 1)
+    throw std::invalid_argument(fmt::format(
+        "pieces = {}: the input-destroyed mode exchanges in one piece (pipelining needs the input-preserved mode)",
+        options.pieces));
+  // pre-pass in → out, exchange out → in (the input is the receive buffer), post-pass in → out: no scratch.
+  LocalPasses passes(plan, options.cpu);
+  for (BitVec r = 0; r < plan.ranks(); ++r) passes.pre(in[r], out[r]);
+  std::vector<const std::byte*> send;
+  for (void* p : out) send.push_back(static_cast<const std::byte*>(p));
+  detail::SimComm comm(plan.ranks(), plan.elem_bytes);
+  exchange(plan, comm, send, as_bytes(in), plan.chunk_elems(), 0, plan.chunk_elems());
+  for (BitVec d = 0; d < plan.ranks(); ++d) passes.post(d, in[d], out[d]);
+  return report_of(comm, 0, 1);
+}
+
+void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  check_rank_buffers(plan, in, out);
+  const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
+  const int m = plan.local_bits;
+  const BitVec lmask = low_mask(m);
+  const auto dst = as_bytes(out);
+  for (BitVec r = 0; r < plan.ranks(); ++r) {
+    const BitVec origin = fused_origin(plan, r);
+    const auto* src = static_cast<const std::byte*>(in[r]);
+    // Gray-code walk over x_l: consecutive x_l differ in one bit, so the target changes by one column.
+    BitVec target = origin, x = 0;
+    for (std::uint64_t i = 0; i < plan.local_elems(); ++i) {
+      if (i) {
+        const int bit = __builtin_ctzll(i);
+        x ^= BitVec{1} << bit;
+        target ^= plan.fused_local_cols[bit];
+      }
+      std::memcpy(dst[target >> m] + (target & lmask) * eb, src + x * eb, eb);
+    }
+  }
+}
+
+DistSimReport simulate_dist_permute_array(const DistPlan& plan, const void* in, void* out,
+                                          const DistSimOptions& options) {
+  check_buffers(in, out, plan.n(), plan.elem_bytes);
+  const std::size_t slice = plan.local_elems() * static_cast<std::size_t>(plan.elem_bytes);
+  std::vector<const void*> ins;
+  std::vector<void*> outs;
+  for (BitVec r = 0; r < plan.ranks(); ++r) {
+    ins.push_back(static_cast<const std::byte*>(in) + r * slice);
+    outs.push_back(static_cast<std::byte*>(out) + r * slice);
+  }
+  return simulate_dist_permute(plan, ins, outs, options);
+}
+
+}  // namespace bmmc

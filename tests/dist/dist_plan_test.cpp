@@ -1,0 +1,270 @@
+// The distributed plan's algebra, proved on every element: A_hl = B·T and [S; T] invertible by reconstruction;
+// the post-pass (Π, c_post ⊕ C·d) against the element each receive position really holds; the claims of
+// DESIGN.md §9 as properties (2^(m−k) elements to each of 2^k ranks, 2^k senders per receiver, 2^(g−k)
+// groups, every round a perfect matching); the k = 0 and k = g extremes; the fused map and its line bits;
+// the piece schedule; the plan hash; the errors.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/schedule.hpp"
+#include "dist_test_support.hpp"
+
+namespace bmmc {
+namespace {
+
+using test::maps_for;
+
+// A_hl as a g×m matrix.
+BitMatrix a_hl(const DistPlan& p) {
+  std::vector<BitVec> rows;
+  for (int i = 0; i < p.rank_bits; ++i) rows.push_back(p.bmmc.matrix().row(p.local_bits + i) & low_mask(p.local_bits));
+  return BitMatrix::from_rows(p.local_bits, rows);
+}
+
+// Every structural claim of the plan, exhaustively over ranks and elements (keep m + g small).
+void check_plan(const DistPlan& p, const std::string& what) {
+  SCOPED_TRACE(what + ": m = " + std::to_string(p.local_bits) + ", g = " + std::to_string(p.rank_bits) +
+               ", k = " + std::to_string(p.k));
+  const int m = p.local_bits, g = p.rank_bits, k = p.k, cb = p.chunk_bits();
+  const BitMatrix hl = a_hl(p);
+  // Decomposition: k = rank(A_hl), A_hl = B·T, B injective, [S; T] invertible and equal to the pre-pass.
+  ASSERT_EQ(k, hl.rank());
+  ASSERT_EQ(p.chunk_rows.size(), static_cast<std::size_t>(k));
+  ASSERT_EQ(p.spread_rows.size(), static_cast<std::size_t>(m - k));
+  const BitMatrix t = BitMatrix::from_rows(m, p.chunk_rows), b = BitMatrix::from_cols(g, p.dest_chunk_cols);
+  if (g > 0) {
+    EXPECT_EQ(b * t, hl);
+    EXPECT_EQ(b.rank(), k);
+  }
+  std::vector<BitVec> st = p.spread_rows;
+  st.insert(st.end(), p.chunk_rows.begin(), p.chunk_rows.end());
+  EXPECT_TRUE(BitMatrix::from_rows(m, st).invertible());
+  EXPECT_EQ(p.pre, Bmmc(BitMatrix::from_rows(m, st)));
+  for (int i = 0; i < k; ++i)  // B⁺·B = I
+    EXPECT_EQ(xor_of_columns(p.chunk_of_dest_cols, p.dest_chunk_cols[i]), BitVec{1} << i);
+  EXPECT_EQ(p.sender_basis.size(), static_cast<std::size_t>(k));
+
+  // §9: on rank r each destination gets exactly 2^(m−k) elements, 2^k destinations, and chunk t = T·x_l goes
+  // where the schedule says.
+  std::map<BitVec, std::set<BitVec>> senders_of;
+  std::map<std::uint64_t, std::set<BitVec>> send_groups, recv_groups;
+  for (BitVec r = 0; r < p.ranks(); ++r) {
+    std::map<BitVec, std::uint64_t> count;
+    const auto sends = send_schedule(p, r);
+    ASSERT_EQ(sends.size(), p.destinations_per_rank());
+    for (BitVec x = 0; x < p.local_elems(); ++x) {
+      const BitVec y = fused_target(p, r, x);
+      ASSERT_EQ(y, p.bmmc.apply(x | (r << m)));
+      const BitVec d = y >> m, chunk = p.pre.apply(x) >> cb;
+      ++count[d];
+      ASSERT_EQ(sends[chunk ^ sender_slot(p, r) ^ xor_of_columns(p.round_cols, sender_slot(p, r))].dest, d);
+    }
+    ASSERT_EQ(count.size(), p.destinations_per_rank());
+    for (const auto& [d, c] : count) {
+      EXPECT_EQ(c, p.chunk_elems());
+      senders_of[d].insert(r);
+      EXPECT_EQ(send_group(p, r), recv_group(p, d)) << "rank " << r << " sends outside its group to " << d;
+    }
+    send_groups[send_group(p, r)].insert(r);
+    recv_groups[recv_group(p, r)].insert(r);
+  }
+  for (const auto& [d, s] : senders_of) EXPECT_EQ(s.size(), p.destinations_per_rank()) << "receiver " << d;
+  EXPECT_EQ(send_groups.size(), p.groups());
+  EXPECT_EQ(recv_groups.size(), p.groups());
+  for (const auto& [gid, s] : send_groups) EXPECT_EQ(s.size(), p.destinations_per_rank());
+  for (const auto& [gid, s] : recv_groups) EXPECT_EQ(s.size(), p.destinations_per_rank());
+
+  // Rounds: every round is a perfect matching and both sides agree on it.
+  for (std::uint64_t rho = 0; rho < p.rounds(); ++rho) {
+    std::set<BitVec> dests;
+    for (BitVec r = 0; r < p.ranks(); ++r) {
+      const SendStep s = send_step(p, r, rho);
+      dests.insert(s.dest);
+      const RecvStep rv = recv_step(p, s.dest, rho);
+      ASSERT_EQ(rv.source, r) << "round " << rho;
+      ASSERT_EQ(rv.slot, s.slot);
+      ASSERT_EQ(rv.source_chunk, s.chunk);
+      ASSERT_EQ(s.offset, s.chunk * p.chunk_elems());
+      ASSERT_EQ(rv.offset, rv.slot * p.chunk_elems());
+    }
+    EXPECT_EQ(dests.size(), p.ranks()) << "round " << rho << " is not a permutation of the ranks";
+  }
+
+  // The post-pass: receive position q = (u, j) of rank d holds the element that source r = recv slot j put at
+  // pre-pass position (u, t); it must belong at (post_for_rank(d)·q, d). Every position of every rank.
+  const Bmmc pre_inv = p.pre.inverse();
+  for (BitVec d = 0; d < p.ranks(); ++d) {
+    const Bmmc post = post_for_rank(p, d);
+    std::map<BitVec, RecvStep> by_slot;
+    for (const RecvStep& s : recv_schedule(p, d)) by_slot[s.slot] = s;
+    ASSERT_EQ(by_slot.size(), p.destinations_per_rank());
+    for (BitVec q = 0; q < p.local_elems(); ++q) {
+      const BitVec u = q & low_mask(cb), j = q >> cb;
+      const RecvStep& s = by_slot.at(j);
+      const BitVec x_l = pre_inv.apply(u | (s.source_chunk << cb));
+      ASSERT_EQ(p.bmmc.apply(x_l | (s.source << m)), post.apply(q) | (d << m)) << "rank " << d << " position " << q;
+    }
+  }
+
+  // Fused lines: every aligned output run of 2^fused_line_bits comes from one rank, and the next size does not.
+  const BitMatrix ainv = p.bmmc.matrix().inverse();
+  for (int j = 0; j < p.fused_line_bits; ++j) EXPECT_EQ(ainv.col(j) >> m, 0u);
+  if (p.fused_line_bits < m) EXPECT_NE(ainv.col(p.fused_line_bits) >> m, 0u);
+}
+
+TEST(DistPlan, AlgebraForAllMapsRanksAndSizes) {
+  int plans = 0;
+  for (int g = 0; g <= 6; ++g)
+    for (int m = 0; m <= 6; ++m)
+      for (std::uint64_t seed : {1u, 2u})
+        for (const auto& [name, b] : maps_for(m + g, seed + 10 * m + 100 * g)) {
+          check_plan(make_dist_plan(b, g, 4), name);
+          ++plans;
+        }
+  EXPECT_GT(plans, 700);
+}
+
+TEST(DistPlan, AlgebraUpTo1024Ranks) {
+  for (int g = 7; g <= 10; ++g)
+    for (int m : {0, 1, 3, 5})
+      for (const auto& [name, b] : maps_for(m + g, 7 + g))
+        if (name == "random-bmmc" || name == "random-bpc" || name == "bit-reverse") check_plan(make_dist_plan(b, g, 8), name);
+}
+
+TEST(DistPlan, KZeroHasNoExchange) {
+  for (int g = 0; g <= 6; ++g)
+    for (int m = 0; m <= 5; ++m) {
+      const DistPlan p = make_dist_plan(test::block_triangular(m, g, 3 + m + g), g, 4);
+      EXPECT_EQ(p.k, 0);
+      EXPECT_EQ(p.destinations_per_rank(), 1u);
+      EXPECT_EQ(p.groups(), p.ranks());
+      EXPECT_EQ(p.chunk_elems(), p.local_elems());
+      check_plan(p, "k = 0");
+    }
+  // Identity on the rank bits: nothing leaves a rank.
+  const DistPlan local = make_dist_plan(from_rows({0b0010, 0b0001, 0b0100, 0b1000}), 2, 4);
+  EXPECT_EQ(local.k, 0);
+  EXPECT_EQ(dist_traffic(local).total_remote_bytes, 0u);
+  // reverse complements the rank bits: every rank moves its whole buffer to one other rank.
+  const DistPlan moved = make_dist_plan(reverse(6), 2, 4);
+  EXPECT_EQ(moved.k, 0);
+  EXPECT_EQ(dist_traffic(moved).max_remote_bytes, 16u * 4u);
+  EXPECT_EQ(dist_traffic(moved).ranks_keeping_a_chunk, 0u);
+}
+
+TEST(DistPlan, KEqualsGIsAllToAll) {
+  for (int g = 1; g <= 6; ++g)
+    for (int m = g; m <= g + 3; ++m) {
+      const DistPlan p = make_dist_plan(test::rank_local_swap_all(m, g, 5 + m), g, 2);
+      EXPECT_EQ(p.k, g);
+      EXPECT_EQ(p.groups(), 1u);
+      EXPECT_EQ(p.destinations_per_rank(), p.ranks());
+      check_plan(p, "k = g");
+    }
+}
+
+TEST(DistPlan, OneBitSwapHalvesTraffic) {
+  // cuStateVec's index-bit swap of a rank bit and a local bit: k = 1, pairs of ranks swap half their data.
+  const DistPlan p = make_dist_plan(test::one_bit_swap(10, 3, 4, 1), 3, 8);
+  EXPECT_EQ(p.k, 1);
+  EXPECT_EQ(p.groups(), 4u);
+  const DistTraffic t = dist_traffic(p);
+  EXPECT_EQ(t.max_remote_bytes, 512u * 8u);
+  EXPECT_EQ(t.min_remote_bytes, 512u * 8u);
+  EXPECT_EQ(t.ranks_keeping_a_chunk, 8u);
+  check_plan(p, "one-bit swap");
+}
+
+TEST(DistPlan, WorkedExampleOfTheHeader) {
+  // N = 3, g = 1, A swaps bits 0 and 2 (dist_plan.hpp).
+  const DistPlan p = make_dist_plan(bit_permutation({2, 1, 0}), 1, 4);
+  EXPECT_EQ(p.k, 1);
+  EXPECT_EQ(p.chunk_rows, std::vector<BitVec>{0b01});
+  EXPECT_EQ(p.dest_chunk_cols, std::vector<BitVec>{1});
+  EXPECT_EQ(p.spread_rows, std::vector<BitVec>{0b10});
+  EXPECT_EQ(p.pre.matrix().row_list(), (std::vector<BitVec>{0b10, 0b01}));
+  EXPECT_EQ(p.sender_basis, std::vector<BitVec>{1});
+  EXPECT_EQ(p.post, Bmmc(BitMatrix::from_rows(2, {0b10, 0b01})));
+  EXPECT_EQ(p.post_rank_cols, std::vector<BitVec>{0});
+  EXPECT_EQ(p.fused_line_bits, 0);  // output bit 0 comes from the rank bit
+  check_plan(p, "worked example");
+}
+
+TEST(DistPlan, PieceScheduleOddCountsAndScratchBound) {
+  const DistPlan p = make_dist_plan(random_bmmc(14, 3), 3, 4);  // k = 3, chunks of 2^11 elements
+  for (int pieces : {1, 3, 5, 7, 32, 100}) {
+    const PieceSchedule s = make_piece_schedule(p, pieces);
+    ASSERT_EQ(s.pieces, pieces);
+    ASSERT_EQ(s.bounds.size(), static_cast<std::size_t>(pieces + 1));
+    EXPECT_EQ(s.bounds.front(), 0u);
+    EXPECT_EQ(s.bounds.back(), p.chunk_elems());
+    for (int i = 0; i < pieces; ++i) EXPECT_GT(s.bounds[i + 1], s.bounds[i]);
+    EXPECT_EQ(s.max_piece_elems, (p.chunk_elems() + pieces - 1) / pieces);
+    EXPECT_EQ(s.scratch_elems, 4 * p.destinations_per_rank() * s.max_piece_elems);
+  }
+  // 1/8 of the local array for P ≥ 32 whenever chunks have at least 32 elements (m − k ≥ 5), any P.
+  for (int g = 0; g <= 6; ++g)
+    for (int m = g + 5; m <= g + 8; ++m) {
+      const DistPlan q = make_dist_plan(random_bmmc(m + g, m * g + 1), g, 4);
+      ASSERT_GE(q.chunk_bits(), 5);
+      for (int pieces : {32, 33, 47, 64, 255, 1 << 20})
+        EXPECT_LE(make_piece_schedule(q, pieces).scratch_elems * 8, q.local_elems()) << pieces << " pieces";
+    }
+  // More pieces than elements: one element per piece.
+  const DistPlan small = make_dist_plan(random_bmmc(4, 1), 2, 4);
+  EXPECT_EQ(make_piece_schedule(small, 9).pieces, static_cast<int>(small.chunk_elems()));
+  EXPECT_THROW(make_piece_schedule(p, 0), std::invalid_argument);
+}
+
+TEST(DistPlan, HashSeparatesWhatDefinesThePlan) {
+  const DistPlan base = make_dist_plan(random_bmmc(12, 1), 3, 4);
+  const std::uint64_t h = dist_plan_hash(base);
+  EXPECT_EQ(h, dist_plan_hash(make_dist_plan(random_bmmc(12, 1), 3, 4)));
+  EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(12, 2), 3, 4)));                   // permutation
+  EXPECT_NE(h, dist_plan_hash(make_dist_plan(Bmmc(random_bmmc(12, 1).matrix(), 1), 3, 4)));  // complement only
+  EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(13, 1), 3, 4)));                   // n
+  EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(12, 1), 2, 4)));                   // g
+  EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(12, 1), 3, 8)));                   // element size
+  // Stable across processes and machines: a fixed value, not std::hash.
+  EXPECT_EQ(dist_plan_hash(make_dist_plan(identity(4), 1, 4)), 0x574cb8611de3b981ULL) << std::hex
+      << dist_plan_hash(make_dist_plan(identity(4), 1, 4));
+}
+
+TEST(DistPlan, Errors) {
+  const auto msg = [](auto&& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg([] { make_dist_plan(identity(3), 4, 4); }).find("0..min(n, 16) = 0..3"), std::string::npos);
+  EXPECT_NE(msg([] { make_dist_plan(identity(20), 17, 4); }).find("0..min(n, 16)"), std::string::npos);
+  EXPECT_NE(msg([] { make_dist_plan(identity(4), -1, 4); }).find("rank bits"), std::string::npos);
+  EXPECT_NE(msg([] { make_dist_plan(identity(4), 1, 3); }).find("element size"), std::string::npos);
+  EXPECT_NE(msg([] { dist_rank_bits(3, 8); }).find("power of two"), std::string::npos);
+  EXPECT_NE(msg([] { dist_rank_bits(0, 8); }).find("power of two"), std::string::npos);
+  EXPECT_NE(msg([] { dist_rank_bits(512, 8); }).find("at least 9 index bits"), std::string::npos);
+  EXPECT_NE(msg([] { dist_rank_bits(std::uint64_t{1} << 17, 40); }).find("at most 2^16"), std::string::npos);
+  EXPECT_EQ(dist_rank_bits(256, 8), 8);
+  const DistPlan p = make_dist_plan(identity(4), 1, 4);
+  EXPECT_THROW(post_for_rank(p, 2), std::invalid_argument);
+  EXPECT_THROW(send_schedule(p, 2), std::invalid_argument);
+  EXPECT_THROW(send_step(p, 0, 1), std::invalid_argument);  // k = 0: one round
+}
+
+TEST(DistPlan, DescribeNamesTheParts) {
+  const std::string s = describe(make_dist_plan(random_bmmc(10, 2), 2, 4));
+  for (const char* part : {"k = rank(A_hl) = 2", "pre-pass", "post-pass", "send:", "receive:", "fused", "hash 0x"})
+    EXPECT_NE(s.find(part), std::string::npos) << part << " missing from\n" << s;
+  EXPECT_NE(describe_schedule(make_dist_plan(random_bmmc(10, 2), 2, 4), 1).find("round 3: send chunk"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bmmc
