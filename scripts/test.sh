@@ -70,8 +70,8 @@ fuzz_smoke() {
     scratch=$(mktemp -d)
     echo "fuzz smoke: $t (25 s)"
     (cd "$scratch" && "$bin" -max_total_time=25 -print_final_stats=1 -artifact_prefix="$scratch/" "$scratch" \
-       "$corpus" 2>&1 | grep -E '^(Done [0-9]+ runs|INFO: seed corpus|stat::number_of_executed_units)|ERROR|SUMMARY|==[0-9]+==') ||
-      true
+       "$corpus" 2>&1 |
+       grep -E '^(Done [0-9]+ runs|INFO: seed corpus|stat::number_of_executed_units)|ERROR|SUMMARY|==[0-9]+==') || true
     if compgen -G "$scratch/crash-*" >/dev/null || compgen -G "$scratch/leak-*" >/dev/null ||
        compgen -G "$scratch/timeout-*" >/dev/null || compgen -G "$scratch/oom-*" >/dev/null; then
       echo "fuzz smoke: $t found a failing input (kept in $scratch; add it to tests and fix the library)" >&2
