@@ -19,8 +19,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(SpecFuzzCorpus, EveryInputParsesOrFailsCleanly) {
+// fuzz/corpus/spec, found from this source file's path. ccache with base_dir set (a cache shared between
+// checkouts) hands the compiler a path relative to the build folder, so a relative __FILE__ is tried from the
+// working directory (the test binary's folder) and each folder above it.
+fs::path corpus_dir() {
   const fs::path dir = fs::path(__FILE__).parent_path() / ".." / ".." / "fuzz" / "corpus" / "spec";
+  if (dir.is_absolute()) return dir;
+  for (fs::path d = fs::current_path();; d = d.parent_path()) {
+    if (fs::is_directory(d / dir)) return d / dir;
+    if (d == d.parent_path()) return dir;
+  }
+}
+
+TEST(SpecFuzzCorpus, EveryInputParsesOrFailsCleanly) {
+  const fs::path dir = corpus_dir();
   ASSERT_TRUE(fs::is_directory(dir)) << dir;
   int files = 0, accepted = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {

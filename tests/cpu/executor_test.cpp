@@ -131,9 +131,13 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
           const CpuPolicy opt{1 + static_cast<int>(b.n() % 3), tile, tr};
           expect_matches(b, eb, opt, static_cast<std::uint64_t>(b.n() * 100 + tile));
         }
-  // It applies to every BMMC once the tile holds 8 vectors of 8 (n ≥ 6): full 8×8 transposes where the
-  // three lowest output bits come from high input bits, partial ones (r = 0..2 lane bits exchanged) else.
-  if (!cpu_has_avx2()) return;
+}
+
+// The planner picks the register-transpose loop for 4- and 8-byte elements on every BMMC once the tile holds
+// 8 vectors of 8 (n ≥ 6): full 8×8 transposes where the three lowest output bits come from high input bits,
+// partial ones (r = 0..2 lane bits exchanged) else. Skipped (visibly) on a CPU without AVX2.
+TEST(CpuExecutor, RegisterTransposeChosenForFourAndEightByteElements) {
+  if (!cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2: the register-transpose loop cannot be chosen";
   for (int n : {6, 9, 14, 20})
     for (const Bmmc& b : {random_bmmc(n, 1), random_bmmc(n, 2), random_bpc(n, 1), random_bpc(n, 2), bit_reverse(n),
                           transpose(n, n / 2), gray(n), gray_inverse(n), reverse(n), rotate(n, 1), identity(n)})
@@ -142,8 +146,13 @@ TEST(CpuExecutor, RegisterTransposeMatchesReference) {
           EXPECT_EQ(cpu_kernel_name(make_cpu_plan(b, eb, CpuPolicy{0, tile}), CpuPolicy{0, tile, true}),
                     "transpose-avx2")
               << eb << "-byte elements\n" << b.to_string();
-  // 1- and 2-byte elements (AVX-512 VBMI): groups of 32×32 and 16×16, so tiles of 2^10 and 2^8 elements.
-  if (!cpu_has_vbmi()) return;
+}
+
+// 1- and 2-byte elements (AVX-512 VBMI): groups of 32×32 and 16×16, so tiles of 2^10 and 2^8 elements.
+TEST(CpuExecutor, RegisterTransposeChosenForOneAndTwoByteElements) {
+  if (!cpu_has_vbmi())
+    GTEST_SKIP() << "this CPU has no AVX-512 VBMI (+BW, VL): the 1- and 2-byte register-transpose loop cannot be "
+                    "chosen";
   for (int n : {10, 14, 20})
     for (const Bmmc& b : {random_bmmc(n, 1), random_bpc(n, 1), bit_reverse(n), gray(n), reverse(n), rotate(n, 1)})
       for (int eb : {1, 2})

@@ -4,6 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+
 #include "bmmc/core/named.hpp"
 #include "bmmc/plan/plan_check.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
@@ -13,7 +18,7 @@ namespace {
 
 const int kElemBytes[] = {1, 2, 4, 8, 16};
 
-void expect_good(const Plan& plan, bool coalesced, const std::string& what) {
+CheckReport expect_good(const Plan& plan, bool coalesced, const std::string& what) {
   const CheckReport r = check_plan(plan);
   EXPECT_TRUE(r.correct) << what << ": " << r.first_error << "\n" << describe(plan);
   if (coalesced) {
@@ -21,6 +26,7 @@ void expect_good(const Plan& plan, bool coalesced, const std::string& what) {
     EXPECT_EQ(r.max_bank_conflict, 1) << what << "\n" << describe(plan);
   }
   EXPECT_GT(r.warp_accesses, 0u) << what;
+  return r;
 }
 
 std::vector<std::pair<std::string, Bmmc>> named_maps(int n) {
@@ -32,17 +38,33 @@ std::vector<std::pair<std::string, Bmmc>> named_maps(int n) {
   return v;
 }
 
+// The default plan (variant auto) of a random BMMC is one tile pass; the checker must have executed every
+// element of it: read once and written once in whole-warp accesses of 2^s elements, so 2·2^n / 2^s of them.
+// The random maps must also reach every lane width the planner uses (k = 0..3) and both kinds of tile: rows
+// all forced by the permutation (m = q) and extra rows the planner adds (m > q); a planner change that
+// stopped producing one of them would leave it unchecked here, so that fails too.
 TEST(PlanCheck, OnePassRandomBmmcsEveryElementSize) {
-  int count = 0;
+  std::map<int, int> plans_with_vector_bits;  // k -> plans checked
+  int forced_rows_only = 0, extra_rows = 0;
   for (int seed = 0; seed < 120; ++seed) {
     const int n = 5 + seed % 12;  // 5..16
     const Bmmc b = random_bmmc(n, 1000 + seed);
     for (int eb : kElemBytes) {
-      expect_good(make_plan(b, eb, default_caps()), true, fmt::format("random_bmmc({}, {}) eb {}", n, 1000 + seed, eb));
-      ++count;
+      const std::string what = fmt::format("random_bmmc({}, {}) eb {}", n, 1000 + seed, eb);
+      const Plan plan = make_plan(b, eb, default_caps());
+      const CheckReport r = expect_good(plan, true, what);
+      ASSERT_EQ(plan.variant, Variant::OnePass) << what;
+      ASSERT_EQ(plan.passes.size(), 1u) << what;
+      const auto* tp = std::get_if<TilePass>(&plan.passes[0]);
+      ASSERT_NE(tp, nullptr) << what;
+      EXPECT_EQ(r.warp_accesses, std::uint64_t{2} << (n - tp->segment_bits())) << what;
+      ++plans_with_vector_bits[tp->vector_bits];
+      ++(tp->row_bits == tp->q ? forced_rows_only : extra_rows);
     }
   }
-  EXPECT_EQ(count, 600);
+  for (int k = 0; k <= 3; ++k) EXPECT_GT(plans_with_vector_bits[k], 0) << "no plan with 2^" << k << "-element lanes";
+  EXPECT_GT(forced_rows_only, 0) << "no plan whose rows are all forced by the permutation";
+  EXPECT_GT(extra_rows, 0) << "no plan with extra rows";
 }
 
 TEST(PlanCheck, OnePassRandomBpcsEveryElementSize) {
