@@ -228,7 +228,7 @@ TEST(TransposeTables, PlannerTilesReconstruct) {
       for (const Bmmc& b : {random_bmmc(n, 3), random_bpc(n, 4), bit_reverse(n), gray(n), gray_inverse(n),
                             rotate(n, 1), transpose(n, n / 2), identity(n)})
         for (int tile : {-1, 10}) {
-          const Plan plan = make_cpu_plan(b, eb, CpuOptions{1, tile});
+          const Plan plan = make_cpu_plan(b, eb, CpuPolicy{1, tile});
           for (const Pass& pass : plan.passes)
             if (const auto* tp = std::get_if<TilePass>(&pass)) {
               check_tables(cpu_detail::build_tables(*tp), eb,

@@ -81,7 +81,7 @@ TEST(PermuterKey, HashAgreesWithEquality) {
   EXPECT_NE(std::hash<Bmmc>{}(identity(12)), std::hash<Bmmc>{}(reverse(12)));  // c takes part
 }
 
-TEST(PermuterCache, CpuOptionsMakeDistinctEntries) {
+TEST(PermuterCache, CpuPolicyMakeDistinctEntries) {
   // The CPU-relevant fields build real Permuters here: each variation is a miss and a new entry.
   PermuterCache cache(64);
   const auto first = cache.get(base_key());

@@ -124,7 +124,7 @@ TEST(FrontDoor, BadCallsAreRefusedBeforeAnythingIsWritten) {
     EXPECT_THROW(Permuter(b, 4, PermuterOptions{Backend::Cuda}), std::invalid_argument);
 }
 
-TEST(FrontDoor, CacheKeepsComplementsElementSizesAndCpuOptionsApart) {
+TEST(FrontDoor, CacheKeepsComplementsElementSizesAndCpuPolicyApart) {
   // Same matrix, other complements; two element sizes; two tiles; both CPU loops; twice over, so that the
   // second round is served from the cache and would show any entry shared by mistake.
   const Bmmc a = random_bmmc(14, 21);
