@@ -1,5 +1,5 @@
-// GPU benchmark helpers (see bench.hpp): fill, copy and verification kernels, event timing.
-#include "bmmc/cuda/bench.hpp"
+// GPU benchmark helpers (see include/bmmc/bench/gpu.hpp): fill, copy and verification kernels, event timing.
+#include "bmmc/bench/gpu.hpp"
 
 #include <algorithm>
 #include <chrono>
