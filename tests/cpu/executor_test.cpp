@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bmmc/core/named.hpp"
-#include "bmmc/cpu/bench.hpp"
+#include "bmmc/bench/cpu.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/plan/plan_check.hpp"

@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <memory>
 
-#include "bmmc/cpu/bench.hpp"
+#include "bmmc/bench/cpu.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
 #if BMMC_HAS_CUDA
-#include "bmmc/cuda/bench.hpp"
+#include "bmmc/bench/gpu.hpp"
 #include "bmmc/cuda/device.hpp"
 #endif
 

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "bmmc/core/spec.hpp"
-#include "bmmc/cpu/bench.hpp"
+#include "bmmc/bench/cpu.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "cli_common.hpp"
 #if BMMC_HAS_CUDA
-#include "bmmc/cuda/bench.hpp"
+#include "bmmc/bench/gpu.hpp"
 #include "bmmc/cuda/device.hpp"
 #endif
 

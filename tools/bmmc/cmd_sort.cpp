@@ -23,7 +23,7 @@
 #include "cli_common.hpp"
 
 #if BMMC_HAS_CUDA
-#include "bmmc/cuda/baseline_sort.hpp"
+#include "bmmc/bench/baseline_sort.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/program_gpu.hpp"

@@ -1,5 +1,5 @@
-// GPU benchmark helpers (see bench.hpp): fill, copy and verification kernels, event timing.
-#include "bmmc/cuda/bench.hpp"
+// GPU benchmark helpers (see include/bmmc/bench/gpu.hpp): fill, copy and verification kernels, event timing.
+#include "bmmc/bench/gpu.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bmmc/core/named.hpp"
+#include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/permute.hpp"
@@ -35,7 +36,6 @@ struct VerifyTables {
   u64 cols[64];
   u64 c;
   int n;
-  int words;  // 32-bit words per element (elements < 4 bytes are compared bytewise)
   int elem_bytes;
 };
 
@@ -55,7 +55,11 @@ __global__ void verify(const unsigned char* in, const unsigned char* out, Verify
   if (local) atomicAdd(bad, local);
 }
 
-unsigned grid_for(u64 items) { return static_cast<unsigned>(std::min<u64>((items + 255) / 256, 132 * 16)); }
+// Blocks of 256 threads for a grid-stride loop over `items`: at most 16 per SM of the device (`sms`, from
+// device_caps(), queried outside the timed loops).
+unsigned grid_for(u64 items, int sms) {
+  return static_cast<unsigned>(std::min<u64>((items + 255) / 256, static_cast<u64>(sms) * 16));
+}
 
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
@@ -93,8 +97,9 @@ unsigned long long count_mismatches(const Bmmc& b, const void* in, const void* o
   t.elem_bytes = eb;
   DeviceBuffer bad(sizeof(u64));
   bad.fill_bytes(0);
-  verify<<<grid_for(u64{1} << t.n), 256>>>(static_cast<const unsigned char*>(in), static_cast<const unsigned char*>(out), t,
-                                            bad.as<u64>());
+  const int sms = device_caps().sm_count;
+  verify<<<grid_for(u64{1} << t.n, sms), 256>>>(static_cast<const unsigned char*>(in), static_cast<const unsigned char*>(out), t,
+                                                 bad.as<u64>());
   BMMC_CUDA_CHECK(cudaGetLastError());
   u64 result = 0;
   bad.download(&result, sizeof(result));
@@ -104,8 +109,9 @@ unsigned long long count_mismatches(const Bmmc& b, const void* in, const void* o
 std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuBenchCase>& cases, int reps) {
   if (reps < 1) throw std::invalid_argument("reps must be at least 1");
   const std::size_t bytes = (std::size_t{1} << b.n()) * static_cast<std::size_t>(eb);
+  const int sms = device_caps().sm_count;
   DeviceBuffer in(bytes), out(bytes), temp(bytes);
-  fill_random<<<grid_for(bytes / 4 + 1), 256>>>(in.as<unsigned>(), (bytes + 3) / 4, b.n() * 131 + eb);
+  fill_random<<<grid_for(bytes / 4 + 1, sms), 256>>>(in.as<unsigned>(), (bytes + 3) / 4, b.n() * 131 + eb);
   BMMC_CUDA_CHECK(cudaGetLastError());
   std::vector<GpuBenchRow> rows;
   rows.push_back(time_reps("memcpy", reps, bytes, [&] {
@@ -113,7 +119,7 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuB
   }));
   if (bytes % 16 == 0)
     rows.push_back(time_reps("copy-kernel", reps, bytes, [&] {
-      copy16<<<grid_for(bytes / 16), 256>>>(in.as<uint4>(), out.as<uint4>(), bytes / 16);
+      copy16<<<grid_for(bytes / 16, sms), 256>>>(in.as<uint4>(), out.as<uint4>(), bytes / 16);
     }));
   for (const GpuBenchCase& c : cases) {
     out.fill_bytes(0xA5);

@@ -1,6 +1,6 @@
 // Baselines for the sorting network's benchmark: CUB's DeviceRadixSort::SortKeys and thrust::sort on the same
 // device data, timed with CUDA events in the same process (so `bmmc sort --compare-cub` compares like with
-// like). Compiled by nvcc from the toolkit's CCCL headers (src/cuda/baseline_sort.cu).
+// like). Compiled by nvcc from the toolkit's CCCL headers (bench/lib/baseline_sort.cu).
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "bmmc/cpu/bench.hpp"
+#include "bmmc/bench/cpu.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // CUB and Thrust sorting baselines (see baseline_sort.hpp).
-#include "bmmc/cuda/baseline_sort.hpp"
+#include "bmmc/bench/baseline_sort.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <thrust/device_ptr.h>
