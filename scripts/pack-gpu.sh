@@ -55,8 +55,11 @@ size_mib=$(( $(du -sk "$BUILD" | cut -f1) / 1024 ))
 echo "pack-gpu: ${#BINARIES[@]} binaries OK (ldd: libc family + libnvrtc only); $BUILD is ${size_mib} MiB"
 if (( size_mib > 48 )); then
   # The device run carries at most 64 MiB in all (tree included); object files are not needed there.
-  echo "pack-gpu: pruning object files to shrink the carry (rerun this script to rebuild)"
+  # Object files, static libraries and CMake's own bookkeeping are not needed to run the binaries or ctest.
+  echo "pack-gpu: pruning object files, static libraries and CMakeFiles/ to shrink the carry (rerun to rebuild)"
   find "$BUILD" -name '*.o' -delete
+  find "$BUILD" -name '*.a' -delete
+  find "$BUILD" -type d -name CMakeFiles -prune -exec rm -rf {} +
   size_mib=$(( $(du -sk "$BUILD" | cut -f1) / 1024 ))
   echo "pack-gpu: $BUILD is now ${size_mib} MiB"
 fi

@@ -66,6 +66,9 @@ class Permuter {
   std::string kernel_name() const;
 
  private:
+  // permute() asks the CUDA runtime where its pointers live once and then runs without asking again.
+  friend void permute(const Bmmc&, const void*, void*, int, const PermuterOptions&, StreamHandle);
+
   struct Impl;  // the backend's prepared state (src/dispatch/permuter.cpp)
   template <class Make>
   static std::shared_ptr<const Impl> make_impl(const PermuterOptions& options, Make&& make);

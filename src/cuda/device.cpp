@@ -95,16 +95,20 @@ int pointer_device(const void* p) noexcept {
 
 ScopedDevice::ScopedDevice(int device) {
   if (device < 0) return;
-  int count = 0;
-  if (!gpu_available() || cudaGetDeviceCount(&count) != cudaSuccess || device >= count)
-    throw std::invalid_argument(fmt::format("CUDA device {} does not exist (this machine has {} usable)", device,
-                                            gpu_available() ? count : 0));
+  if (!gpu_available()) throw std::invalid_argument(fmt::format("CUDA device {} does not exist: no usable GPU", device));
+  // On the hot path the device is already current: one cheap query, no count (permute() calls this per call).
   BMMC_CUDA_CHECK(cudaGetDevice(&previous_));
   if (previous_ == device) {
     previous_ = -1;  // nothing to restore
     return;
   }
-  BMMC_CUDA_CHECK(cudaSetDevice(device));
+  if (cudaSetDevice(device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    int count = 0;
+    (void)cudaGetDeviceCount(&count);
+    previous_ = -1;
+    throw std::invalid_argument(fmt::format("CUDA device {} does not exist (this machine has {})", device, count));
+  }
 }
 
 ScopedDevice::~ScopedDevice() {

@@ -36,19 +36,23 @@ void check_device_pointer(const void* p, const char* what) {
         what, p, attr.type == cudaMemoryTypeHost ? "pinned host" : "unregistered host"));
 }
 
-}  // namespace
-
-void check_device_buffers(const void* in, const void* out, int n, int elem_bytes, std::size_t alignment) {
-  check_buffers(in, out, n, elem_bytes);
-  for (auto [p, what] : {std::pair{in, "input"}, std::pair{static_cast<const void*>(out), "output"}}) {
+void check_alignment(const void* in, const void* out, std::size_t alignment) {
+  for (auto [p, what] : {std::pair{in, "input"}, std::pair{out, "output"}})
     if (reinterpret_cast<std::uintptr_t>(p) % alignment)
       throw std::invalid_argument(fmt::format(
           "{} pointer {} is not aligned to {} bytes, which this plan's vector accesses need (cudaMalloc "
           "pointers always are; bmmc::permute picks narrower accesses for offset pointers, or plan with smaller "
           "vector bits)",
           what, p, alignment));
-    check_device_pointer(p, what);
-  }
+}
+
+}  // namespace
+
+void check_device_buffers(const void* in, const void* out, int n, int elem_bytes, std::size_t alignment) {
+  check_buffers(in, out, n, elem_bytes);
+  check_alignment(in, out, alignment);
+  check_device_pointer(in, "input");
+  check_device_pointer(out, "output");
 }
 
 CudaPermuter::CudaPermuter(const Bmmc& bmmc, int elem_bytes, const GpuOptions& options) {
@@ -89,6 +93,12 @@ std::size_t CudaPermuter::alignment() const noexcept {
 
 void CudaPermuter::operator()(const void* in, void* out, cudaStream_t stream, void* temp) const {
   check_device_buffers(in, out, plan_.n(), plan_.elem_bytes, alignment());
+  run_on_device_pointers(in, out, stream, temp);
+}
+
+void CudaPermuter::run_on_device_pointers(const void* in, void* out, cudaStream_t stream, void* temp) const {
+  check_buffers(in, out, plan_.n(), plan_.elem_bytes);
+  check_alignment(in, out, alignment());
   void* scratch = temp;
   bool owned = false;
   if (plan_.needs_temp()) {

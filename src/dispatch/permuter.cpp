@@ -7,6 +7,7 @@
 #include <bit>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -140,23 +141,31 @@ void Permuter::operator()(const void* in, void* out, StreamHandle stream, void* 
 #endif
 }
 
-PermuterOptions options_for_pointers(const PermuterOptions& options, const void* in, const void* out,
-                                     int elem_bytes) {
+namespace {
+
+// Where permute()'s pointers live: asked of the CUDA runtime once per call (cudaPointerGetAttributes costs
+// about a microsecond), then used both to choose the backend and to check the pointers for it.
+struct PointerDevices {
+  int in = -1, out = -1;  // the owning device, or -1 for host memory
+};
+
+PermuterOptions resolve_for_pointers(const PermuterOptions& options, const void* in, const void* out, int elem_bytes,
+                                     PointerDevices& where) {
   PermuterOptions o = options;
 #if BMMC_HAS_CUDA
-  const int in_device = o.backend == Backend::Cpu ? -1 : pointer_device(in);
+  if (o.backend != Backend::Cpu) where = {pointer_device(in), pointer_device(out)};
   if (o.backend == Backend::Auto) {
-    const int out_device = pointer_device(out);
-    if ((in_device >= 0) != (out_device >= 0))
+    if ((where.in >= 0) != (where.out >= 0))
       throw std::invalid_argument(fmt::format(
           "the input {} is {} memory but the output {} is {} memory; both must be host arrays (cpu backend) or "
           "both device arrays (cuda backend)",
-          in, in_device >= 0 ? "CUDA device" : "host", static_cast<const void*>(out),
-          out_device >= 0 ? "CUDA device" : "host"));
-    o.backend = in_device >= 0 ? Backend::Cuda : Backend::Cpu;
+          in, where.in >= 0 ? "CUDA device" : "host", out, where.out >= 0 ? "CUDA device" : "host"));
+    o.backend = where.in >= 0 ? Backend::Cuda : Backend::Cpu;
   }
 #else
+  (void)in;
   (void)out;
+  (void)where;
 #endif
   o.backend = resolve_backend(o.backend);
   if (o.backend == Backend::Cpu) {
@@ -165,7 +174,14 @@ PermuterOptions options_for_pointers(const PermuterOptions& options, const void*
   }
   o.cpu = {};
 #if BMMC_HAS_CUDA
-  if (o.gpu.device < 0) o.gpu.device = in_device >= 0 ? in_device : current_device();
+  if (o.gpu.device < 0) o.gpu.device = where.in >= 0 ? where.in : current_device();
+  for (auto [device, p, what] : {std::tuple{where.in, in, "input"}, std::tuple{where.out, out, "output"}})
+    if (device != o.gpu.device)
+      throw std::invalid_argument(
+          device < 0 ? fmt::format("{} pointer {} is host memory; the cuda backend needs device (or managed) memory",
+                                   what, p)
+                     : fmt::format("{} pointer {} is memory of CUDA device {} but the permutation runs on device {}",
+                                   what, p, device, o.gpu.device));
 #endif
   // Lane width from alignment: the default accesses are 8 bytes wide (plan/planner.cpp); an offset view may
   // only allow narrower ones. JIT plans only — the generic kernels move one element per access anyway.
@@ -178,11 +194,29 @@ PermuterOptions options_for_pointers(const PermuterOptions& options, const void*
   return o;
 }
 
+}  // namespace
+
+PermuterOptions options_for_pointers(const PermuterOptions& options, const void* in, const void* out,
+                                     int elem_bytes) {
+  PointerDevices where;
+  return resolve_for_pointers(options, in, out, elem_bytes, where);
+}
+
 void permute(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const PermuterOptions& options,
              StreamHandle stream) {
   check_buffers(in, out, bmmc.n(), elem_bytes);
-  const PermuterKey key{bmmc, elem_bytes, options_for_pointers(options, in, out, elem_bytes)};
-  (*default_permuter_cache().get(key))(in, out, stream);
+  PointerDevices where;
+  const PermuterKey key{bmmc, elem_bytes, resolve_for_pointers(options, in, out, elem_bytes, where)};
+  const std::shared_ptr<const Permuter> p = default_permuter_cache().get(key);
+#if BMMC_HAS_CUDA
+  if (key.options.backend == Backend::Cuda) {
+    // Both pointers are device memory of the chosen device (checked above): no second runtime query.
+    const ScopedDevice on(p->impl_->device);
+    std::get<CudaState>(p->impl_->state).run_on_device_pointers(in, out, stream);
+    return;
+  }
+#endif
+  (*p)(in, out, stream);
 }
 
 void permute(std::string_view spec, const void* in, void* out, int n, int elem_bytes, const PermuterOptions& options,

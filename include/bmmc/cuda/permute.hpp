@@ -33,6 +33,10 @@ class CudaPermuter {
   /// Enqueues the permutation on `stream`. `temp` (temp_bytes() bytes of device memory, not overlapping
   /// in/out) is used by two-pass plans; when null they allocate it stream-ordered (cudaMallocAsync).
   void operator()(const void* in, void* out, cudaStream_t stream = nullptr, void* temp = nullptr) const;
+  /// The same for pointers the caller has already found to be device memory of the current device (sizes,
+  /// overlap and alignment are still checked): saves the two cudaPointerGetAttributes queries, ~1 µs each,
+  /// which bmmc::permute has made already to choose the backend.
+  void run_on_device_pointers(const void* in, void* out, cudaStream_t stream = nullptr, void* temp = nullptr) const;
 
   const Plan& plan() const noexcept { return plan_; }
   std::size_t temp_bytes() const noexcept;
