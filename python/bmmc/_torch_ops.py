@@ -49,7 +49,21 @@ def spec_of(spec) -> str:
 
 
 # Dynamo cannot trace the native Bmmc's properties: inside torch.compile the spec string of a Bmmc is computed
-# when tracing and kept as a constant of the graph.
+# when tracing and kept as a constant of the graph. For that Dynamo must see a Bmmc as a constant value (it is
+# immutable, with == and hash): register_constant says so; without it (torch before 2.6) Dynamo treats the
+# Bmmc as an opaque object and assume_constant_result cannot take it (pass the spec string then).
+def _register_bmmc_constant() -> None:
+    from . import Bmmc
+
+    register = getattr(getattr(torch.utils, "_pytree", None), "register_constant", None)
+    if register is not None:
+        try:
+            register(Bmmc)
+        except ValueError:  # already registered (a second import of this module)
+            pass
+
+
+_register_bmmc_constant()
 _assume_constant = getattr(getattr(torch, "_dynamo", None), "assume_constant_result", None)
 _spec_of_traced = _assume_constant(spec_of) if _assume_constant is not None else spec_of
 
