@@ -253,7 +253,9 @@ def test_torch_compile_fullgraph_on_the_gpu(mode):
         x = random_tensor(1 << 15, torch.float32, seed).reshape(16, 64, 32)
         o1, o2 = torch.empty(64, 16, 32, device=DEV), torch.empty(64, 16, 32, device=DEV)
         got, want = cf(x, o1), f(x, o2)
-        assert all(torch.equal(a, c) for a, c in zip(got, want)), (mode, seed)
+        # The permuted tensor is exact; the float sum is not: Inductor reduces in another order than eager.
+        assert torch.equal(got[1], want[1]), (mode, seed)
+        assert torch.allclose(got[0], want[0], rtol=1e-5, atol=1e-3), (mode, seed)
         assert torch.equal(o1, o2) and torch.equal(o1, x.permute(1, 0, 2).contiguous())
 
 
