@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scaling model of the distributed plan (DESIGN.md §9): for G = 4 .. 1024 ranks of 2^M elements each
+# The scaling model of the distributed plan (docs/DESIGN.md §9): for G = 4 .. 1024 ranks of 2^M elements each
 # (default M = 30, 4-byte elements: 4 GiB per GPU), what `bmmc plan SPEC --ranks G --json` says each rank sends —
 # k, destinations, groups, rounds, bytes per message (= per link of the exchange), the most bytes one rank sends to
 # other ranks, and that divided by a link bandwidth (default 450 GB/s, one direction of an H100's NVLink 4) as

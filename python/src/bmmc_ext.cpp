@@ -345,7 +345,7 @@ NB_MODULE(_bmmc, m) {
         new (&self) Bmmc(bmmc::from_rows(s.first, s.second));
       });
 
-  m.def("parse_spec", &bmmc::parse_spec, "text"_a, "n"_a = nb::none(), "Parse a spec (DESIGN.md §2) into a Bmmc.");
+  m.def("parse_spec", &bmmc::parse_spec, "text"_a, "n"_a = nb::none(), "Parse a spec (docs/DESIGN.md §2) into a Bmmc.");
   m.def("identity", &bmmc::identity, "n"_a);
   m.def("bit_reverse", &bmmc::bit_reverse, "n"_a, "y_i = x_{n-1-i}.");
   m.def("reverse", &bmmc::reverse, "n"_a, "x ↦ 2^n − 1 − x (identity matrix, c = all ones).");

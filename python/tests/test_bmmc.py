@@ -1,4 +1,4 @@
-"""CPU tests of the bmmc Python package: the algebra against DESIGN.md's worked examples, and permute /
+"""CPU tests of the bmmc Python package: the algebra against docs/DESIGN.md's worked examples, and permute /
 transpose against a NumPy reference (fancy indexing: out[perm] = x) — run by scripts/test.sh in a clean
 virtualenv after `pip install ./python`."""
 

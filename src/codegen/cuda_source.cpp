@@ -117,7 +117,7 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
   ks.shared_bytes = p.shared_bytes();
 
   std::string o;
-  o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): coset tile (DESIGN.md §4)\n";
+  o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): coset tile (docs/DESIGN.md §4)\n";
   o += matrix_comment(p.bmmc);
   o += fmt::format("// elements: {} bytes; each lane moves 2^{} element(s) = {} bytes per access, a warp 2^{} consecutive elements\n",
                    eb, k, vb, s);

@@ -1,4 +1,4 @@
-// The distributed planner (see dist_plan.hpp and DESIGN.md §9 for the algebra).
+// The distributed planner (see dist_plan.hpp and docs/DESIGN.md §9 for the algebra).
 #include "bmmc/dist/dist_plan.hpp"
 
 #include <fmt/format.h>

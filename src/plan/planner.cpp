@@ -50,7 +50,7 @@ TileCoord tile_coord(BitVec v, const std::vector<BitVec>& rows, int s) {
   return c;
 }
 
-// Swizzle F: F2^{m+k} → F2^5 such that P_t ⊕ F·P_o is invertible (DESIGN.md §4 step 5). P_t[l] and P_o[l]
+// Swizzle F: F2^{m+k} → F2^5 such that P_t ⊕ F·P_o is invertible (docs/DESIGN.md §4 step 5). P_t[l] and P_o[l]
 // are the lane-part and the other part (element bits, then row bits) of lane basis vector l in phase 2.
 // On ker P_o the map is P_t, injective; on a complement K' of the kernel we send P_o·b to P_t·b ⊕ w with
 // w running over a complement of P_t(ker P_o), which makes the whole map invertible.

@@ -58,7 +58,7 @@ done
 # With n <= 5 every BMMC is tiled (the whole index is one tile); a random one on 24 bits is general.
 [[ $("$bmmc" show random-bmmc:1 --n 24 --json) == *'"class":"general"}' ]] || fail "random-bmmc:1 --n 24 not general"
 
-# --- apply: the worked examples (DESIGN.md §1) ------------------------------------------------------------
+# --- apply: the worked examples (docs/DESIGN.md §1) ------------------------------------------------------------
 expect_out 14 "$bmmc" apply bit-reverse --n 4 7
 expect_out 28 "$bmmc" apply rotate:1 --n 5 25
 expect_out 9 "$bmmc" apply transpose:2 --n 4 6
@@ -203,7 +203,7 @@ if [[ $rc -ne 0 ]]; then
     fail "--backend cuda without a GPU: exit $rc, $(cat "$work/err")"
   [[ ! -e "$work/new.bin" ]] || fail "a refused --backend cuda created its output"
 fi
-# --- several ranks (DESIGN.md §9): the distributed plan, and the simulated ranks on files ------------------------
+# --- several ranks (docs/DESIGN.md §9): the distributed plan, and the simulated ranks on files ------------------------
 # plan --ranks: the JSON fields; a random BMMC on 4 ranks is an all-to-all (k = g = 2, one group); a swap of a
 # rank bit with a local bit has k = 1: 2 destinations, 2 groups.
 out=$("$bmmc" plan random-bmmc:1 --n 12 --ranks 4 --json) || fail "plan --ranks --json"

@@ -1,4 +1,4 @@
-// The spec language (DESIGN.md §2): every name against its constructor, products, inv, parentheses,
+// The spec language (docs/DESIGN.md §2): every name against its constructor, products, inv, parentheses,
 // complements, number formats, and every error with its column.
 #include <gtest/gtest.h>
 

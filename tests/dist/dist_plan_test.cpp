@@ -1,6 +1,6 @@
 // The distributed plan's algebra, proved on every element: A_hl = B·T and [S; T] invertible by reconstruction;
 // the post-pass (Π, c_post ⊕ C·d) against the element each receive position really holds; the claims of
-// DESIGN.md §9 as properties (2^(m−k) elements to each of 2^k ranks, 2^k senders per receiver, 2^(g−k)
+// docs/DESIGN.md §9 as properties (2^(m−k) elements to each of 2^k ranks, 2^k senders per receiver, 2^(g−k)
 // groups, every round a perfect matching); the k = 0 and k = g extremes; the fused map and its line bits;
 // the piece schedule; the plan hash; the errors.
 #include <gtest/gtest.h>

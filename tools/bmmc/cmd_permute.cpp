@@ -1,5 +1,5 @@
 // bmmc permute SPEC --elem-bytes B --in FILE --out FILE: permute a raw array file, out[A·x ⊕ c] = in[x].
-// With --ranks R the distributed plan (DESIGN.md §9) runs on R simulated ranks (permute_file_distributed).
+// With --ranks R the distributed plan (docs/DESIGN.md §9) runs on R simulated ranks (permute_file_distributed).
 //
 // The library's permute_file does the work: everything is validated (element size, input size, backend)
 // before the output is touched, and the output is written through a temporary file and a rename, so an

@@ -1,5 +1,5 @@
 // `bmmc plan SPEC` — print the kernel plan, optionally proved by the plan checker (--check); with --ranks G the
-// distributed plan of DESIGN.md §9 (k, groups, chunks, pre/post-pass, per-rank schedules).
+// distributed plan of docs/DESIGN.md §9 (k, groups, chunks, pre/post-pass, per-rank schedules).
 #include <fmt/format.h>
 
 #include <memory>

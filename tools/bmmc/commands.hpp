@@ -30,7 +30,7 @@ struct Registrar {
   Registrar(int order, AddCommand add);
 };
 
-/// The spec language summary shown by --help (DESIGN.md §2).
+/// The spec language summary shown by --help (docs/DESIGN.md §2).
 extern const char* const kSpecHelp;
 
 }  // namespace bmmc::cli

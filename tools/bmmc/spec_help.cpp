@@ -1,7 +1,7 @@
 #include "commands.hpp"
 
 namespace bmmc::cli {
-const char* const kSpecHelp = R"(SPEC language (one parser for CLI, tests and Python; see DESIGN.md §2):
+const char* const kSpecHelp = R"(SPEC language (one parser for CLI, tests and Python; see docs/DESIGN.md §2):
   spec  := term ('*' term)*        product, rightmost applied first; all terms of one n
   term  := atom ('^' number)?      XOR the output with a complement vector
   atom  := name (':' args)? | 'inv(' spec ')' | '(' spec ')'

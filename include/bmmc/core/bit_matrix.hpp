@@ -2,7 +2,7 @@
 //
 // A BitMatrix has up to 64 rows and 64 columns; row i is stored as a uint64_t whose bit j is the entry
 // a_ij. Vectors are plain uint64_t with bit i = component i (bit 0 = least significant = index bit 0).
-// Conventions follow DESIGN.md §1: row i is output bit i, column j is input bit j, so A·x is the vector
+// Conventions follow docs/DESIGN.md §1: row i is output bit i, column j is input bit j, so A·x is the vector
 // whose bit i is the parity of (row_i AND x). Printing shows row 0 first, column 0 first, '1' or '.',
 // as the paper's artifact does. Example: the 4×4 transpose of the paper's §3 prints
 //   ..1.
@@ -94,7 +94,7 @@ class BitMatrix {
   friend BitMatrix operator+(const BitMatrix& a, const BitMatrix& b);  // entrywise XOR
   friend bool operator==(const BitMatrix& a, const BitMatrix& b);
 
-  /// The DESIGN.md text format: one line per row, '1' or '.', row 0 first, column 0 first.
+  /// The docs/DESIGN.md text format: one line per row, '1' or '.', row 0 first, column 0 first.
   std::string to_string() const;
 
  private:

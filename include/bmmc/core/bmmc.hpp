@@ -1,6 +1,6 @@
 // The Bmmc type: an affine permutation y = A·x ⊕ c of the indices of an array of 2^n elements.
 //
-// The element at input index x goes to output index y = A·x ⊕ c, i.e. out[A x ^ c] = in[x] (DESIGN.md §1).
+// The element at input index x goes to output index y = A·x ⊕ c, i.e. out[A x ^ c] = in[x] (docs/DESIGN.md §1).
 // Composition is function composition: compose(f, g) = f ∘ g applies g first, and
 // (A, c) ∘ (B, d) = (A·B, A·d ⊕ c). Classification follows the paper: BP (permutation matrix, c = 0),
 // BPC (permutation matrix, any c), tiled (the §5.1 condition for a tile of width t), general.
@@ -50,7 +50,7 @@ class Bmmc {
 
   friend bool operator==(const Bmmc& a, const Bmmc& b) { return a.a_ == b.a_ && a.c_ == b.c_; }
 
-  /// Matrix in the DESIGN.md text format followed by "c = 0x…".
+  /// Matrix in the docs/DESIGN.md text format followed by "c = 0x…".
   std::string to_string() const;
 
  private:

@@ -1,8 +1,8 @@
 // Triangular factorisations of bit matrices (LUP, ULP) and the paper's split of any BMMC into two tiled
 // BMMCs (§5.2 "Factorizing BMMCs into tiled BMMCs"), the fallback the planner can use where the one-pass
-// plan of DESIGN.md §4 is not wanted (the benchmarks' "paper 2-pass" variant).
+// plan of docs/DESIGN.md §4 is not wanted (the benchmarks' "paper 2-pass" variant).
 //
-// Conventions (DESIGN.md §1): row i = output bit i, column j = input bit j, row 0 / column 0 printed first.
+// Conventions (docs/DESIGN.md §1): row i = output bit i, column j = input bit j, row 0 / column 0 printed first.
 // "Upper triangular" means a_ij = 0 for i > j (printed: zeros below the diagonal), "lower" a_ij = 0 for
 // i < j. Over F2 an invertible triangular matrix has a unit diagonal, so L and U always do. P is a
 // permutation matrix acting on the RIGHT, i.e. it permutes columns (= input bits): A = X·P means column

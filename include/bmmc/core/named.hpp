@@ -1,4 +1,4 @@
-// Named BMMCs: the paper's worked examples and the maps users ask for by name (DESIGN.md §1).
+// Named BMMCs: the paper's worked examples and the maps users ask for by name (docs/DESIGN.md §1).
 //
 // Every constructor takes n (the number of index bits, 0..64) first and returns a Bmmc; bad arguments
 // throw std::invalid_argument saying what was expected. Worked examples (tested verbatim):

@@ -1,4 +1,4 @@
-// The permutation spec language (DESIGN.md §2): text such as "inv(gray)*rotate:3^0b101" turned into a Bmmc.
+// The permutation spec language (docs/DESIGN.md §2): text such as "inv(gray)*rotate:3^0b101" turned into a Bmmc.
 //
 // One parser serves the CLI, the tests and the Python bindings, so every user-facing way of naming a BMMC
 // behaves the same. Grammar:

@@ -3,7 +3,7 @@
 // A Subspace keeps a reduced echelon basis whose pivot of each vector is its LOWEST set bit, sorted by
 // pivot, and no other basis vector has that bit set. So "reduce v" (clear every pivot bit of v by adding
 // basis vectors) is a canonical representative of v modulo the subspace, and the one-pass planner
-// (DESIGN.md §4) relies on this: for a subspace V ⊇ L = span(e_0..e_{s-1}) the basis is e_0..e_{s-1}
+// (docs/DESIGN.md §4) relies on this: for a subspace V ⊇ L = span(e_0..e_{s-1}) the basis is e_0..e_{s-1}
 // followed by vectors whose low s bits are clear. Example: span{0b110, 0b011} in F2^3 has basis
 // {0b101, 0b110} with pivots 0 and 1; its coordinate complement is {e_2}.
 #pragma once

@@ -1,6 +1,6 @@
 // The CPU reference permutation: the oracle every other backend's tests compare against.
 //
-// It does exactly what DESIGN.md §1 says, out[A·x ⊕ c] = in[x] for every x in 0..2^n-1, single-threaded
+// It does exactly what docs/DESIGN.md §1 says, out[A·x ⊕ c] = in[x] for every x in 0..2^n-1, single-threaded
 // and without any cleverness beyond updating A·x incrementally, so that it is obviously right. Buffers are
 // checked (check_buffers) before anything is written: on bad arguments it throws std::invalid_argument
 // and leaves the output untouched.

@@ -3,7 +3,7 @@
 // The library never prints or exits: every failing CUDA call becomes a CudaError naming the call text and the
 // cudaError_t (e.g. "cudaMalloc(&p, 4294967296) failed: out of memory (cudaErrorMemoryAllocation)"), and a
 // failed run-time compilation becomes an NvrtcError carrying the compiler log, the options and the source, so
-// that a bug report about generated code can be reproduced from the exception alone (DESIGN.md §5).
+// that a bug report about generated code can be reproduced from the exception alone (docs/DESIGN.md §5).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -6,7 +6,7 @@
 // (BMMC_CACHE_DIR, else $XDG_CACHE_HOME/bmmc or ~/.cache/bmmc; "off" disables it). Lookups are thread-safe;
 // concurrent requests for one key compile it once while other keys compile in parallel. The compile/disk half
 // (cubin_for) needs no GPU and is tested in CI; get() additionally loads the cubin with the CUDA runtime's
-// library API (cudaLibraryLoadData / cudaLibraryGetKernel), so nothing links the driver library (DESIGN.md §5).
+// library API (cudaLibraryLoadData / cudaLibraryGetKernel), so nothing links the driver library (docs/DESIGN.md §5).
 #pragma once
 
 #include <cuda_runtime_api.h>

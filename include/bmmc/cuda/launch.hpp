@@ -3,7 +3,7 @@
 // Tiles of the one-pass plan often want more than the 48 KiB of dynamic shared memory a kernel gets by default;
 // beyond that the CUDA runtime requires an explicit opt-in (cudaFuncAttributeMaxDynamicSharedMemorySize) per
 // kernel and device. launch() does the opt-in once per (kernel, device, size) and otherwise is a bare
-// cudaLaunchKernel: asynchronous on the given stream, no device-wide synchronisation (DESIGN.md §5).
+// cudaLaunchKernel: asynchronous on the given stream, no device-wide synchronisation (docs/DESIGN.md §5).
 #pragma once
 
 #include <cuda_runtime_api.h>

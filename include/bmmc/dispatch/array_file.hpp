@@ -33,7 +33,7 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t by
 Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_path, const std::string& out_path,
                      const PermuterOptions& options = {});
 
-/// The distributed path (DESIGN.md §9) on a file: reads the array, runs the distributed plan on `ranks` ranks —
+/// The distributed path (docs/DESIGN.md §9) on a file: reads the array, runs the distributed plan on `ranks` ranks —
 /// rank r holds elements [r·2^m, (r+1)·2^m), m = n − log2(ranks) — and writes the output atomically: the same
 /// bytes as permute_file. `ranks` must be a power of two, at most 2^n and 2^kMaxRankBits (dist_rank_bits). Only
 /// the CPU simulation of the ranks exists yet: Backend::Cuda is refused (the NCCL engines are not built), Auto

@@ -1,5 +1,5 @@
 // The distributed plan: any BMMC of an array split over G = 2^g ranks, as one exchange between two local
-// passes — plain printable data, built by a pure function (DESIGN.md §9).
+// passes — plain printable data, built by a pure function (docs/DESIGN.md §9).
 //
 // Layout: the global index x of N = m + g bits is (x_l, r): the low m bits x_l are the offset on rank r, the
 // top g bits. With A split into blocks (l = the m low bits, h = the g top bits), element (x_l, r) goes to

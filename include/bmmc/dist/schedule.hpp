@@ -1,5 +1,5 @@
 // The exchange schedule of a distributed plan, per rank: who sends which chunk to whom, in which round, into
-// which receive slot; the groups; the pipelined piece schedule; the traffic a plan causes (DESIGN.md §9).
+// which receive slot; the groups; the pipelined piece schedule; the traffic a plan causes (docs/DESIGN.md §9).
 //
 // Everything here is a pure function of a DistPlan and a rank. The exchange has 2^k rounds; in round ρ the
 // sender in slot j of a group (j = its bits at the pivots of K) sends chunk t = ρ ⊕ j ⊕ M·j, which lands on the

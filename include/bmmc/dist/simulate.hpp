@@ -1,5 +1,5 @@
 // Runs a distributed plan on G simulated ranks in one process: the schedule the GPUs will run, on the CPU, as a
-// debugging aid and as the test of the plan that anyone can run without GPUs (DESIGN.md §9).
+// debugging aid and as the test of the plan that anyone can run without GPUs (docs/DESIGN.md §9).
 //
 // The exchange path does exactly what the plan says: the local pre-pass on every rank (a CpuPermuter of the
 // plan's `pre`), then the exchange through an in-process communicator that matches grouped sends and receives

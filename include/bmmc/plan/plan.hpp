@@ -2,7 +2,7 @@
 //
 // A Plan is a list of passes over memory; each pass moves every element of the array once. Two shapes:
 //  - NaivePass: one element per thread, out[A·x ⊕ c] = in[x] (the paper's naive kernel).
-//  - TilePass: the coset-tile kernel of DESIGN.md §4. It covers the paper's tiled kernels (§4, §5.1: V is
+//  - TilePass: the coset-tile kernel of docs/DESIGN.md §4. It covers the paper's tiled kernels (§4, §5.1: V is
 //    coordinate-aligned; swizzle off = "tile", on = "tile+banks", more rows per warp = "iters") and our
 //    one-pass plan for ANY BMMC. Notation: k = vector bits (a lane moves 2^k consecutive elements in one
 //    access), s = k + 5 (a warp access covers 2^s consecutive elements: 32 lanes), m = row bits (the tile

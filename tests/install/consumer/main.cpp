@@ -1,4 +1,4 @@
-// Uses the installed bmmc headers and library: bit_reverse(4) maps 7 to 14 (DESIGN.md §1).
+// Uses the installed bmmc headers and library: bit_reverse(4) maps 7 to 14 (docs/DESIGN.md §1).
 #include <bmmc/core/named.hpp>
 
 #include <cstdio>

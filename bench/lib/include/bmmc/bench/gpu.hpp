@@ -35,7 +35,7 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& bmmc, int elem_bytes, const std::
 double cached_call_host_us(int calls = 2000);
 
 /// Number of x with out[A·x ⊕ c] != in[x], computed on the device. Public so that callers timing their own
-/// permutations can verify every output they time (DESIGN.md §7), as bench_gpu does.
+/// permutations can verify every output they time (docs/DESIGN.md §7), as bench_gpu does.
 unsigned long long count_mismatches(const Bmmc& bmmc, const void* in, const void* out, int elem_bytes);
 
 }  // namespace bmmc
