@@ -242,6 +242,24 @@ def _torch_entry(key, x, n, b, shape, threads):
     return _insert(key, (prep, shape, prep.alignment - 1, index, x.dtype.is_complex))
 
 
+def _torch_run(e, x, out):
+    """The per-call part of a cached torch entry: what can change under one key is checked, then the prepared
+    permutation runs on the tensors' pointers and the current stream. None: take the general path."""
+    prep, shape, amask, index, cplx = e
+    if not x.is_contiguous() or x.requires_grad or x.is_neg() or (cplx and x.is_conj()):
+        return None
+    if out is None:
+        out = x.new_empty(shape)
+    elif not _torch_out_ok(out, x, shape, cplx):
+        return None
+    xp = x.data_ptr()
+    op = out.data_ptr()
+    if (xp | op) & amask:
+        return None  # an offset view: the general path narrows the lane accesses
+    prep(xp, op, _torch_stream(index) if index >= 0 else 0)
+    return out
+
+
 def _torch_out_ok(out, x, shape, cplx) -> bool:
     return (type(out) is _torch_tensor and out.shape == shape and out.dtype == x.dtype and out.device == x.device
             and out.is_contiguous() and not out.requires_grad and not out.is_neg() and not (cplx and out.is_conj()))
@@ -266,19 +284,7 @@ def torch_transpose(x, axes, out, threads):
         e = _torch_entry(key, x, _log2_numel(x.shape), plan[0], plan[1], threads)
         if e is None:
             return None
-    prep, shape, amask, index, cplx = e
-    if not x.is_contiguous() or x.requires_grad or x.is_neg() or (cplx and x.is_conj()):
-        return None
-    if out is None:
-        out = x.new_empty(shape)
-    elif not _torch_out_ok(out, x, shape, cplx):
-        return None
-    xp = x.data_ptr()
-    op = out.data_ptr()
-    if (xp | op) & amask:
-        return None  # an offset view: the general path narrows the lane accesses
-    prep(xp, op, _torch_stream(index) if index >= 0 else 0)
-    return out
+    return _torch_run(e, x, out)
 
 
 def torch_permute(x, spec, out, threads):
@@ -299,19 +305,7 @@ def torch_permute(x, spec, out, threads):
         e = _torch_entry(key, x, n, b, tuple(x.shape), threads)
         if e is None:
             return None
-    prep, shape, amask, index, cplx = e
-    if not x.is_contiguous() or x.requires_grad or x.is_neg() or (cplx and x.is_conj()):
-        return None
-    if out is None:
-        out = x.new_empty(shape)
-    elif not _torch_out_ok(out, x, shape, cplx):
-        return None
-    xp = x.data_ptr()
-    op = out.data_ptr()
-    if (xp | op) & amask:
-        return None
-    prep(xp, op, _torch_stream(index) if index >= 0 else 0)
-    return out
+    return _torch_run(e, x, out)
 
 
 # ---- CuPy --------------------------------------------------------------------------------------------------

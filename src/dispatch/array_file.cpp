@@ -78,17 +78,27 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t by
   }
 }
 
+namespace {
+
+// The input of a file permutation: exactly 2^n elements of elem_bytes, said in those terms when it is not.
+std::vector<std::byte> read_input_array(const std::string& in_path, int n, int elem_bytes) {
+  const std::size_t bytes = array_bytes(n, elem_bytes);
+  std::error_code ec;
+  const std::uintmax_t in_size = std::filesystem::file_size(in_path, ec);
+  if (!ec && in_size != bytes)
+    throw std::invalid_argument(fmt::format("'{}' has {} bytes, but an array of 2^{} elements of {} bytes has {} bytes",
+                                            in_path, in_size, n, elem_bytes, bytes));
+  return read_array_file(in_path, bytes);
+}
+
+}  // namespace
+
 Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_path, const std::string& out_path,
                      const PermuterOptions& options) {
   const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);  // checks elem_bytes and n first
   PermuterOptions o = options;
   o.backend = resolve_backend(options.backend);  // an unavailable backend fails before any file is touched
-  std::error_code ec;
-  const std::uintmax_t in_size = std::filesystem::file_size(in_path, ec);
-  if (!ec && in_size != bytes)
-    throw std::invalid_argument(fmt::format("'{}' has {} bytes, but an array of 2^{} elements of {} bytes has {} bytes",
-                                            in_path, in_size, bmmc.n(), elem_bytes, bytes));
-  const std::vector<std::byte> in = read_array_file(in_path, bytes);
+  const std::vector<std::byte> in = read_input_array(in_path, bmmc.n(), elem_bytes);
   // Element-aligned buffers: std::byte vectors only promise new's alignment, 16 on this platform, but say so.
   static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16, "buffers must be aligned to 16-byte elements");
   std::vector<std::byte> out(bytes);
@@ -109,12 +119,7 @@ Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::st
         ranks));
   if (options.pieces < 1)
     throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", options.pieces));
-  std::error_code ec;
-  const std::uintmax_t in_size = std::filesystem::file_size(in_path, ec);
-  if (!ec && in_size != bytes)
-    throw std::invalid_argument(fmt::format("'{}' has {} bytes, but an array of 2^{} elements of {} bytes has {} bytes",
-                                            in_path, in_size, bmmc.n(), elem_bytes, bytes));
-  const std::vector<std::byte> in = read_array_file(in_path, bytes);
+  const std::vector<std::byte> in = read_input_array(in_path, bmmc.n(), elem_bytes);
   std::vector<std::byte> out(bytes);
   simulate_dist_permute_array(plan, in.data(), out.data(), options);
   write_file_atomic(out_path, out.data(), out.size());
