@@ -117,6 +117,16 @@ def _permute_bmmc(spec, n):
     return None
 
 
+def _permute_miss(shape, spec, threads, make_entry):
+    """A permute cache miss, the same for every framework: the Bmmc for this shape (None: leave the call to
+    the general path, which says what is wrong), then the framework's entry make_entry(n, bmmc)."""
+    if not _pow2_shape(shape) or type(threads) is not int:
+        return None
+    n = _log2_numel(shape)
+    b = _permute_bmmc(spec, n)
+    return None if b is None else make_entry(n, b)
+
+
 def _axes_key(axes):
     """The caller's axes as a hashable key part (a tuple), or raise TypeError (the general path decides)."""
     if axes is None or type(axes) is tuple:
@@ -177,13 +187,7 @@ def numpy_permute(x, spec, out, threads):
     except TypeError:
         return None
     if e is None:
-        if not _pow2_shape(x.shape) or type(threads) is not int:
-            return None
-        n = _log2_numel(x.shape)
-        b = _permute_bmmc(spec, n)
-        if b is None:
-            return None
-        e = _numpy_entry(key, n, b, x.shape, x.dtype, threads)
+        e = _permute_miss(x.shape, spec, threads, lambda n, b: _numpy_entry(key, n, b, x.shape, x.dtype, threads))
         if e is None:
             return None
     call, shape, dtype = e
@@ -296,13 +300,7 @@ def torch_permute(x, spec, out, threads):
     except TypeError:
         return None
     if e is None:
-        if not _pow2_shape(x.shape):
-            return None
-        n = _log2_numel(x.shape)
-        b = _permute_bmmc(spec, n)
-        if b is None:
-            return None
-        e = _torch_entry(key, x, n, b, tuple(x.shape), threads)
+        e = _permute_miss(x.shape, spec, threads, lambda n, b: _torch_entry(key, x, n, b, tuple(x.shape), threads))
         if e is None:
             return None
     return _torch_run(e, x, out)
@@ -364,13 +362,7 @@ def cupy_permute(x, spec, out, threads):
     except TypeError:
         return None
     if e is None:
-        if not _pow2_shape(x.shape) or type(threads) is not int:
-            return None
-        n = _log2_numel(x.shape)
-        b = _permute_bmmc(spec, n)
-        if b is None:
-            return None
-        e = _cupy_entry(key, x, n, b, x.shape, threads)
+        e = _permute_miss(x.shape, spec, threads, lambda n, b: _cupy_entry(key, x, n, b, x.shape, threads))
         if e is None:
             return None
     return _cupy_run(e, x, out)
