@@ -19,7 +19,8 @@ TEST(PlanOptions, TileBitsAddRowsBeyondTheForcedOnes) {
   EXPECT_EQ(tile(forced).row_bits, tile(forced).q);
   for (int tile_bits : {6, 12, 14}) {
     o.tile_bits = tile_bits;
-    const TilePass& t = tile(make_plan(b, 4, o));
+    const Plan plan = make_plan(b, 4, o);
+    const TilePass& t = tile(plan);
     EXPECT_EQ(t.row_bits, std::max(t.q, tile_bits - 6)) << tile_bits;
     EXPECT_EQ(t.segment_bits() + t.row_bits + static_cast<int>(t.block_positions.size()), 20);
   }
@@ -34,8 +35,10 @@ TEST(PlanOptions, WarpBitsAndTheTileLimit) {
   EXPECT_EQ(tile(p).threads_per_block(), 128);
   EXPECT_TRUE(check_plan(p).correct);
   // A tight limit first drops the extra rows, then narrows the lane accesses, then refuses.
-  o.max_tile_bytes = std::int64_t{4} << (6 + tile(make_plan(b, 4, PlanOptions{Variant::OnePass, 1})).q);
-  const TilePass& fitted = tile(make_plan(b, 4, o));
+  const Plan forced = make_plan(b, 4, PlanOptions{Variant::OnePass, 1});
+  o.max_tile_bytes = std::int64_t{4} << (6 + tile(forced).q);
+  const Plan fitted_plan = make_plan(b, 4, o);
+  const TilePass& fitted = tile(fitted_plan);
   EXPECT_LE(static_cast<std::int64_t>(fitted.shared_bytes()), o.max_tile_bytes);
   o.max_tile_bytes = 64;
   EXPECT_THROW(make_plan(b, 4, o), std::invalid_argument);
