@@ -16,7 +16,7 @@
 namespace bmmc::cli {
 namespace {
 
-struct PermuteOptions {
+struct PermuteCommandOptions {
   SpecOptions spec;
   int elem_bytes = 0;
   std::string in, out, backend = "auto";
@@ -24,7 +24,7 @@ struct PermuteOptions {
   int pieces = 1;
 };
 
-void permute(const PermuteOptions& o) {
+void permute(const PermuteCommandOptions& o) {
   const Bmmc b = parse_spec_options(o.spec);
   if (o.ranks != 0) {
     Backend requested;
@@ -49,7 +49,7 @@ void permute(const PermuteOptions& o) {
 }
 
 void add_permute_command(CLI::App& app, Action& run) {
-  auto opts = std::make_shared<PermuteOptions>();
+  auto opts = std::make_shared<PermuteCommandOptions>();
   CLI::App* sub = app.add_subcommand(
       "permute",
       "Permute a raw little-endian array file of 2^n elements: out[A·x ^ c] = in[x]. The input must have "
