@@ -158,6 +158,17 @@ def _numpy_entry(key, n, b, shape, dtype, threads):
     return _insert(key, (prep.call_buffers, shape, dtype))
 
 
+def _numpy_run(e, x, out):
+    """The per-call part of a cached NumPy entry; None: take the general path."""
+    call, shape, dtype = e
+    if out is None:
+        out = _np_empty(shape, dtype)
+    elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not dtype and out.dtype != dtype):
+        return None
+    # call_buffers refuses (False) a non-contiguous x, a read-only or non-contiguous out, a wrong size.
+    return out if call(x, out) else None
+
+
 def numpy_transpose(x, axes, out, threads):
     try:
         key = (_T_NUMPY, x.shape, _axes_key(axes), x.dtype, threads)
@@ -171,13 +182,7 @@ def numpy_transpose(x, axes, out, threads):
         e = _numpy_entry(key, _log2_numel(x.shape), plan[0], plan[1], x.dtype, threads)
         if e is None:
             return None
-    call, shape, dtype = e
-    if out is None:
-        out = _np_empty(shape, dtype)
-    elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not dtype and out.dtype != dtype):
-        return None
-    # call_buffers refuses (False) a non-contiguous x, a read-only or non-contiguous out, a wrong size.
-    return out if call(x, out) else None
+    return _numpy_run(e, x, out)
 
 
 def numpy_permute(x, spec, out, threads):
@@ -190,12 +195,7 @@ def numpy_permute(x, spec, out, threads):
         e = _permute_miss(x.shape, spec, threads, lambda n, b: _numpy_entry(key, n, b, x.shape, x.dtype, threads))
         if e is None:
             return None
-    call, shape, dtype = e
-    if out is None:
-        out = _np_empty(shape, dtype)
-    elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not dtype and out.dtype != dtype):
-        return None
-    return out if call(x, out) else None
+    return _numpy_run(e, x, out)
 
 
 # ---- PyTorch -----------------------------------------------------------------------------------------------
