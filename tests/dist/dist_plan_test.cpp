@@ -12,6 +12,7 @@
 
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
+#include "dist/error_message.hpp"
 #include "dist_test_support.hpp"
 
 namespace bmmc {
@@ -236,14 +237,7 @@ TEST(DistPlan, HashSeparatesWhatDefinesThePlan) {
 }
 
 TEST(DistPlan, Errors) {
-  const auto msg = [](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto msg = [](auto&& f) { return test::error_message(f); };
   EXPECT_NE(msg([] { make_dist_plan(identity(3), 4, 4); }).find("0..min(n, 16) = 0..3"), std::string::npos);
   EXPECT_NE(msg([] { make_dist_plan(identity(20), 17, 4); }).find("0..min(n, 16)"), std::string::npos);
   EXPECT_NE(msg([] { make_dist_plan(identity(4), -1, 4); }).find("rank bits"), std::string::npos);

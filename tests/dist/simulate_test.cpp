@@ -12,6 +12,7 @@
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/dist/simulate.hpp"
+#include "dist/error_message.hpp"
 #include "dist_test_support.hpp"
 
 namespace bmmc {
@@ -147,14 +148,7 @@ TEST(DistSimulate, BadBuffersAreRefusedBeforeWriting) {
     for (const auto& o : out)
       for (std::uint32_t v : o) ASSERT_EQ(v, 7u);
   };
-  const auto msg = [](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto msg = [](auto&& f) { return test::error_message(f); };
   // World size not matching the plan.
   EXPECT_NE(msg([&] { simulate_dist_permute(plan, {cin[0], cin[1]}, {vout[0], vout[1]}); }).find("plan is for 4 ranks"),
             std::string::npos);
