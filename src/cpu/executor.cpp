@@ -464,10 +464,7 @@ CpuPermuter::CpuPermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& poli
 const Plan& CpuPermuter::plan() const noexcept { return prepared_->plan; }
 int CpuPermuter::threads() const noexcept { return prepared_->threads; }
 
-std::size_t CpuPermuter::temp_bytes() const noexcept {
-  const Plan& plan = prepared_->plan;
-  return plan.needs_temp() ? array_bytes(plan.n(), plan.elem_bytes) : 0;
-}
+std::size_t CpuPermuter::temp_bytes() const noexcept { return prepared_->plan.temp_bytes(); }
 
 void CpuPermuter::operator()(const void* in, void* out, void* temp) const {
   const Plan& plan = prepared_->plan;

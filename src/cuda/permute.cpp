@@ -81,9 +81,7 @@ void CudaPermuter::compile(const GpuOptions& options) {
   for (const KernelSource& ks : sources_) kernels_.push_back(cache.get(ks.source, ks.kernel_name, arch));
 }
 
-std::size_t CudaPermuter::temp_bytes() const noexcept {
-  return plan_.needs_temp() ? (std::size_t{1} << plan_.n()) * static_cast<std::size_t>(plan_.elem_bytes) : 0;
-}
+std::size_t CudaPermuter::temp_bytes() const noexcept { return plan_.temp_bytes(); }
 
 std::size_t CudaPermuter::alignment() const noexcept {
   std::size_t align = 1;

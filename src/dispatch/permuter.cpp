@@ -101,10 +101,7 @@ Permuter::Permuter(Plan plan, const PermuterOptions& options)
 Backend Permuter::backend() const noexcept { return impl_->backend; }
 const Plan& Permuter::plan() const noexcept { return impl_->plan(); }
 
-std::size_t Permuter::temp_bytes() const noexcept {
-  const Plan& p = plan();
-  return p.needs_temp() ? (std::size_t{1} << p.n()) * static_cast<std::size_t>(p.elem_bytes) : 0;
-}
+std::size_t Permuter::temp_bytes() const noexcept { return plan().temp_bytes(); }
 
 std::size_t Permuter::alignment() const noexcept {
 #if BMMC_HAS_CUDA

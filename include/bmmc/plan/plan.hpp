@@ -20,6 +20,7 @@
 // coalesced and bank-conflict free; the code generator emits exactly these formulas.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -119,6 +120,8 @@ struct Plan {
 
   int n() const { return bmmc.n(); }
   bool needs_temp() const { return passes.size() > 1; }
+  /// Bytes of the temporary buffer the passes ping-pong through (an array of 2^n elements), 0 for one pass.
+  std::size_t temp_bytes() const { return needs_temp() ? (std::size_t{1} << n()) * static_cast<std::size_t>(elem_bytes) : 0; }
   friend bool operator==(const Plan&, const Plan&) = default;
 };
 
