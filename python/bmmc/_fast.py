@@ -117,6 +117,15 @@ def _permute_bmmc(spec, n):
     return None
 
 
+def _transpose_miss(shape, axes, threads, make_entry):
+    """A transpose cache miss, the same for every framework: the Bmmc and output shape of these axes (None:
+    leave the call to the general path, which says what is wrong), then make_entry(n, bmmc, out_shape)."""
+    plan = _transpose_plan(shape, axes)
+    if plan is None or type(threads) is not int:
+        return None
+    return make_entry(_log2_numel(shape), plan[0], plan[1])
+
+
 def _permute_miss(shape, spec, threads, make_entry):
     """A permute cache miss, the same for every framework: the Bmmc for this shape (None: leave the call to
     the general path, which says what is wrong), then the framework's entry make_entry(n, bmmc)."""
@@ -176,10 +185,8 @@ def numpy_transpose(x, axes, out, threads):
     except TypeError:  # axes not iterable or not hashable: the general path says what is wrong
         return None
     if e is None:
-        plan = _transpose_plan(x.shape, axes)
-        if plan is None or type(threads) is not int:
-            return None
-        e = _numpy_entry(key, _log2_numel(x.shape), plan[0], plan[1], x.dtype, threads)
+        e = _transpose_miss(x.shape, axes, threads,
+                            lambda n, b, shape: _numpy_entry(key, n, b, shape, x.dtype, threads))
         if e is None:
             return None
     return _numpy_run(e, x, out)
@@ -282,10 +289,7 @@ def torch_transpose(x, axes, out, threads):
     except TypeError:  # axes not iterable or not hashable: the general path says what is wrong
         return None
     if e is None:
-        plan = _transpose_plan(x.shape, axes)
-        if plan is None:
-            return None
-        e = _torch_entry(key, x, _log2_numel(x.shape), plan[0], plan[1], threads)
+        e = _transpose_miss(x.shape, axes, threads, lambda n, b, shape: _torch_entry(key, x, n, b, shape, threads))
         if e is None:
             return None
     return _torch_run(e, x, out)
@@ -346,10 +350,7 @@ def cupy_transpose(x, axes, out, threads):
     except TypeError:
         return None
     if e is None:
-        plan = _transpose_plan(x.shape, axes)
-        if plan is None or type(threads) is not int:
-            return None
-        e = _cupy_entry(key, x, _log2_numel(x.shape), plan[0], plan[1], threads)
+        e = _transpose_miss(x.shape, axes, threads, lambda n, b, shape: _cupy_entry(key, x, n, b, shape, threads))
         if e is None:
             return None
     return _cupy_run(e, x, out)
