@@ -1,5 +1,7 @@
 #include "bmmc/bench/cpu.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,6 +84,7 @@ struct Timed {
   const unsigned char* expected;
   std::vector<double> ms;
   int batch = 1;
+  bool in_place = false;  // runs on the output buffer, which the warm-up first fills with the input
 };
 
 }  // namespace
@@ -92,7 +95,8 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, int 
   return bench_cpu(bmmc, elem_bytes, reps, options);
 }
 
-std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuPolicy options, bool naive) {
+std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuPolicy options, bool naive,
+                                bool in_place) {
   if (reps < 1) throw std::invalid_argument(fmt::format("bench_cpu: reps must be at least 1, got {}", reps));
   const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);
   make_cpu_plan(bmmc, elem_bytes, options);  // refuses a bad tile size before the buffers are allocated
@@ -123,9 +127,17 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
   if (bmmc.n() >= 5 && one_pass.kernel_name() != alternative.kernel_name())
     variants.push_back(
         {transposes ? "one-pass-gather" : "one-pass-transpose", [&] { alternative(i, o); }, ref.get(), {}});
+  const std::optional<CpuInPlacePermuter> inplace =
+      in_place ? std::optional<CpuInPlacePermuter>(std::in_place, bmmc, elem_bytes, options) : std::nullopt;
+  if (inplace)
+    variants.push_back({fmt::format("in-place-{}-pass", inplace->plan().passes.size()), [&] { (*inplace)(o); },
+                        ref.get(), {}, 1, true});
   using Clock = std::chrono::steady_clock;
   for (Timed& v : variants) {  // warm-up, verified; then the batch size from the fastest of a few calls
-    std::memset(o, 0xa5, bytes);
+    if (v.in_place)
+      std::memcpy(o, i, bytes);
+    else
+      std::memset(o, 0xa5, bytes);
     auto t0 = Clock::now();
     v.run();
     double best_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();

@@ -9,6 +9,10 @@
 //    live (device memory → CUDA, host memory → CPU), and it picks the widest lane accesses the pointers'
 //    alignment allows, so an offset view still runs (more slowly) instead of failing.
 //  - `permute_host(...)`: host buffers on any backend (CUDA stages them through device memory).
+//  - In place (docs/DESIGN.md §8): `permute(..., in, out, ...)` with in == out, `permute_inplace(...)`, a
+//    Permuter with PermuterOptions::in_place, or `swap_index_bits(...)` (cuStateVec's vocabulary, with its
+//    mask). No output buffer and no scratch: an involution in one pass, any BMMC as a product of involutions
+//    (plan/inplace_plan.hpp). Identical in and out are in place; partially overlapping ones are refused.
 // Errors: std::invalid_argument for bad arguments (null, overlapping, unaligned or wrong-kind pointers,
 // unsupported element sizes, an unavailable backend), checked before anything is written; CudaError /
 // NvrtcError (bmmc/cuda/error.hpp) for failures of the CUDA runtime or the JIT. No CUDA header is included
@@ -19,11 +23,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "bmmc/core/bmmc.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dispatch/backend.hpp"
+#include "bmmc/plan/inplace_plan.hpp"
 #include "bmmc/plan/plan.hpp"
 
 struct CUstream_st;  // the CUDA runtime's stream type: cudaStream_t is CUstream_st*
@@ -37,6 +44,8 @@ struct PermuterOptions {
   Backend backend = Backend::Auto;
   CpuPolicy cpu;   ///< used when the CPU runs it
   GpuOptions gpu;  ///< used when CUDA runs it
+  /// Permute in place: one buffer (in == out), the passes of an InPlacePlan, no scratch.
+  bool in_place = false;
 
   friend bool operator==(const PermuterOptions&, const PermuterOptions&) = default;
 };
@@ -49,25 +58,37 @@ class Permuter {
   /// Runs `plan` exactly as given on the backend (any variant or geometry on the CPU; on CUDA its passes
   /// must fit the device).
   explicit Permuter(Plan plan, const PermuterOptions& options = {});
+  /// An in-place Permuter running `plan` as given (e.g. make_swap_plan's masked swaps); options.in_place is
+  /// implied.
+  explicit Permuter(InPlacePlan plan, const PermuterOptions& options = {});
 
   /// out[A·x ⊕ c] = in[x]. Host pointers for the CPU (runs to completion), device pointers for CUDA
   /// (enqueued on `stream`). `temp` (temp_bytes(), disjoint from in and out) serves multi-pass plans; when
   /// null they allocate it (stream-ordered on CUDA).
+  /// An in-place Permuter takes in == out here (and nothing else).
   void operator()(const void* in, void* out, StreamHandle stream = nullptr, void* temp = nullptr) const;
+  /// In place: permutes the 2^n elements at `data`. Only for in-place Permuters.
+  void operator()(void* data, StreamHandle stream = nullptr) const;
 
   Backend backend() const noexcept;
+  bool in_place() const noexcept;
+  /// The out-of-place plan; an in-place Permuter returns a plan with no passes (see inplace_plan()).
   const Plan& plan() const noexcept;
-  int n() const noexcept { return plan().n(); }
-  int elem_bytes() const noexcept { return plan().elem_bytes; }
+  /// The in-place plan; an out-of-place Permuter returns one with no passes.
+  const InPlacePlan& inplace_plan() const noexcept;
+  int n() const noexcept;
+  int elem_bytes() const noexcept;
   std::size_t temp_bytes() const noexcept;
   /// The alignment in bytes `in` and `out` need (the widest lane access on CUDA; elem_bytes on the CPU).
   std::size_t alignment() const noexcept;
-  /// What runs: the CPU loop(s) (CpuPermuter::kernel_name) or "cuda-jit" / "cuda-generic".
+  /// What runs: the CPU loop(s) (CpuPermuter::kernel_name) or "cuda-jit" / "cuda-generic"; in place
+  /// "cpu-inplace", "cuda-inplace-jit" or "cuda-inplace-generic".
   std::string kernel_name() const;
 
  private:
   // permute() asks the CUDA runtime where its pointers live once and then runs without asking again.
   friend void permute(const Bmmc&, const void*, void*, int, const PermuterOptions&, StreamHandle);
+  friend void permute_inplace(const Bmmc&, void*, int, const PermuterOptions&, StreamHandle);
 
   struct Impl;  // the backend's prepared state (src/dispatch/permuter.cpp)
   template <class Make>
@@ -82,10 +103,23 @@ void permute(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const 
 void permute(std::string_view spec, const void* in, void* out, int n, int elem_bytes,
              const PermuterOptions& options = {}, StreamHandle stream = nullptr);
 
+/// In place: permute(bmmc, data, data, ...) — the 2^n elements at `data` (host or device memory, Auto as for
+/// permute) are permuted with no output buffer and no scratch.
+void permute_inplace(const Bmmc& bmmc, void* data, int elem_bytes, const PermuterOptions& options = {},
+                     StreamHandle stream = nullptr);
+/// cuStateVec's custatevecSwapIndexBits: swap index bits pairs[i].first ↔ pairs[i].second (disjoint) of the
+/// 2^n elements at `data`, in place, for the indices whose bits under mask_bits equal mask_value (the mask may
+/// not name swapped bits). One pass.
+void swap_index_bits(void* data, int n, int elem_bytes, const std::vector<std::pair<int, int>>& pairs,
+                     BitVec mask_bits = 0, BitVec mask_value = 0, const PermuterOptions& options = {},
+                     StreamHandle stream = nullptr);
 /// Host buffers on any backend: the CPU directly; CUDA through device buffers (copy in, permute, copy out,
 /// synchronous). Returns the backend that ran (Auto resolved as for a Permuter).
 Backend permute_host(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const PermuterOptions& options = {});
 
+/// In place on a host array, any backend: the CPU directly; CUDA through one device buffer (copy in, permute in
+/// place, copy out, synchronous). Returns the backend that ran.
+Backend permute_host_inplace(const Bmmc& bmmc, void* data, int elem_bytes, const PermuterOptions& options = {});
 /// The options permute() runs for these pointers: Auto resolved to the pointers' backend, the device set to
 /// the one holding them, and on CUDA the lane accesses narrowed to what their alignment allows (only when
 /// options.gpu.policy.vector_bits is -1: an explicit width is kept, and unaligned pointers are an error).

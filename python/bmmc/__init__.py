@@ -80,6 +80,8 @@ from ._bmmc import (  # noqa: E402  (re-exported API)
     random_bpc,
     reverse,
     rotate,
+    swap_index_bits_matrix,
+    factor_involutions,
     transpose_matrix,
 )
 
@@ -87,6 +89,7 @@ __all__ = [
     "Bmmc", "SpecError", "permute", "transpose", "identity", "bit_reverse", "reverse", "rotate",
     "transpose_matrix", "gray", "gray_inverse", "parm_matrix", "bit_permutation", "axes_permutation",
     "from_rows", "random_bpc", "random_bmmc", "parse_spec", "has_cuda", "gpu_available", "torch_ops",
+    "swap_index_bits", "swap_index_bits_matrix", "factor_involutions",
 ]
 __version__ = "0.1.0"
 
@@ -214,7 +217,8 @@ def permute(x, spec, out=None, *, threads: int = 0):
     1, 2, 4, 8 or 16 bytes. spec: a spec string (n = log2(x.size) where it does not define n) or a Bmmc on
     n bits. out: same size, dtype and device as x (allocated like x, same shape, when None). CUDA arrays run
     on the framework's current stream (asynchronously, like the framework's own operations). threads: CPU
-    threads (0: all cores).
+    threads (0: all cores). out=x permutes x in place (docs/DESIGN.md §8: no second array, no scratch; any
+    BMMC, as one pass per involution factor); an out that only partly overlaps x is an error.
 
     Repeated calls with the same (shape, spec, dtype, device, threads) reuse a prepared permutation (see
     bmmc/_fast.py); inside torch.compile it calls the custom op torch.ops.bmmc.permute.
@@ -255,6 +259,36 @@ def _run(b: Bmmc, x, out, threads: int) -> None:
         raise TypeError(f"x (dtype {getattr(x, 'dtype', '?')}) or out (dtype {getattr(out, 'dtype', '?')}) cannot "
                         "be passed as a DLPack array: expected a dtype DLPack supports (ints, floats, complex, "
                         "bool) of 1, 2, 4, 8 or 16 bytes") from None
+
+
+def swap_index_bits(x, pairs, mask=None, *, threads: int = 0):
+    """Swap index bits in place, cuStateVec's custatevecSwapIndexBits: for every pair (i, j), bit i and bit j of
+    the flat C-order index trade places. Returns x, permuted in place (no second array, no scratch).
+
+    x: a C-contiguous writable DLPack array (NumPy; PyTorch / CuPy on CPU or CUDA) of 2^n elements of 1, 2, 4,
+    8 or 16 bytes. pairs: disjoint (i, j) pairs of bit positions in 0..n-1. mask: optional {bit: 0 or 1}; only
+    the elements whose index has those bits move (the mask may not name a swapped bit). CUDA arrays run on the
+    framework's current stream. Example: a 2^30 complex64 state vector, swap_index_bits(sv, [(0, 29)]).
+    """
+    n = _log2_size(x)
+    try:
+        pairs = [(int(i), int(j)) for i, j in pairs]
+    except (TypeError, ValueError):
+        raise TypeError(f"pairs must be (i, j) pairs of bit positions, got {pairs!r}") from None
+    mask_bits = mask_value = 0
+    for bit, value in (mask or {}).items():
+        bit = int(bit)
+        if not 0 <= bit < n:
+            raise ValueError(f"mask bit {bit} is outside the array's {n} index bits")
+        if value not in (0, 1, True, False):
+            raise ValueError(f"mask value for bit {bit} must be 0 or 1, got {value!r}")
+        mask_bits |= 1 << bit
+        mask_value |= int(value) << bit
+    flags = getattr(x, "flags", None)
+    if _framework(x) == "numpy" and not flags.writeable:
+        raise ValueError("x is read-only; swap_index_bits permutes it in place")
+    _bmmc._swap_index_bits(x, pairs, mask_bits, mask_value, _stream(x), threads)
+    return x
 
 
 def _normalise_axes(ndim: int, axes) -> list:

@@ -193,6 +193,8 @@ def numpy_transpose(x, axes, out, threads):
 
 
 def numpy_permute(x, spec, out, threads):
+    if out is x:  # in place: the general path (bmmc::permute runs identical buffers in place)
+        return None
     try:
         key = (_P_NUMPY, x.shape, spec, x.dtype, threads)
         e = _entries.get(key)
@@ -298,6 +300,8 @@ def torch_transpose(x, axes, out, threads):
 def torch_permute(x, spec, out, threads):
     if _compiling():
         return _torch_ops.traced_permute(x, spec, out)
+    if out is x:  # in place: the general path (bmmc::permute runs identical buffers in place)
+        return None
     try:
         key = (_P_TORCH, x.shape, spec, x.dtype, x.device, threads)
         e = _entries.get(key)
@@ -357,6 +361,8 @@ def cupy_transpose(x, axes, out, threads):
 
 
 def cupy_permute(x, spec, out, threads):
+    if out is x:  # in place: the general path (bmmc::permute runs identical buffers in place)
+        return None
     try:
         key = (_P_CUPY, x.shape, spec, x.dtype, x.device.id, threads)
         e = _entries.get(key)

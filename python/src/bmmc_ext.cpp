@@ -31,6 +31,7 @@
 #include "bmmc/core/named.hpp"
 #include "bmmc/core/spec.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
+#include "bmmc/core/involution.hpp"
 #include "bmmc/permute.hpp"
 
 namespace nb = nanobind;
@@ -193,6 +194,28 @@ void permute_arrays(const Bmmc& b, nb::ndarray<nb::ro> x, nb::ndarray<> out, std
   nb::gil_scoped_release release;
   bmmc::permute(b, x.data(), out.data(), static_cast<int>(x.itemsize()), options,
                 reinterpret_cast<bmmc::StreamHandle>(stream));
+}
+
+// swap_index_bits(x, pairs, mask_bits, mask_value): cuStateVec's bit swaps, in place on x.
+void swap_bits_array(nb::ndarray<> x, const std::vector<std::pair<int, int>>& pairs, BitVec mask_bits,
+                     BitVec mask_value, std::uintptr_t stream, int threads) {
+  const int n = check_array(x, "x");
+  bmmc::PermuterOptions options;
+  const int dev = x.device_type();
+  if (dev == nb::device::cpu::value || dev == nb::device::cuda_host::value) {
+    options.backend = bmmc::Backend::Cpu;
+    options.cpu.threads = threads;
+  } else if (dev == nb::device::cuda::value || dev == nb::device::cuda_managed::value) {
+    if (!bmmc::has_cuda_build())
+      throw std::invalid_argument("x is a CUDA array but this bmmc module was built without CUDA; pass a CPU array");
+    options.backend = bmmc::Backend::Cuda;
+    options.gpu.device = static_cast<int>(x.device_id());
+  } else {
+    throw std::invalid_argument(std::string("x is on ") + device_name(dev) + "; expected a CPU or CUDA array");
+  }
+  nb::gil_scoped_release release;
+  bmmc::swap_index_bits(x.data(), n, static_cast<int>(x.itemsize()), pairs, mask_bits, mask_value, options,
+                        reinterpret_cast<bmmc::StreamHandle>(stream));
 }
 
 // ---- the prepared call (the Python layer's fast path, python/bmmc/_fast.py) -------------------------------
@@ -364,6 +387,15 @@ NB_MODULE(_bmmc, m) {
   m.def("random_bmmc", &bmmc::random_bmmc, "n"_a, "seed"_a = 0, "A reproducible random BMMC.");
 
   m.def("_permute", &permute_arrays, "bmmc"_a, "x"_a, "out"_a, "stream"_a = 0, "threads"_a = 0);
+  m.def("_swap_index_bits", &swap_bits_array, "x"_a, "pairs"_a, "mask_bits"_a = 0, "mask_value"_a = 0, "stream"_a = 0,
+        "threads"_a = 0);
+  m.def("swap_index_bits_matrix", [](int n, const std::vector<std::pair<int, int>>& pairs) {
+    return bmmc::swap_index_bits(n, pairs);
+  }, "n"_a, "pairs"_a, "The BMMC that swaps index bits pairs[i][0] <-> pairs[i][1] (disjoint pairs).");
+  m.def("factor_involutions", [](const Bmmc& f) {
+    const bmmc::InvolutionFactorization r = bmmc::factor_involutions_explained(f);
+    return std::make_pair(r.factors, r.route);
+  }, "bmmc"_a, "The in-place passes of f: involutions g_1..g_k with f = g_k ∘ … ∘ g_1, and the route taken.");
 
   nb::class_<Prepared>(m, "_Prepared",
                        "A prepared permutation for the Python fast path (bmmc/_fast.py): Permuter for (bmmc, "

@@ -54,4 +54,12 @@ void check_buffers(const void* in, const void* out, int n, int elem_bytes) {
         fmt::format("output pointer {} is not aligned to the element size {} bytes", out, elem_bytes));
 }
 
+void check_inplace_buffer(const void* data, int n, int elem_bytes) {
+  array_bytes(n, elem_bytes);
+  if (data == nullptr) throw std::invalid_argument("data pointer is null; expected a buffer of 2^n elements to permute in place");
+  if (reinterpret_cast<std::uintptr_t>(data) % static_cast<std::uintptr_t>(elem_bytes) != 0)
+    throw std::invalid_argument(
+        fmt::format("data pointer {} is not aligned to the element size {} bytes", data, elem_bytes));
+}
+
 }  // namespace bmmc

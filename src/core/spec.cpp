@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "bmmc/core/involution.hpp"
 #include "bmmc/core/named.hpp"
 
 namespace bmmc {
@@ -41,6 +42,7 @@ constexpr NameInfo kNames[] = {
     {"matrix", Args::List, true, "matrix:ROW0,ROW1,..."},
     {"random-bpc", Args::One, false, "random-bpc:SEED"},
     {"random-bmmc", Args::One, false, "random-bmmc:SEED"},
+    {"swap", Args::List, false, "swap:I0,J0,I1,J1,..."},
 };
 
 std::string known_names() {
@@ -338,6 +340,14 @@ class Evaluator {
       if (name == "reverse") return reverse(n);
       if (name == "gray") return gray(n);
       if (name == "gray-inverse") return gray_inverse(n);
+      if (name == "swap") {
+        if (node.args.size() % 2)
+          fail(node.pos, fmt::format("'swap' takes pairs of bit positions, got {} numbers", node.args.size()));
+        std::vector<std::pair<int, int>> pairs;
+        for (size_t i = 0; i < node.args.size(); i += 2)
+          pairs.emplace_back(to_int(node.args[i], "bit position"), to_int(node.args[i + 1], "bit position"));
+        return swap_index_bits(n, pairs);
+      }
       const Num& a = node.args.at(0);
       if (name == "rotate") return rotate(n, to_int(a, "rotation"));
       if (name == "transpose") return transpose(n, to_int(a, "row bits"));

@@ -385,12 +385,6 @@ void execute_naive_pass(const Bmmc& bmmc, int elem_bytes, const void* in, void* 
   ThreadPool::shared().run(count, (count - 1) / static_cast<std::uint64_t>(threads) + 1, threads, range);
 }
 
-// threads ≤ 0: all hardware threads, but no more than the array size is worth.
-int resolve_threads(int threads, int n, int elem_bytes) {
-  if (threads > 0) return threads;
-  const std::size_t bytes = array_bytes(n, elem_bytes);
-  return static_cast<int>(std::clamp<std::size_t>(bytes / kBytesPerThread, 1, ThreadPool::shared().size()));
-}
 
 const Bmmc& pass_bmmc(const Pass& p) {
   return std::visit([](const auto& q) -> const Bmmc& { return q.bmmc; }, p);
@@ -408,6 +402,12 @@ void check_plan_shape(const Plan& plan) {
 }
 
 }  // namespace
+
+int resolve_cpu_threads(int threads, int n, int elem_bytes) {
+  if (threads > 0) return threads;
+  const std::size_t bytes = array_bytes(n, elem_bytes);
+  return static_cast<int>(std::clamp<std::size_t>(bytes / kBytesPerThread, 1, ThreadPool::shared().size()));
+}
 
 PlanOptions cpu_plan_options(const CpuPolicy& policy, const Bmmc& bmmc, int elem_bytes) {
   check_elem_bytes(elem_bytes);
@@ -453,7 +453,7 @@ CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : policy_(policy) {
   for (std::size_t i = 0; i < plan.passes.size(); ++i)
     if (const auto* tp = std::get_if<TilePass>(&plan.passes[i]))
       p->tables[i] = pass_tables(*tp, policy.register_transpose);
-  p->threads = resolve_threads(policy.threads, plan.n(), plan.elem_bytes);
+  p->threads = resolve_cpu_threads(policy.threads, plan.n(), plan.elem_bytes);
   p->plan = std::move(plan);
   prepared_ = std::move(p);
 }

@@ -132,6 +132,20 @@ __global__ void generic_naive(const T* __restrict__ in, T* __restrict__ out, con
   out[y] = in[x];
 }
 
+// In place: thread x swaps x and f(x) when f(x) > x (f an involution; indices outside the mask stay).
+template <class T>
+__global__ void generic_naive_inplace(T* __restrict__ data, const NaiveTables t, u64 mask_bits, u64 mask_value) {
+  const u64 x = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if ((x >> t.n) || (x & mask_bits) != mask_value) return;
+  u64 y = t.complement;
+  for (int i = 0; i < t.n; ++i)
+    if ((x >> i) & 1) y ^= t.cols[i];
+  if (y <= x) return;
+  const T a = data[x], b = data[y];
+  data[x] = b;
+  data[y] = a;
+}
+
 template <class T>
 void launch_tile(const TilePass& p, const void* in, void* out, cudaStream_t stream) {
   TileTables t{};
@@ -181,6 +195,17 @@ void launch_naive(const NaivePass& p, const void* in, void* out, cudaStream_t st
   check(cudaGetLastError(), "generic_naive<<<...>>>");
 }
 
+template <class T>
+void launch_naive_inplace(const NaiveInvolutionPass& p, void* data, cudaStream_t stream) {
+  NaiveTables t{};
+  t.n = p.n();
+  for (int i = 0; i < t.n; ++i) t.cols[i] = p.bmmc.matrix().col(i);
+  t.complement = p.bmmc.complement();
+  generic_naive_inplace<T><<<static_cast<unsigned>(p.blocks()), p.threads_per_block, 0, stream>>>(
+      static_cast<T*>(data), t, p.mask_bits, p.mask_value);
+  check(cudaGetLastError(), "generic_naive_inplace<<<...>>>");
+}
+
 template <template <class> class F, class P>
 void by_size(int eb, const P& p, const void* in, void* out, cudaStream_t stream) {
   switch (eb) {
@@ -203,7 +228,18 @@ struct NaiveLauncher {
   static void run(const NaivePass& p, const void* in, void* out, cudaStream_t s) { launch_naive<T>(p, in, out, s); }
 };
 
+template <class T>
+struct NaiveInPlaceLauncher {
+  static void run(const NaiveInvolutionPass& p, const void*, void* data, cudaStream_t s) {
+    launch_naive_inplace<T>(p, data, s);
+  }
+};
+
 }  // namespace
+
+void launch_generic_inplace(const NaiveInvolutionPass& pass, void* data, cudaStream_t stream) {
+  by_size<NaiveInPlaceLauncher>(pass.elem_bytes, pass, nullptr, data, stream);
+}
 
 void launch_generic(const Pass& pass, const void* in, void* out, cudaStream_t stream) {
   if (const auto* naive = std::get_if<NaivePass>(&pass)) {

@@ -98,7 +98,13 @@ Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_pat
   const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);  // checks elem_bytes and n first
   PermuterOptions o = options;
   o.backend = resolve_backend(options.backend);  // an unavailable backend fails before any file is touched
-  const std::vector<std::byte> in = read_input_array(in_path, bmmc.n(), elem_bytes);
+  std::vector<std::byte> in = read_input_array(in_path, bmmc.n(), elem_bytes);
+  if (o.in_place) {
+    // The loaded array is permuted where it lies: no second buffer (on CUDA one device buffer).
+    const Backend ran = permute_host_inplace(bmmc, in.data(), elem_bytes, o);
+    write_file_atomic(out_path, in.data(), in.size());
+    return ran;
+  }
   // Element-aligned buffers: std::byte vectors only promise new's alignment, 16 on this platform, but say so.
   static_assert(__STDCPP_DEFAULT_NEW_ALIGNMENT__ >= 16, "buffers must be aligned to 16-byte elements");
   std::vector<std::byte> out(bytes);

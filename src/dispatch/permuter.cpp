@@ -13,10 +13,14 @@
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
+#include "bmmc/core/involution.hpp"
 #include "bmmc/core/spec.hpp"
+#include "bmmc/cpu/inplace.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 #if BMMC_HAS_CUDA
 #include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/inplace.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/permute.hpp"
 #endif
@@ -27,22 +31,39 @@ namespace {
 
 #if BMMC_HAS_CUDA
 using CudaState = CudaPermuter;
+using CudaInPlaceState = CudaInPlacePermuter;
 #else
 struct CudaState {};  // never constructed: resolve_backend refuses Cuda in a build without it
+struct CudaInPlaceState {};
 #endif
+
+const Plan kNoPlan{};
+const InPlacePlan kNoInPlacePlan{};
 
 }  // namespace
 
 struct Permuter::Impl {
   Backend backend = Backend::Cpu;
   int device = -1;
-  std::variant<std::monostate, CpuPermuter, CudaState> state;  // monostate only while being built
+  // monostate only while being built
+  std::variant<std::monostate, CpuPermuter, CudaState, CpuInPlacePermuter, CudaInPlaceState> state;
 
   const Plan& plan() const {
+    if (const auto* c = std::get_if<CpuPermuter>(&state)) return c->plan();
 #if BMMC_HAS_CUDA
     if (const auto* c = std::get_if<CudaState>(&state)) return c->plan();
 #endif
-    return std::get<CpuPermuter>(state).plan();
+    return kNoPlan;
+  }
+  const InPlacePlan& inplace_plan() const {
+    if (const auto* c = std::get_if<CpuInPlacePermuter>(&state)) return c->plan();
+#if BMMC_HAS_CUDA
+    if (const auto* c = std::get_if<CudaInPlaceState>(&state)) return c->plan();
+#endif
+    return kNoInPlacePlan;
+  }
+  bool in_place() const {
+    return std::holds_alternative<CpuInPlacePermuter>(state) || std::holds_alternative<CudaInPlaceState>(state);
   }
 };
 
@@ -71,53 +92,106 @@ std::shared_ptr<const Permuter::Impl> Permuter::make_impl(const PermuterOptions&
   auto impl = std::make_shared<Permuter::Impl>();
   impl->backend = resolve_backend(options.backend);
   if (impl->backend == Backend::Cpu) {
-    impl->state.template emplace<CpuPermuter>(make(options.cpu));
+    make(impl->state, options.cpu);
   } else {
 #if BMMC_HAS_CUDA
     impl->device = options.gpu.device >= 0 ? options.gpu.device : current_device();
     const ScopedDevice on(impl->device);
-    impl->state.template emplace<CudaState>(make(options.gpu));
+    make(impl->state, options.gpu);
 #endif
   }
   return impl;
 }
 
 Permuter::Permuter(const Bmmc& bmmc, int elem_bytes, const PermuterOptions& options)
-    : impl_(make_impl(options, [&](const auto& policy) {
+    : impl_(make_impl(options, [&](auto& state, const auto& policy) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(policy)>, CpuPolicy>) {
+          if (options.in_place)
+            state.template emplace<CpuInPlacePermuter>(bmmc, elem_bytes, policy);
+          else
+            state.template emplace<CpuPermuter>(bmmc, elem_bytes, policy);
+        } else {
+          if (options.in_place)
+            state.template emplace<CudaInPlaceState>(bmmc, elem_bytes, policy);
+          else
+            state.template emplace<CudaState>(bmmc, elem_bytes, policy);
+        }
+      })) {}
+
+Permuter::Permuter(InPlacePlan plan, const PermuterOptions& options)
+    : impl_(make_impl(options, [&](auto& state, const auto& policy) {
         if constexpr (std::is_same_v<std::decay_t<decltype(policy)>, CpuPolicy>)
-          return CpuPermuter(bmmc, elem_bytes, policy);
+          state.template emplace<CpuInPlacePermuter>(std::move(plan), policy);
         else
-          return CudaState(bmmc, elem_bytes, policy);
+          state.template emplace<CudaInPlaceState>(std::move(plan), policy);
       })) {}
 
 Permuter::Permuter(Plan plan, const PermuterOptions& options)
-    : impl_(make_impl(options, [&](const auto& policy) {
+    : impl_(make_impl(options, [&](auto& state, const auto& policy) {
+        if (options.in_place)
+          throw std::invalid_argument(
+              "Permuter: an out-of-place Plan cannot run in place; build the Permuter from an InPlacePlan "
+              "(make_inplace_plan) or from the Bmmc with options.in_place");
         if constexpr (std::is_same_v<std::decay_t<decltype(policy)>, CpuPolicy>)
-          return CpuPermuter(std::move(plan), policy);
+          state.template emplace<CpuPermuter>(std::move(plan), policy);
         else
-          return CudaState(std::move(plan), policy);
+          state.template emplace<CudaState>(std::move(plan), policy);
       })) {}
 
 Backend Permuter::backend() const noexcept { return impl_->backend; }
+bool Permuter::in_place() const noexcept { return impl_->in_place(); }
 const Plan& Permuter::plan() const noexcept { return impl_->plan(); }
+const InPlacePlan& Permuter::inplace_plan() const noexcept { return impl_->inplace_plan(); }
+int Permuter::n() const noexcept { return in_place() ? inplace_plan().n() : plan().n(); }
+int Permuter::elem_bytes() const noexcept { return in_place() ? inplace_plan().elem_bytes : plan().elem_bytes; }
 
 std::size_t Permuter::temp_bytes() const noexcept { return plan().temp_bytes(); }
 
 std::size_t Permuter::alignment() const noexcept {
 #if BMMC_HAS_CUDA
   if (const auto* c = std::get_if<CudaState>(&impl_->state)) return c->alignment();
+  if (const auto* c = std::get_if<CudaInPlaceState>(&impl_->state)) return c->alignment();
 #endif
-  return static_cast<std::size_t>(plan().elem_bytes);
+  return static_cast<std::size_t>(elem_bytes());
 }
 
 std::string Permuter::kernel_name() const {
 #if BMMC_HAS_CUDA
   if (const auto* c = std::get_if<CudaState>(&impl_->state)) return c->jit() ? "cuda-jit" : "cuda-generic";
+  if (const auto* c = std::get_if<CudaInPlaceState>(&impl_->state))
+    return c->jit() ? "cuda-inplace-jit" : "cuda-inplace-generic";
 #endif
+  if (in_place()) return "cpu-inplace";
   return std::get<CpuPermuter>(impl_->state).kernel_name();
 }
 
+void Permuter::operator()(void* data, StreamHandle stream) const {
+  if (!in_place())
+    throw std::invalid_argument(
+        "this Permuter runs out of place: call it with an input and an output buffer, or build it with "
+        "PermuterOptions::in_place");
+  if (const auto* cpu = std::get_if<CpuInPlacePermuter>(&impl_->state)) {
+    check_inplace_buffer(data, n(), elem_bytes());
+    check_host_pointers(data, data);
+    (*cpu)(data);
+    return;
+  }
+#if BMMC_HAS_CUDA
+  const ScopedDevice on(impl_->device);
+  std::get<CudaInPlaceState>(impl_->state)(data, stream);
+#else
+  (void)stream;
+#endif
+}
+
 void Permuter::operator()(const void* in, void* out, StreamHandle stream, void* temp) const {
+  if (in_place()) {
+    if (in != out)
+      throw std::invalid_argument(fmt::format(
+          "this Permuter permutes in place: input {} and output {} must be the same buffer", in, out));
+    (*this)(out, stream);
+    return;
+  }
   if (const auto* cpu = std::get_if<CpuPermuter>(&impl_->state)) {
     check_host_pointers(in, out);
     if (temp == nullptr && cpu->temp_bytes() > 0) {
@@ -201,6 +275,10 @@ PermuterOptions options_for_pointers(const PermuterOptions& options, const void*
 
 void permute(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const PermuterOptions& options,
              StreamHandle stream) {
+  if (in == out && in != nullptr) {
+    permute_inplace(bmmc, out, elem_bytes, options, stream);
+    return;
+  }
   check_buffers(in, out, bmmc.n(), elem_bytes);
   PointerDevices where;
   const PermuterKey key{bmmc, elem_bytes, resolve_for_pointers(options, in, out, elem_bytes, where)};
@@ -214,6 +292,47 @@ void permute(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const 
   }
 #endif
   (*p)(in, out, stream);
+}
+
+void permute_inplace(const Bmmc& bmmc, void* data, int elem_bytes, const PermuterOptions& options,
+                     StreamHandle stream) {
+  check_inplace_buffer(data, bmmc.n(), elem_bytes);
+  PermuterOptions o = options;
+  o.in_place = true;
+  PointerDevices where;
+  const PermuterKey key{bmmc, elem_bytes, resolve_for_pointers(o, data, data, elem_bytes, where)};
+  const std::shared_ptr<const Permuter> p = default_permuter_cache().get(key);
+#if BMMC_HAS_CUDA
+  if (key.options.backend == Backend::Cuda) {
+    const ScopedDevice on(p->impl_->device);
+    std::get<CudaInPlaceState>(p->impl_->state).run_on_device_pointer(data, stream);
+    return;
+  }
+#endif
+  (*p)(data, stream);
+}
+
+void swap_index_bits(void* data, int n, int elem_bytes, const std::vector<std::pair<int, int>>& pairs,
+                     BitVec mask_bits, BitVec mask_value, const PermuterOptions& options, StreamHandle stream) {
+  const Bmmc f = swap_index_bits(n, pairs);
+  if (mask_bits == 0) {
+    if (mask_value != 0)
+      throw std::invalid_argument(fmt::format("mask value {:#x} given without mask bits", mask_value));
+    permute_inplace(f, data, elem_bytes, options, stream);
+    return;
+  }
+  // A masked swap is not a BMMC: it gets its own plan (not cached here; its kernel is, by the kernel cache).
+  check_inplace_buffer(data, n, elem_bytes);
+  PermuterOptions o = options;
+  o.in_place = true;
+  PointerDevices where;
+  o = resolve_for_pointers(o, data, data, elem_bytes, where);
+  PlanOptions plan_options = cpu_inplace_plan_options(o.cpu);
+#if BMMC_HAS_CUDA
+  if (o.backend == Backend::Cuda) plan_options = gpu_plan_options(o.gpu.policy, n, device_caps(o.gpu.device));
+#endif
+  const Permuter p(make_swap_plan(n, pairs, elem_bytes, plan_options, mask_bits, mask_value), o);
+  p(data, stream);
 }
 
 void permute(std::string_view spec, const void* in, void* out, int n, int elem_bytes, const PermuterOptions& options,
@@ -237,6 +356,27 @@ Backend permute_host(const Bmmc& bmmc, const void* in, void* out, int elem_bytes
   din.upload(in, bytes);
   permute(bmmc, din.get(), dout.get(), elem_bytes, o);
   dout.download(out, bytes);
+#endif
+  return o.backend;
+}
+
+Backend permute_host_inplace(const Bmmc& bmmc, void* data, int elem_bytes, const PermuterOptions& options) {
+  check_inplace_buffer(data, bmmc.n(), elem_bytes);
+  PermuterOptions o = options;
+  o.in_place = true;
+  o.backend = resolve_backend(options.backend);
+  if (o.backend == Backend::Cpu) {
+    o.gpu = {};
+    (*default_permuter_cache().get({bmmc, elem_bytes, o}))(data);
+    return Backend::Cpu;
+  }
+#if BMMC_HAS_CUDA
+  const ScopedDevice on(o.gpu.device);
+  const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);
+  DeviceBuffer d(bytes);
+  d.upload(data, bytes);
+  permute_inplace(bmmc, d.get(), elem_bytes, o);
+  d.download(data, bytes);
 #endif
   return o.backend;
 }

@@ -11,6 +11,7 @@ std::size_t PermuterKeyHash::operator()(const PermuterKey& k) const noexcept {
   auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   mix(static_cast<std::size_t>(k.elem_bytes));
   mix(static_cast<std::size_t>(k.options.backend));
+  mix(static_cast<std::size_t>(k.options.in_place));
   mix(static_cast<std::size_t>(k.options.gpu.device + 1));
   mix(static_cast<std::size_t>(k.options.gpu.policy.vector_bits + 1));
   mix(static_cast<std::size_t>(k.options.gpu.policy.variant));

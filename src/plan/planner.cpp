@@ -101,22 +101,36 @@ std::vector<std::uint32_t> choose_swizzle(const std::vector<std::uint32_t>& pt,
 
 TilePass make_tile_pass(const Bmmc& bmmc, int eb, const TileOptions& o) {
   const int n = bmmc.n();
-  const int k = o.vector_bits;
-  const int s = k + kLaneBits;
+  const int s = o.vector_bits + kLaneBits;
   if (n < s) throw std::logic_error("planner: tile pass needs n >= vector bits + 5");
-  const BitMatrix& a = bmmc.matrix();
-  const BitMatrix ainv = a.inverse();
-
   // 1. V = L + A⁻¹L, then extra coordinate directions up to the wanted number of rows.
   Subspace v = Subspace::low_bits(n, s);
+  const BitMatrix ainv = bmmc.matrix().inverse();
   for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
+  const int q = v.dim() - s;
+  const int want = std::min(std::max(o.target_row_bits, q), n - s);
+  for (int j = s; j < n && v.dim() - s < want; ++j) v.insert(BitVec{1} << j);
+  return make_tile_pass_on(bmmc, eb, o.vector_bits, v, q, o.warp_bits, o.swizzle);
+}
+
+}  // namespace
+
+TilePass make_tile_pass_on(const Bmmc& bmmc, int eb, int k, const Subspace& v, int q, int warp_bits, bool swizzle) {
+  const int n = bmmc.n();
+  const int s = k + kLaneBits;
+  const BitMatrix& a = bmmc.matrix();
+  const BitMatrix ainv = a.inverse();
+  if (n < s || v.n() != n || !(Subspace::low_bits(n, s) + v == v))
+    throw std::logic_error("planner: the tile space must contain the low vector bits + 5 directions");
+  struct {
+    int warp_bits;
+    bool swizzle;
+  } o{warp_bits, swizzle};
   TilePass p{bmmc};
   p.elem_bytes = eb;
   p.vector_bits = k;
   p.swizzle = o.swizzle;
-  p.q = v.dim() - s;
-  const int want = std::min(std::max(o.target_row_bits, p.q), n - s);
-  for (int j = s; j < n && v.dim() - s < want; ++j) v.insert(BitVec{1} << j);
+  p.q = q;
   const int m = v.dim() - s;
   p.row_bits = m;
   p.warp_bits = o.warp_bits < 0 ? std::min(m, 5) : std::min(o.warp_bits, m);
@@ -165,8 +179,6 @@ TilePass make_tile_pass(const Bmmc& bmmc, int eb, const TileOptions& o) {
 // cudaMemcpy with 4-byte accesses to 93–94% with 8- or 16-byte ones; 16-byte kernels JIT in ~350 ms against
 // ~130 ms, so 8 bytes is the default. The planner narrows it when the tile would not fit in shared memory.
 int default_vector_bits(int eb) { return eb >= 8 ? 0 : log2_exact(8 / eb, "vector"); }
-
-}  // namespace
 
 const char* to_string(Variant v) noexcept {
   switch (v) {

@@ -30,7 +30,7 @@ constexpr std::size_t field_count() {
     return sizeof...(A);
 }
 
-static_assert(field_count<PermuterOptions>() == 3, "PermuterOptions changed: add its new field to kVariations");
+static_assert(field_count<PermuterOptions>() == 4, "PermuterOptions changed: add its new field to kVariations");
 static_assert(field_count<CpuPolicy>() == 3, "CpuPolicy changed: add its new field to kVariations");
 static_assert(field_count<GpuOptions>() == 5, "GpuOptions changed: add its new field to kVariations");
 static_assert(field_count<GpuPolicy>() == 5, "GpuPolicy changed: add its new field to kVariations");
@@ -42,6 +42,7 @@ const std::vector<std::pair<const char*, std::function<void(PermuterKey&)>>> kVa
     {"bmmc", [](PermuterKey& k) { k.bmmc = bit_reverse(10); }},
     {"elem_bytes", [](PermuterKey& k) { k.elem_bytes = 8; }},
     {"backend", [](PermuterKey& k) { k.options.backend = Backend::Cuda; }},
+    {"in_place", [](PermuterKey& k) { k.options.in_place = true; }},
     {"cpu.threads", [](PermuterKey& k) { k.options.cpu.threads = 3; }},
     {"cpu.tile_bits", [](PermuterKey& k) { k.options.cpu.tile_bits = 9; }},
     {"cpu.register_transpose", [](PermuterKey& k) { k.options.cpu.register_transpose = false; }},
@@ -59,8 +60,9 @@ const std::vector<std::pair<const char*, std::function<void(PermuterKey&)>>> kVa
 PermuterKey base_key() { return PermuterKey{random_bmmc(10, 1), 4, PermuterOptions{Backend::Cpu}}; }
 
 TEST(PermuterKey, EveryFieldSeparatesKeys) {
-  // The leaves: bmmc, elem_bytes; backend; 3 CPU fields; 5 GpuPolicy fields; jit, codegen's one, cache, device.
-  EXPECT_EQ(kVariations.size(), 2u + 1 + 3 + 5 + 4);
+  // The leaves: bmmc, elem_bytes; backend, in_place; 3 CPU fields; 5 GpuPolicy fields; jit, codegen's one,
+  // cache, device.
+  EXPECT_EQ(kVariations.size(), 2u + 2 + 3 + 5 + 4);
   for (const auto& [name, vary] : kVariations) {
     PermuterKey a = base_key(), b = base_key();
     vary(b);

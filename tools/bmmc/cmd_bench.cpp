@@ -13,6 +13,7 @@
 #include "plan_options.hpp"
 #if BMMC_HAS_CUDA
 #include "bmmc/bench/gpu.hpp"
+#include "bmmc/bench/inplace_gpu.hpp"
 #include "bmmc/cuda/device.hpp"
 #endif
 
@@ -29,6 +30,7 @@ struct BenchOptions {
   int vector_bits = -1, elems_per_thread = 0, threads = 0;
   int cpu_tile = -1;
   bool cpu_gather = false, cpu_transpose = false;
+  bool in_place = false;
   std::string backend = "auto";
 };
 
@@ -69,6 +71,23 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
   const std::string device = device_caps().name;
   for (size_t i = 0; i < o.specs.size(); ++i) {
     const Bmmc b = parse_spec_options({o.specs[i], o.n});
+    if (o.in_place) {
+      GpuOptions g;
+      g.codegen.streaming_hints = o.streaming;
+      g.policy.elems_per_thread = o.elems_per_thread;
+      g.policy.threads_per_block = o.threads;
+      g.policy.vector_bits = o.vector_bits;
+      if (!o.json && !o.csv) {
+        std::string why;
+        const auto v = custatevec_version(&why);
+        fmt::print(stderr, "[{}/{}] {} in place (n = {}, {} B elements) on {}; cuStateVec: {}\n", i + 1, o.specs.size(),
+                   o.specs[i], b.n(), o.elem_bytes, device, v ? std::to_string(*v) : "not loaded (" + why + ")");
+      }
+      for (const GpuBenchRow& r : bench_gpu_inplace(b, o.elem_bytes, o.reps, g))
+        rows.push_back({o.specs[i], fmt::format("{} --n {}", o.specs[i], b.n()), r.variant, "cuda", b.n(),
+                        o.elem_bytes, r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms, r.verified});
+      continue;
+    }
     std::vector<GpuBenchCase> cases;
     for (const std::string& v : o.variants) {
       GpuBenchCase c{v, {}};
@@ -117,6 +136,9 @@ void add_bench(CLI::App& app, Action& run) {
                                "CPU: run the gather loop (default: the faster loop on this CPU, measured)");
   sub->add_flag("--cpu-transpose", o->cpu_transpose, "CPU: run the register-transpose loop")->excludes(gather);
   sub->add_flag("--streaming", o->streaming, "JIT kernels use __ldcs/__stcs");
+  sub->add_flag("--in-place", o->in_place,
+                "time the in-place permutation (docs/DESIGN.md §8) beside memcpy, the out-of-place pass and, for bit "
+                "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads");
   sub->add_flag("--host-overhead", o->host_overhead, "also measure the host time of a cached permute() call");
   sub->add_flag("--json", o->json, "print one JSON array of rows");
   sub->add_flag("--csv", o->csv, "print CSV rows");
@@ -149,7 +171,7 @@ void add_bench(CLI::App& app, Action& run) {
           // --variant filters the CPU rows only by leaving out "naive" when it is not named.
           const bool naive = o->variants.empty() ||
                              std::find(o->variants.begin(), o->variants.end(), "naive") != o->variants.end();
-          for (const BenchRow& r : bench_cpu(b, o->elem_bytes, o->reps, cpu, naive))
+          for (const BenchRow& r : bench_cpu(b, o->elem_bytes, o->reps, cpu, naive, o->in_place))
             rows.push_back({spec, fmt::format("{} --n {}", spec, b.n()), r.variant, "cpu", b.n(), o->elem_bytes,
                             r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, 0, true});
         }

@@ -22,11 +22,13 @@ struct PermuteCommandOptions {
   std::string in, out, backend = "auto";
   std::uint64_t ranks = 0;  // 0: not distributed
   int pieces = 1;
+  bool in_place = false;
 };
 
 void permute(const PermuteCommandOptions& o) {
   const Bmmc b = parse_spec_options(o.spec);
   if (o.ranks != 0) {
+    if (o.in_place) throw UsageError("--in-place and --ranks do not combine (yet): pick one");
     Backend requested;
     try {
       requested = parse_backend(o.backend);
@@ -45,6 +47,7 @@ void permute(const PermuteCommandOptions& o) {
   if (o.pieces != 1) throw UsageError("--pieces applies to the distributed path: give --ranks too");
   PermuterOptions options;
   options.backend = cli_backend(o.backend);
+  options.in_place = o.in_place;
   permute_file(b, o.elem_bytes, o.in, o.out, options);
 }
 
@@ -63,6 +66,9 @@ void add_permute_command(CLI::App& app, Action& run) {
                   "run the distributed plan on R simulated ranks (a power of two <= 2^n; rank = the top log2(R) "
                   "index bits): the schedule the GPUs run, on the CPU; same output file");
   sub->add_option("--pieces", opts->pieces, "with --ranks: pipeline the exchange in this many pieces (default 1)");
+  sub->add_flag("--in-place", opts->in_place,
+                "permute the loaded array in place (a product of involution passes, no second array; same output "
+                "bytes); --in and --out may name the same file");
   add_spec_footer(sub);
   sub->callback([opts, &run] { run = [opts] { permute(*opts); }; });
 }

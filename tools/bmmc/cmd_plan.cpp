@@ -1,5 +1,6 @@
 // `bmmc plan SPEC` — print the kernel plan, optionally proved by the plan checker (--check); with --ranks G the
-// distributed plan of docs/DESIGN.md §9 (k, groups, chunks, pre/post-pass, per-rank schedules).
+// distributed plan of docs/DESIGN.md §9 (k, groups, chunks, pre/post-pass, per-rank schedules); with --in-place
+// the in-place plan of §8 (the involution passes, each a tile pass with its partner map).
 #include <fmt/format.h>
 
 #include <memory>
@@ -7,6 +8,8 @@
 
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/plan/inplace_plan.hpp"
 #include "bmmc/plan/plan_check.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
@@ -40,6 +43,57 @@ nlohmann::ordered_json pass_json(const Pass& pass) {
   j["elems_per_thread"] = t.elems_per_thread();
   j["shared_bytes"] = t.shared_bytes();
   return j;
+}
+
+nlohmann::ordered_json inplace_pass_json(const InPlacePass& pass) {
+  nlohmann::ordered_json j;
+  if (const auto* p = std::get_if<NaiveInvolutionPass>(&pass)) {
+    j["kind"] = "naive-involution";
+    j["bmmc"] = bmmc_json(p->bmmc);
+    j["blocks"] = p->blocks();
+    j["threads"] = p->threads_per_block;
+    j["shared_bytes"] = 0;
+    return j;
+  }
+  const auto& t = std::get<InvolutionPass>(pass);
+  j = pass_json(Pass{t.tile});
+  j["kind"] = "involution-tile";
+  j["shared_bytes"] = t.shared_bytes();
+  j["partner_base"] = t.partner_base;
+  j["partner_cols"] = t.partner_cols;
+  j["tile_fixed"] = t.tile_fixed;
+  if (t.mask_bits) j["mask"] = {{"bits", t.mask_bits}, {"value", t.mask_value}};
+  return j;
+}
+
+void print_inplace_plan(const Bmmc& b, const PlanCliOptions& po, bool json, bool check) {
+  const InPlacePlan plan = make_inplace_plan(b, po.elem_bytes, gpu_plan_options(to_gpu_policy(po), b.n(), default_caps()));
+  std::optional<CheckReport> report;
+  if (check) {
+    if (plan.n() > 26) throw UsageError(fmt::format("--check executes every element; n = {} is too large (at most 26)", plan.n()));
+    report = check_inplace_plan(plan);
+  }
+  if (json) {
+    nlohmann::ordered_json j;
+    j["n"] = plan.n();
+    j["elem_bytes"] = plan.elem_bytes;
+    j["involution"] = plan.involution();
+    j["route"] = plan.route;
+    j["passes"] = nlohmann::ordered_json::array();
+    for (const InPlacePass& p : plan.passes) j["passes"].push_back(inplace_pass_json(p));
+    if (report) {
+      j["correct"] = report->correct;
+      j["coalesced"] = report->coalesced;
+      j["max_bank_conflict"] = report->max_bank_conflict;
+      if (!report->correct) j["error"] = report->first_error;
+    }
+    return print_json(j);
+  }
+  fmt::print("{}", describe(plan));
+  if (report)
+    fmt::print("check: correct and race-free {}, coalesced {}, max_bank_conflict {}{}\n", report->correct ? "yes" : "NO",
+               report->coalesced ? "yes" : "no", report->max_bank_conflict,
+               report->correct ? "" : " (" + report->first_error + ")");
 }
 
 // Schedules are printed for rank 0, and for every rank when there are at most this many.
@@ -119,6 +173,7 @@ void add_plan(CLI::App& app, Action& run) {
   auto json = std::make_shared<bool>(false);
   auto check = std::make_shared<bool>(false);
   auto ranks = std::make_shared<std::uint64_t>(0);
+  auto in_place = std::make_shared<bool>(false);
   add_spec_options(sub, *spec);
   add_plan_options(sub, *po);
   sub->add_flag("--json", *json, "print the plan as JSON");
@@ -128,9 +183,16 @@ void add_plan(CLI::App& app, Action& run) {
   sub->add_option("--ranks", *ranks,
                   "print the distributed plan over G ranks (a power of two; rank = the top log2(G) index bits): "
                   "k, groups, chunks, pre/post-pass and the schedule of rank 0 (every rank when G <= 16)");
-  sub->callback([&run, spec, po, json, check, ranks] {
-    run = [spec, po, json, check, ranks] {
+  sub->add_flag("--in-place", *in_place,
+                "print the in-place plan: the BMMC as a product of involutions, one pass each (\"passes\", "
+                "\"involution\" in --json); --check proves it race-free");
+  sub->callback([&run, spec, po, json, check, ranks, in_place] {
+    run = [spec, po, json, check, ranks, in_place] {
       const Bmmc b = parse_spec_options(*spec);
+      if (*in_place) {
+        if (*ranks != 0) throw UsageError("--in-place and --ranks do not combine (yet): pick one");
+        return print_inplace_plan(b, *po, *json, *check);
+      }
       if (*ranks != 0) {
         if (*check) throw UsageError("--check proves kernel plans; it does not apply to --ranks");
         return print_dist_plan(b, *ranks, po->elem_bytes, *json);

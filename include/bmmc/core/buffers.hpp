@@ -30,4 +30,7 @@ std::size_t array_bytes(int n, int elem_bytes);
 /// aligned to elem_bytes, in != out, and the two ranges of array_bytes(n, elem_bytes) bytes disjoint.
 void check_buffers(const void* in, const void* out, int n, int elem_bytes);
 
+/// Checks an in-place call's buffer: elem_bytes and n as array_bytes() does, non-null, aligned to elem_bytes.
+void check_inplace_buffer(const void* data, int n, int elem_bytes);
+
 }  // namespace bmmc

@@ -6,7 +6,8 @@
 //   term  := atom ('^' number)?        XOR the output with a complement vector
 //   atom  := name (':' args)? | 'inv(' spec ')' | '(' spec ')'
 //   names: identity, bit-reverse, reverse, rotate:K, transpose:R, gray, gray-inverse, parm:MASK,
-//          bits:P0,P1,...  axes:D0xD1x...:Q0,Q1,...  matrix:ROW0,ROW1,...  random-bpc:SEED, random-bmmc:SEED
+//          bits:P0,P1,...  axes:D0xD1x...:Q0,Q1,...  matrix:ROW0,ROW1,...  random-bpc:SEED, random-bmmc:SEED,
+//          swap:I0,J0,I1,J1,... (swap index bits I0 ↔ J0, I1 ↔ J1, ...: disjoint pairs, cuStateVec's bit swaps)
 //   numbers: decimal, 0x…, 0b…   (whitespace is allowed between tokens)
 // bits:, axes: and matrix: define n; every other name takes n from the `n` argument (the CLI's --n). All
 // terms must agree on n. Errors are SpecError exceptions naming what was wrong and the 1-based column,

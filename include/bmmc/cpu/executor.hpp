@@ -39,6 +39,10 @@ PlanOptions cpu_plan_options(const CpuPolicy& policy, const Bmmc& bmmc, int elem
 /// make_plan(bmmc, elem_bytes, cpu_plan_options(policy, bmmc, elem_bytes)).
 Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy = {});
 
+/// The threads a CPU call runs on: `threads` when positive, else one per 512 KiB of the array's
+/// 2^n · elem_bytes bytes, from 1 up to cpu_cores().
+int resolve_cpu_threads(int threads, int n, int elem_bytes);
+
 /// A plan prepared for the CPU: its loop tables are built (and checked) once; run it any number of times,
 /// from any number of threads. Any Plan runs — one-pass, the paper's tiled variants, two-pass, naive, CPU or
 /// GPU geometry.

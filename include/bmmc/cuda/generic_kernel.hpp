@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "bmmc/plan/inplace_plan.hpp"
 #include "bmmc/plan/plan.hpp"
 
 namespace bmmc {
@@ -17,5 +18,9 @@ namespace bmmc {
 void launch_generic(const Pass& pass, const void* in, void* out, cudaStream_t stream);
 
 inline constexpr int kGenericMaxRows = 16;
+
+/// The precompiled in-place kernel: one thread per index swaps x and f(x) when f(x) > x. It serves every
+/// in-place pass when JIT is off (the CUDA in-place permuter then plans naive passes only).
+void launch_generic_inplace(const NaiveInvolutionPass& pass, void* data, cudaStream_t stream);
 
 }  // namespace bmmc

@@ -29,7 +29,9 @@ std::vector<std::byte> read_array_file(const std::string& path, std::optional<st
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes);
 
 /// Reads `in_path` (2^n · elem_bytes bytes), permutes it on options.backend (permute_host) and writes
-/// `out_path` atomically; `in_path` and `out_path` may name the same file. Returns the backend that ran.
+/// `out_path` atomically; `in_path` and `out_path` may name the same file. With options.in_place the loaded
+/// array is permuted in place (permute_host_inplace: no second array in memory); the file is the same.
+/// Returns the backend that ran.
 Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_path, const std::string& out_path,
                      const PermuterOptions& options = {});
 

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/core/subspace.hpp"
 #include "bmmc/plan/plan.hpp"
 
 namespace bmmc {
@@ -49,5 +50,16 @@ Variant resolve_variant(Variant requested, int n) noexcept;
 /// Throws std::invalid_argument for an unsupported element size, bad options, or a tiled variant asked
 /// for a BMMC that is not tiled.
 Plan make_plan(const Bmmc& bmmc, int elem_bytes, const PlanOptions& options = {});
+
+/// The lane width make_plan picks when PlanOptions::vector_bits is -1: 8-byte lane accesses (k = log2(8 / eb),
+/// 0 for elements of 8 bytes or more).
+int default_vector_bits(int elem_bytes);
+
+/// The coset-tile pass of docs/DESIGN.md §4 steps 2–5 on a given tile space V' (which must contain the
+/// low k + 5 directions and A⁻¹ of them): block positions, rows, swizzle. `q` is recorded as given (the
+/// rows the permutation forces). make_plan builds V' = L + A⁻¹L plus coordinate directions; the in-place
+/// planner (inplace_plan.hpp) builds an A-invariant V' and calls this.
+TilePass make_tile_pass_on(const Bmmc& bmmc, int elem_bytes, int vector_bits, const Subspace& tile_space, int q,
+                           int warp_bits, bool swizzle);
 
 }  // namespace bmmc

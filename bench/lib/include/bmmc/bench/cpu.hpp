@@ -21,6 +21,7 @@
 
 #include "bmmc/core/bmmc.hpp"
 #include "bmmc/cpu/executor.hpp"
+#include "bmmc/cpu/inplace.hpp"
 
 namespace bmmc {
 
@@ -36,7 +37,9 @@ struct BenchRow {
 /// arguments and std::bad_alloc when the three buffers (input, output, reference) do not fit in memory.
 std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, int threads);
 /// The same with every CPU option (threads, tile size, register transposes) applied to "one-pass";
-/// naive = false leaves out the (slow) "naive" row, for tile sweeps.
-std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuPolicy options, bool naive = true);
+/// naive = false leaves out the (slow) "naive" row, for tile sweeps; in_place = true adds "in-place-K-pass"
+/// (a CpuInPlacePermuter on the output buffer, which the warm-up fills with the input first).
+std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuPolicy options, bool naive = true,
+                                bool in_place = false);
 
 }  // namespace bmmc

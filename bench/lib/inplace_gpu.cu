@@ -1,0 +1,178 @@
+// In-place GPU benchmark and the cuStateVec anchor (see include/bmmc/bench/inplace_gpu.hpp).
+#include "bmmc/bench/inplace_gpu.hpp"
+
+#include <dlfcn.h>
+#include <library_types.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "bmmc/core/involution.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/inplace.hpp"
+#include "bmmc/cuda/memory.hpp"
+#include "bmmc/cuda/permute.hpp"
+
+namespace bmmc {
+
+namespace {
+
+// The four entry points we call, declared from cuStateVec's documented C API (custatevec.h) so that the
+// benchmark builds without the library: handles are opaque pointers, statuses ints (0 = success).
+struct CuStateVec {
+  using Create = int (*)(void** handle);
+  using Destroy = int (*)(void* handle);
+  using Version = std::size_t (*)();
+  using Swap = int (*)(void* handle, void* sv, cudaDataType_t type, std::uint32_t n_index_bits, const int2* swaps,
+                       std::uint32_t n_swaps, const std::int32_t* mask_bits, const std::int32_t* mask_ordering,
+                       std::uint32_t mask_len);
+  Create create = nullptr;
+  Destroy destroy = nullptr;
+  Version version = nullptr;
+  Swap swap = nullptr;
+};
+
+std::optional<CuStateVec> load_custatevec(std::string* why) {
+  const char* env = std::getenv("BMMC_CUSTATEVEC_LIB");
+  void* lib = dlopen(env ? env : "libcustatevec.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    if (why) *why = dlerror();
+    return std::nullopt;
+  }
+  CuStateVec c;
+  c.create = reinterpret_cast<CuStateVec::Create>(dlsym(lib, "custatevecCreate"));
+  c.destroy = reinterpret_cast<CuStateVec::Destroy>(dlsym(lib, "custatevecDestroy"));
+  c.version = reinterpret_cast<CuStateVec::Version>(dlsym(lib, "custatevecGetVersion"));
+  c.swap = reinterpret_cast<CuStateVec::Swap>(dlsym(lib, "custatevecSwapIndexBits"));
+  if (!c.create || !c.destroy || !c.version || !c.swap) {
+    if (why) *why = "libcustatevec.so.1 lacks one of custatevecCreate/Destroy/GetVersion/SwapIndexBits";
+    return std::nullopt;
+  }
+  return c;
+}
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+template <class F>
+GpuBenchRow time_reps(const std::string& name, int reps, std::size_t bytes, F run) {
+  for (int i = 0; i < 3; ++i) run();
+  std::vector<Event> start(reps), stop(reps);
+  for (int i = 0; i < reps; ++i) {
+    start[i].record();
+    run();
+    stop[i].record();
+  }
+  BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> ms(reps);
+  for (int i = 0; i < reps; ++i) ms[i] = stop[i].elapsed_ms_since(start[i]);
+  GpuBenchRow r;
+  r.variant = name;
+  r.median_ms = median(ms);
+  r.min_ms = *std::min_element(ms.begin(), ms.end());
+  r.max_ms = *std::max_element(ms.begin(), ms.end());
+  r.gbps = 2.0 * static_cast<double>(bytes) / (r.median_ms * 1e6);
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::pair<int, int>>> as_bit_swaps(const Bmmc& f) {
+  if (!f.is_bp() || !is_involution(f)) return std::nullopt;
+  std::vector<std::pair<int, int>> pairs;
+  for (int j = 0; j < f.n(); ++j) {
+    const int i = __builtin_ctzll(f.matrix().col(j));
+    if (i > j) pairs.emplace_back(j, i);
+  }
+  return pairs;
+}
+
+std::optional<int> custatevec_version(std::string* why) {
+  const auto c = load_custatevec(why);
+  if (!c) return std::nullopt;
+  return static_cast<int>(c->version());
+}
+
+std::vector<GpuBenchRow> bench_gpu_inplace(const Bmmc& f, int eb, int reps, const GpuOptions& options) {
+  if (reps < 1) throw std::invalid_argument("reps must be at least 1");
+  const std::size_t bytes = (std::size_t{1} << f.n()) * static_cast<std::size_t>(eb);
+  DeviceBuffer orig(bytes), data(bytes);
+  // Random non-zero data: the out-of-place benchmark's fill, through a permutation of identity (a copy) of a
+  // buffer filled by bench_gpu's helper would cost a pass; fill on the host once instead.
+  {
+    std::vector<std::uint32_t> host((bytes + 3) / 4);
+    std::uint64_t h = 0x9E3779B97F4A7C15ull * (f.n() + 1);
+    for (auto& w : host) {
+      h ^= h << 13;
+      h ^= h >> 7;
+      h ^= h << 17;
+      w = static_cast<std::uint32_t>(h) | 0x01010101u;
+    }
+    orig.upload(host.data(), bytes);
+  }
+  auto reset = [&] { BMMC_CUDA_CHECK(cudaMemcpy(data.get(), orig.get(), bytes, cudaMemcpyDeviceToDevice)); };
+  std::vector<GpuBenchRow> rows;
+  rows.push_back(time_reps("memcpy", reps, bytes, [&] {
+    BMMC_CUDA_CHECK(cudaMemcpyAsync(data.get(), orig.get(), bytes, cudaMemcpyDeviceToDevice));
+  }));
+
+  // Ours, in place.
+  reset();
+  BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  const CudaInPlacePermuter p(f, eb, options);
+  p(data.get());
+  BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+  const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  bool ok = count_mismatches(f, orig.get(), data.get(), eb) == 0;
+  GpuBenchRow in_place = time_reps("in-place-" + std::to_string(p.plan().passes.size()) + "-pass", reps, bytes, [&] { p(data.get()); });
+  in_place.first_use_ms = first;
+  in_place.verified = ok;
+  rows.push_back(in_place);
+
+  // Ours, out of place, for reference (one pass into a second buffer).
+  {
+    const CudaPermuter op(f, eb, options);
+    data.fill_bytes(0xA5);
+    op(orig.get(), data.get());
+    BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+    const bool good = count_mismatches(f, orig.get(), data.get(), eb) == 0;
+    GpuBenchRow r = time_reps("out-of-place", reps, bytes, [&] { op(orig.get(), data.get()); });
+    r.verified = good;
+    rows.push_back(r);
+  }
+
+  // The anchor: cuStateVec's in-place bit swaps, complex types only.
+  const auto swaps = as_bit_swaps(f);
+  const auto lib = swaps && (eb == 8 || eb == 16) ? load_custatevec(nullptr) : std::nullopt;
+  if (lib) {
+    void* handle = nullptr;
+    if (lib->create(&handle) != 0) throw std::runtime_error("custatevecCreate failed");
+    std::vector<int2> s;
+    for (auto [i, j] : *swaps) s.push_back(int2{i, j});
+    const cudaDataType_t type = eb == 8 ? CUDA_C_32F : CUDA_C_64F;
+    auto run = [&] {
+      if (lib->swap(handle, data.get(), type, static_cast<std::uint32_t>(f.n()), s.data(),
+                    static_cast<std::uint32_t>(s.size()), nullptr, nullptr, 0) != 0)
+        throw std::runtime_error("custatevecSwapIndexBits failed");
+    };
+    reset();
+    run();
+    BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+    const bool good = count_mismatches(f, orig.get(), data.get(), eb) == 0;
+    GpuBenchRow r = time_reps("custatevec", reps, bytes, run);
+    r.verified = good;
+    rows.push_back(r);
+    lib->destroy(handle);
+  }
+  for (GpuBenchRow& r : rows) r.pct_memcpy = 100.0 * rows[0].median_ms / r.median_ms;
+  return rows;
+}
+
+}  // namespace bmmc

@@ -1,0 +1,40 @@
+// The CPU executor of in-place plans (plan/inplace_plan.hpp): the same passes the GPU runs, on a host array.
+//
+// An involution pass walks the block indices in parallel (the shared thread pool); a block that the plan says
+// runs gathers its coset x0 ⊕ V' (and its partner's) into a thread-local buffer, then scatters each element x
+// to f(x) — exactly the GPU block's read-both-then-write-both, so the plan checker's race-freedom proof covers
+// this executor too. A naive pass swaps x and f(x) for every x < f(x). Everything is validated before the
+// first write; no pass can fail once started.
+#pragma once
+
+#include <memory>
+
+#include "bmmc/cpu/executor.hpp"
+#include "bmmc/plan/inplace_plan.hpp"
+
+namespace bmmc {
+
+/// Planner options for in-place plans on the CPU: tiles of 2^12 elements unless policy.tile_bits says otherwise.
+PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy);
+
+class CpuInPlacePermuter {
+ public:
+  /// Throws std::invalid_argument for a malformed plan (a pass that is not an involution, passes of another n).
+  explicit CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy = {});
+  /// make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy)).
+  CpuInPlacePermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy = {});
+
+  /// Permutes the 2^n elements at `data` (host memory, aligned to elem_bytes) in place.
+  void operator()(void* data) const;
+
+  const InPlacePlan& plan() const noexcept;
+  /// The threads a call runs on: policy.threads, or one per 512 KiB of array up to cpu_cores().
+  int threads() const noexcept;
+
+ private:
+  struct Prepared;
+  std::shared_ptr<const Prepared> prepared_;
+  CpuPolicy policy_;
+};
+
+}  // namespace bmmc

@@ -1,0 +1,46 @@
+// The pieces of a coset-tile kernel as text (internal to the code generator): the block origin, phase 1
+// (read lines, store to the tile) and phase 2 (load from the tile, write lines), each emitted from a TilePass
+// exactly as plan.hpp states the formulas. The out-of-place kernel (cuda_source.cpp) runs them once per block;
+// the in-place kernel (inplace_source.cpp) runs them on a block's coset and its partner's, into two tiles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bmmc/codegen/cuda_source.hpp"
+#include "bmmc/plan/plan.hpp"
+
+namespace bmmc::codegen {
+
+// C type moving `bytes` bytes in one access.
+const char* vector_type(int bytes);
+std::string hex(std::uint64_t v);
+// The header comment with the permutation's matrix.
+std::string matrix_comment(const Bmmc& b);
+// "acc ^= (0 - ((v >> i) & 1)) & col_i" for each non-zero column: a branch-free F2 mat-vec of v in `type`.
+std::string matvec(const std::string& acc, const std::string& v, const std::vector<BitVec>& cols, const char* type);
+std::string matvec(const std::string& acc, const std::string& v, const std::vector<std::uint32_t>& cols,
+                   const char* type);
+
+// Index type of a pass on n bits: "unsigned int" or "unsigned long long", and its literal suffix.
+struct IndexType {
+  const char* type;
+  const char* suffix;
+};
+IndexType index_type(int n);
+
+// Declares `x0` and `z` (block_origin of plan.hpp) for the block index expression `b`, straight-line.
+std::string emit_origin(const TilePass& p, const std::string& b, const std::string& x0, const std::string& z);
+// The lane/warp preamble: `lane`, `warp` (once per kernel).
+std::string emit_lane_warp();
+// Phase 1 loads: vec_t <prefix>0..iters-1 from `in` at the rows of the coset with origin `x0`.
+std::string emit_phase1_loads(const TilePass& p, const CodegenOptions& opt, const std::string& in, const std::string& x0,
+                              const std::string& prefix);
+// Phase 1 stores of <prefix>i into the tile that starts at word `tile_base` (a C expression).
+std::string emit_phase1_stores(const TilePass& p, const std::string& prefix, const std::string& tile_base);
+// Phase 2: the tile at `tile_base` to `out`, for the image origin `z`. `tag` keeps local names apart.
+std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std::string& out, const std::string& z,
+                        const std::string& tile_base, const std::string& tag);
+
+}  // namespace bmmc::codegen
