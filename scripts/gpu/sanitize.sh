@@ -56,7 +56,7 @@ run_tool() {
     echo "FAIL: $tool reported errors or the test failed; first reports:"
     grep -E '^========= (Invalid|Race|Error|Uninitialized|Leaked|Program hit)|\[  FAILED' "$log" | head -20
     status=1
-  elif grep -q '\[  SKIPPED \]' "$log" || ! grep -q '\[  PASSED  \] 1 test' "$log"; then
+  elif grep -q '\[  SKIPPED \]' "$log" || ! grep -q '\[  PASSED  \] 2 tests' "$log"; then
     echo "FAIL: $tool: the test did not run and pass (no GPU visible?)"; status=1
   fi
 }
