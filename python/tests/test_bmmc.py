@@ -220,3 +220,59 @@ def test_readme_python_example_runs():
     code = re.search(r"```python\n(.*?)```", section[1], re.S)
     assert code, "the Python section has no python example"
     exec(compile(code.group(1), "README.md", "exec"), {})
+
+
+# ---- in place (docs/DESIGN.md §8) ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.complex64, np.complex128])
+@pytest.mark.parametrize("spec", ["bit-reverse", "gray", "random-bmmc:3", "swap:0,9", "random-bpc:5"])
+def test_permute_in_place_matches_out_of_place(dtype, spec):
+    x = (np.arange(1 << 12) * 7 + 1).astype(dtype)
+    want = bmmc.permute(x, spec)
+    y = x.copy()
+    bmmc.permute(y, spec, out=y)
+    assert np.array_equal(y, want)
+
+
+def test_swap_index_bits_like_custatevec():
+    n = 10
+    x = np.arange(1 << n, dtype=np.complex64)
+    y = x.copy()
+    assert bmmc.swap_index_bits(y, [(0, 9), (3, 4)]) is y
+    assert np.array_equal(y, bmmc.permute(x, bmmc.swap_index_bits_matrix(n, [(0, 9), (3, 4)])))
+    # With a mask: only indices whose bit 5 is 1 move.
+    z = x.copy()
+    bmmc.swap_index_bits(z, [(0, 9)], mask={5: 1})
+    f = bmmc.swap_index_bits_matrix(n, [(0, 9)])
+    want = x.copy()
+    for i in range(1 << n):
+        if (i >> 5) & 1:
+            want[int(f.apply(i))] = x[i]
+    assert np.array_equal(z, want)
+
+
+def test_swap_index_bits_errors_leave_the_data_alone():
+    x = np.arange(256, dtype=np.int32)
+    before = x.copy()
+    with pytest.raises(ValueError, match="reuses bit|disjoint|already"):
+        bmmc.swap_index_bits(x, [(0, 1), (1, 2)])
+    with pytest.raises(ValueError, match="mask bit 1 is moved"):
+        bmmc.swap_index_bits(x, [(1, 2)], mask={1: 0})
+    with pytest.raises(ValueError, match="outside"):
+        bmmc.swap_index_bits(x, [(1, 2)], mask={9: 1})
+    ro = x.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        bmmc.swap_index_bits(ro, [(1, 2)])
+    assert np.array_equal(x, before)
+
+
+def test_factor_involutions_reconstructs():
+    f = bmmc.random_bmmc(12, 7)
+    factors, route = bmmc.factor_involutions(f)
+    assert 1 <= len(factors) <= 4 and route
+    g = bmmc.identity(12)
+    for h in factors:
+        assert h @ h == bmmc.identity(12)
+        g = h @ g
+    assert g == f
