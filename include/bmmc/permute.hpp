@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/core/involution.hpp"  // swap_index_bits(n, pairs): the Bmmc of the data overload below
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dispatch/backend.hpp"

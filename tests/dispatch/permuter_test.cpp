@@ -113,15 +113,51 @@ TEST(FrontDoor, BadCallsAreRefusedBeforeAnythingIsWritten) {
   const Bmmc b = random_bmmc(10, 1);
   std::vector<int> in(1024, 3), out(1024, -1), small(16);
   EXPECT_THROW(permute(b, nullptr, out.data(), 4), std::invalid_argument);
-  EXPECT_THROW(permute(b, in.data(), in.data(), 4), std::invalid_argument);            // aliasing
   EXPECT_THROW(permute(b, in.data(), in.data() + 10, 4), std::invalid_argument);       // overlap
   EXPECT_THROW(permute(b, in.data(), out.data(), 3), std::invalid_argument);           // element size
   EXPECT_THROW(permute(b, reinterpret_cast<char*>(in.data()) + 2, out.data(), 4), std::invalid_argument);  // unaligned
   const Permuter p(b, 4, PermuterOptions{Backend::Cpu});
-  EXPECT_THROW(p(in.data(), in.data()), std::invalid_argument);
+  EXPECT_THROW(p(in.data(), in.data()), std::invalid_argument);  // an out-of-place Permuter refuses aliasing
+  EXPECT_THROW(p(in.data()), std::invalid_argument);             // and the in-place call
   for (int v : out) ASSERT_EQ(v, -1);
+  for (int v : in) ASSERT_EQ(v, 3);
   if (!backend_available(Backend::Cuda))
     EXPECT_THROW(Permuter(b, 4, PermuterOptions{Backend::Cuda}), std::invalid_argument);
+}
+
+TEST(FrontDoor, IdenticalBuffersRunInPlace) {
+  // permute(in == out), permute_inplace, an in-place Permuter and swap_index_bits agree with the reference.
+  const Bmmc b = random_bmmc(12, 4);
+  std::vector<std::uint32_t> in(4096), want(4096);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint32_t>(i * 2654435761u + 1);
+  permute_reference(b, in.data(), want.data(), 4);
+  std::vector<std::uint32_t> a = in, c = in, d = in;
+  permute(b, a.data(), a.data(), 4);
+  EXPECT_EQ(a, want);
+  permute_inplace(b, c.data(), 4);
+  EXPECT_EQ(c, want);
+  const Permuter p(b, 4, PermuterOptions{Backend::Cpu, {}, {}, true});
+  EXPECT_TRUE(p.in_place());
+  EXPECT_EQ(p.kernel_name(), "cpu-inplace");
+  EXPECT_EQ(p.inplace_plan().passes.size(), p.inplace_plan().passes.size());
+  EXPECT_GE(p.inplace_plan().passes.size(), 1u);
+  EXPECT_TRUE(p.plan().passes.empty());
+  p(d.data());
+  EXPECT_EQ(d, want);
+  std::vector<std::uint32_t> e = in;
+  EXPECT_THROW(p(e.data(), want.data()), std::invalid_argument);  // in place takes one buffer
+  EXPECT_EQ(e, in);
+  // swap_index_bits with a mask: bit 4 must be 1 for an index to move.
+  std::vector<std::uint32_t> f = in;
+  swap_index_bits(f.data(), 12, 4, {{0, 11}}, BitVec{1} << 4, BitVec{1} << 4);
+  const Bmmc s = swap_index_bits(12, {{0, 11}});
+  for (std::uint64_t x = 0; x < 4096; ++x) ASSERT_EQ(f[(x >> 4) & 1 ? s.apply(x) : x], in[x]) << x;
+  // Bad masks and pairs are refused before anything moves.
+  std::vector<std::uint32_t> g = in;
+  EXPECT_THROW(swap_index_bits(g.data(), 12, 4, {{0, 11}}, BitVec{1} << 0, 0), std::invalid_argument);
+  EXPECT_THROW(swap_index_bits(g.data(), 12, 4, {{0, 11}, {11, 3}}), std::invalid_argument);
+  EXPECT_THROW(swap_index_bits(g.data(), 12, 4, {{0, 12}}), std::invalid_argument);
+  EXPECT_EQ(g, in);
 }
 
 TEST(FrontDoor, CacheKeepsComplementsElementSizesAndCpuPolicyApart) {
