@@ -160,6 +160,26 @@ int check_array(const Array& a, const char* what) {
 // out[A·x ⊕ c] = in[x] over the flat C-order index, through the library's front door (bmmc/permute.hpp):
 // CPU arrays on the cpu backend, CUDA arrays on the cuda backend on their own device. `stream` is a
 // cudaStream_t as an integer (0 = the legacy default stream); ignored for CPU arrays. Returns nothing: the
+// The backend of an array's DLPack device: CPU memory (pinned too) → the CPU with `threads`, CUDA memory → CUDA
+// on its device; anything else is refused.
+bmmc::PermuterOptions options_for_device(int dev, std::int64_t device_id, int threads) {
+  bmmc::PermuterOptions options;
+  if (dev == nb::device::cpu::value || dev == nb::device::cuda_host::value) {
+    options.backend = bmmc::Backend::Cpu;
+    options.cpu.threads = threads;
+  } else if (dev == nb::device::cuda::value || dev == nb::device::cuda_managed::value) {
+    if (!bmmc::has_cuda_build())
+      throw std::invalid_argument(
+          "x is a CUDA array but this bmmc module was built without CUDA (no toolkit was found at build time); "
+          "rebuild with a CUDA toolkit (pip install ./python -C cmake.define.BMMC_CUDA=ON) or pass a CPU array");
+    options.backend = bmmc::Backend::Cuda;
+    options.gpu.device = static_cast<int>(device_id);
+  } else {
+    throw std::invalid_argument(std::string("x is on ") + device_name(dev) + "; expected a CPU or CUDA array");
+  }
+  return options;
+}
+
 // Python layer returns `out`.
 void permute_arrays(const Bmmc& b, nb::ndarray<nb::ro> x, nb::ndarray<> out, std::uintptr_t stream, int threads) {
   const int n = check_array(x, "x");
@@ -176,21 +196,7 @@ void permute_arrays(const Bmmc& b, nb::ndarray<nb::ro> x, nb::ndarray<> out, std
   if (b.n() != n)
     throw std::invalid_argument("the BMMC has n = " + std::to_string(b.n()) + " bits but the array has 2^" +
                                 std::to_string(n) + " elements; expected a BMMC on n = " + std::to_string(n));
-  bmmc::PermuterOptions options;
-  const int dev = x.device_type();
-  if (dev == nb::device::cpu::value || dev == nb::device::cuda_host::value) {
-    options.backend = bmmc::Backend::Cpu;
-    options.cpu.threads = threads;
-  } else if (dev == nb::device::cuda::value || dev == nb::device::cuda_managed::value) {
-    if (!bmmc::has_cuda_build())
-      throw std::invalid_argument(
-          "x is a CUDA array but this bmmc module was built without CUDA (no toolkit was found at build time); "
-          "rebuild with a CUDA toolkit (pip install ./python -C cmake.define.BMMC_CUDA=ON) or pass a CPU array");
-    options.backend = bmmc::Backend::Cuda;
-    options.gpu.device = static_cast<int>(x.device_id());
-  } else {
-    throw std::invalid_argument(std::string("x is on ") + device_name(dev) + "; expected a CPU or CUDA array");
-  }
+  const bmmc::PermuterOptions options = options_for_device(x.device_type(), x.device_id(), threads);
   nb::gil_scoped_release release;
   bmmc::permute(b, x.data(), out.data(), static_cast<int>(x.itemsize()), options,
                 reinterpret_cast<bmmc::StreamHandle>(stream));
@@ -200,19 +206,7 @@ void permute_arrays(const Bmmc& b, nb::ndarray<nb::ro> x, nb::ndarray<> out, std
 void swap_bits_array(nb::ndarray<> x, const std::vector<std::pair<int, int>>& pairs, BitVec mask_bits,
                      BitVec mask_value, std::uintptr_t stream, int threads) {
   const int n = check_array(x, "x");
-  bmmc::PermuterOptions options;
-  const int dev = x.device_type();
-  if (dev == nb::device::cpu::value || dev == nb::device::cuda_host::value) {
-    options.backend = bmmc::Backend::Cpu;
-    options.cpu.threads = threads;
-  } else if (dev == nb::device::cuda::value || dev == nb::device::cuda_managed::value) {
-    if (!bmmc::has_cuda_build())
-      throw std::invalid_argument("x is a CUDA array but this bmmc module was built without CUDA; pass a CPU array");
-    options.backend = bmmc::Backend::Cuda;
-    options.gpu.device = static_cast<int>(x.device_id());
-  } else {
-    throw std::invalid_argument(std::string("x is on ") + device_name(dev) + "; expected a CPU or CUDA array");
-  }
+  const bmmc::PermuterOptions options = options_for_device(x.device_type(), x.device_id(), threads);
   nb::gil_scoped_release release;
   bmmc::swap_index_bits(x.data(), n, static_cast<int>(x.itemsize()), pairs, mask_bits, mask_value, options,
                         reinterpret_cast<bmmc::StreamHandle>(stream));

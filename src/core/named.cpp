@@ -178,4 +178,15 @@ Bmmc random_bmmc(int n, std::uint64_t seed) {
   }
 }
 
+Bmmc random_involution(int n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  BitMatrix j = BitMatrix::identity(n);
+  const int r = n >= 2 ? static_cast<int>(rng() % (n / 2 + 1)) : 0;
+  for (int i = 0; i < r; ++i) j.set(2 * i, 2 * i + 1, true);
+  const BitMatrix q = random_bmmc(n, seed ^ 0x5eed).matrix();
+  const BitMatrix a = q * j * q.inverse();
+  const BitVec w = rng() & low_mask(n);
+  return Bmmc(a, w ^ a.apply(w));
+}
+
 }  // namespace bmmc

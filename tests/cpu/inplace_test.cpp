@@ -38,16 +38,6 @@ void expect_inplace_matches(const Bmmc& f, int eb, const CpuPolicy& policy, cons
   EXPECT_TRUE(data == want) << what << " (" << p.plan().route << ", " << p.plan().passes.size() << " passes)";
 }
 
-Bmmc random_involution(int n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  BitMatrix j = BitMatrix::identity(n);
-  const int r = n >= 2 ? static_cast<int>(rng() % (n / 2 + 1)) : 0;
-  for (int i = 0; i < r; ++i) j.set(2 * i, 2 * i + 1, true);
-  const BitMatrix q = random_bmmc(n, seed ^ 0x5eed).matrix();
-  const BitMatrix s = q * j * q.inverse();
-  const BitVec w = rng() & low_mask(n);
-  return Bmmc(s, w ^ s.apply(w));
-}
 
 TEST(CpuInPlace, EveryClassEveryElementSize) {
   for (int eb : {1, 2, 4, 8, 16})

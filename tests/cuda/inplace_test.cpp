@@ -25,16 +25,6 @@ namespace {
 
 using test::random_bytes;
 
-Bmmc random_involution(int n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  BitMatrix j = BitMatrix::identity(n);
-  const int r = n >= 2 ? static_cast<int>(rng() % (n / 2 + 1)) : 0;
-  for (int i = 0; i < r; ++i) j.set(2 * i, 2 * i + 1, true);
-  const BitMatrix q = random_bmmc(n, seed ^ 0x5eed).matrix();
-  const BitMatrix s = q * j * q.inverse();
-  const BitVec w = rng() & low_mask(n);
-  return Bmmc(s, w ^ s.apply(w));
-}
 
 // Runs the in-place permuter on random data on the device and compares with the reference.
 void expect_matches(const CudaInPlacePermuter& p, const std::string& what) {

@@ -15,18 +15,6 @@
 namespace bmmc {
 namespace {
 
-// A random involution: S = Q·J·Q⁻¹ with J made of r blocks [[1,1],[0,1]] (and the identity elsewhere), and a
-// complement c = w ⊕ S·w, which S fixes.
-Bmmc random_involution(int n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  BitMatrix j = BitMatrix::identity(n);
-  const int r = n >= 2 ? static_cast<int>(rng() % (n / 2 + 1)) : 0;
-  for (int i = 0; i < r; ++i) j.set(2 * i, 2 * i + 1, true);
-  const BitMatrix q = random_bmmc(n, seed ^ 0x5eed).matrix();
-  const BitMatrix s = q * j * q.inverse();
-  const BitVec w = rng() & low_mask(n);
-  return Bmmc(s, w ^ s.apply(w));
-}
 
 std::vector<std::pair<int, int>> random_swaps(int n, int count, std::uint64_t seed) {
   std::mt19937_64 rng(seed);

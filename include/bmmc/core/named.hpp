@@ -40,5 +40,8 @@ Bmmc from_rows(const std::vector<BitVec>& rows, BitVec c = 0);
 Bmmc random_bpc(int n, std::uint64_t seed);
 /// A random BMMC, uniform over invertible matrices and complements, reproducible from the seed.
 Bmmc random_bmmc(int n, std::uint64_t seed);
+/// A reproducible random involution (f∘f = id): A = Q·J·Q⁻¹ with Q random and J made of a random number of
+/// 2×2 blocks [[1,1],[0,1]], and c = w ⊕ A·w (which A fixes) for a random w. The in-place tests' workload.
+Bmmc random_involution(int n, std::uint64_t seed);
 
 }  // namespace bmmc
