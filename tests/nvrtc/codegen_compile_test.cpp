@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "bmmc/codegen/cuda_source.hpp"
+#include "bmmc/codegen/inplace_source.hpp"
+#include "bmmc/core/involution.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cuda/nvrtc.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
@@ -44,6 +46,30 @@ TEST(CodegenNvrtc, EmittedKernelsCompileForSm90) {
     std::vector<char> cubin;
     EXPECT_NO_THROW(cubin = done[i].get()) << jobs[i].first << "\n" << jobs[i].second;
     EXPECT_TRUE(looks_like_cubin(cubin)) << jobs[i].first;
+  }
+}
+
+TEST(CodegenNvrtc, InPlaceKernelsCompileForSm90) {
+  // Involution passes (pairs, self-mapped cosets, fixed tiles, masks, 64-bit indices) and naive ones.
+  std::vector<std::pair<std::string, InPlacePlan>> plans;
+  const PlanOptions gpu = gpu_plan_options({}, 30, default_caps());
+  plans.emplace_back("high swap", make_swap_plan(30, {{28, 29}}, 8, gpu));
+  plans.emplace_back("low-high swap", make_swap_plan(30, {{0, 29}}, 4, gpu));
+  plans.emplace_back("masked", make_swap_plan(20, {{0, 9}, {5, 16}}, 2, gpu, BitVec{1} << 19, 0));
+  plans.emplace_back("masked lane", make_swap_plan(20, {{0, 9}}, 16, gpu, BitVec{1} << 3, BitVec{1} << 3));
+  plans.emplace_back("random bmmc n 34", make_inplace_plan(random_bmmc(34, 5), 1, gpu));
+  plans.emplace_back("gray n 12", make_inplace_plan(gray(12), 4, gpu));
+  plans.emplace_back("tiny", make_inplace_plan(bit_reverse(3), 8, gpu));
+  std::vector<std::pair<std::string, std::future<std::vector<char>>>> done;
+  for (const auto& [what, plan] : plans)
+    for (const KernelSource& k : generate_cuda(plan))
+      done.emplace_back(what + "\n" + k.source,
+                        std::async(std::launch::async, [src = k.source] { return compile_cubin(src, "bmmc_inplace.cu", 90); }));
+  EXPECT_GE(done.size(), plans.size());
+  for (auto& [what, f] : done) {
+    std::vector<char> cubin;
+    EXPECT_NO_THROW(cubin = f.get()) << what;
+    EXPECT_TRUE(looks_like_cubin(cubin)) << what;
   }
 }
 

@@ -17,7 +17,8 @@ namespace bmmc {
 
 /// Consecutive coset indices one CUDA block walks: blocks whose cosets do not move return after a few
 /// instructions, so for maps that leave most cosets in place (a swap of two high bits moves half the array)
-/// fewer, longer-lived blocks waste less launch work. Chosen from the pass (1, 2 or 4).
+/// fewer, longer-lived blocks waste less launch work. Chosen from the pass: 1 where every coset moves, else up
+/// to 64 while at least 2048 CUDA blocks remain.
 int cosets_per_block(const InvolutionPass& p);
 
 KernelSource generate_cuda(const InPlacePass& pass, const CodegenOptions& options = {});
