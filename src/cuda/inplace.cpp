@@ -58,18 +58,7 @@ std::size_t CudaInPlacePermuter::alignment() const noexcept {
 
 void CudaInPlacePermuter::operator()(void* data, cudaStream_t stream) const {
   check_inplace_buffer(data, plan_.n(), plan_.elem_bytes);
-  // The device check of check_device_buffers, for one pointer: in and out are the same buffer here.
-  cudaPointerAttributes attr{};
-  const cudaError_t st = cudaPointerGetAttributes(&attr, data);
-  if (st != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw std::invalid_argument(fmt::format("data pointer {} is not a CUDA allocation ({})", data, cudaGetErrorString(st)));
-  }
-  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
-    throw std::invalid_argument(fmt::format(
-        "data pointer {} is host memory; the CUDA in-place permutation needs device (or managed) memory — use "
-        "the CPU backend for host arrays",
-        data));
+  check_device_pointer(data, "data");
   run_on_device_pointer(data, stream);
 }
 

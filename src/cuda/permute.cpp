@@ -22,6 +22,19 @@ std::size_t pass_alignment(const Pass& p) {
   return static_cast<std::size_t>(std::get<NaivePass>(p).elem_bytes);
 }
 
+
+void check_alignment(const void* in, const void* out, std::size_t alignment) {
+  for (auto [p, what] : {std::pair{in, "input"}, std::pair{out, "output"}})
+    if (reinterpret_cast<std::uintptr_t>(p) % alignment)
+      throw std::invalid_argument(fmt::format(
+          "{} pointer {} is not aligned to {} bytes, which this plan's vector accesses need (cudaMalloc "
+          "pointers always are; bmmc::permute picks narrower accesses for offset pointers, or plan with smaller "
+          "vector bits)",
+          what, p, alignment));
+}
+
+}  // namespace
+
 void check_device_pointer(const void* p, const char* what) {
   cudaPointerAttributes attr{};
   const cudaError_t st = cudaPointerGetAttributes(&attr, p);
@@ -35,18 +48,6 @@ void check_device_pointer(const void* p, const char* what) {
         "for host arrays",
         what, p, attr.type == cudaMemoryTypeHost ? "pinned host" : "unregistered host"));
 }
-
-void check_alignment(const void* in, const void* out, std::size_t alignment) {
-  for (auto [p, what] : {std::pair{in, "input"}, std::pair{out, "output"}})
-    if (reinterpret_cast<std::uintptr_t>(p) % alignment)
-      throw std::invalid_argument(fmt::format(
-          "{} pointer {} is not aligned to {} bytes, which this plan's vector accesses need (cudaMalloc "
-          "pointers always are; bmmc::permute picks narrower accesses for offset pointers, or plan with smaller "
-          "vector bits)",
-          what, p, alignment));
-}
-
-}  // namespace
 
 void check_device_buffers(const void* in, const void* out, int n, int elem_bytes, std::size_t alignment) {
   check_buffers(in, out, n, elem_bytes);

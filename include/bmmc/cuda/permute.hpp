@@ -58,5 +58,7 @@ class CudaPermuter {
 /// that both pointers are device (or managed) memory and aligned to `alignment` bytes. Public so that code
 /// launching its own kernels on a Plan (generate_cuda + launch) can validate buffers the same way.
 void check_device_buffers(const void* in, const void* out, int n, int elem_bytes, std::size_t alignment);
+/// Throws std::invalid_argument unless `p` is device (or managed) memory; `what` names it in the message.
+void check_device_pointer(const void* p, const char* what);
 
 }  // namespace bmmc
