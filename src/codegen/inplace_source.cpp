@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "bmmc/core/involution.hpp"
 #include "tile_emit.hpp"
 
 namespace bmmc {
@@ -16,30 +17,52 @@ namespace {
 using namespace codegen;
 
 KernelSource generate_naive(const NaiveInvolutionPass& p) {
-  const int n = p.n();
+  const int n = p.n(), k = p.vector_bits;
   const auto [idx, sfx] = index_type(n);
-  KernelSource k;
-  k.kernel_name = "bmmc_inplace";
-  k.block = static_cast<unsigned>(p.threads_per_block);
-  k.grid = p.blocks();
-  const std::uint64_t total = std::uint64_t{1} << n;
+  KernelSource ks;
+  ks.kernel_name = "bmmc_inplace";
+  ks.block = static_cast<unsigned>(p.threads_per_block);
+  const int unroll = vectors_per_step(p);
+  const int per = chunks_per_thread(p);
+  ks.grid = p.blocks() / unroll / per;
+  if (ks.grid > 0x7fffffffull) throw std::invalid_argument("codegen: more than 2^31-1 blocks; n is too large");
+  const std::uint64_t vectors = std::uint64_t{1} << (n - k);
+  const std::uint64_t step = std::uint64_t{ks.block} * unroll;  // vectors a block moves per step
   std::string s;
-  s += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): in place, naive involution: thread x swaps x and f(x) when f(x) > x\n";
+  s += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): in place, ";
+  s += k > 0 ? fmt::format("direct involution: the {} elements at x = v << {} swap with those at f(x) when f(x) > x "
+                           "(f carries the low {} index bits)\n",
+                           1 << k, k, carried_low_bits(p.bmmc))
+             : std::string("naive involution: x and f(x) swap when f(x) > x\n");
   s += matrix_comment(p.bmmc);
   if (p.mask_bits) s += fmt::format("// only indices with (x & {:#x}) == {:#x} move\n", p.mask_bits, p.mask_value);
-  s += fmt::format("// elements: {} bytes; launch: grid {} blocks x {} threads, no shared memory\n", p.elem_bytes, k.grid,
-                   k.block);
-  s += fmt::format("typedef {} elem_t;\n", vector_type(p.elem_bytes));
-  s += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_inplace(elem_t* __restrict__ data) {{\n", k.block);
-  s += fmt::format("  const {} x = ({})blockIdx.x * {}{} + threadIdx.x;\n", idx, idx, k.block, sfx);
-  if (total % k.block) s += fmt::format("  if (x >= {}{}) return;\n", total, sfx);
-  if (p.mask_bits) s += fmt::format("  if ((x & {}{}) != {}{}) return;\n", hex(p.mask_bits), sfx, hex(p.mask_value), sfx);
-  s += fmt::format("  {} y = {}{};\n", idx, hex(p.bmmc.complement()), sfx);
-  s += matvec("y", "x", p.bmmc.matrix().col_list(), idx);
-  s += "  if (y <= x) return;  // fixed, or thread y swaps\n";
-  s += "  const elem_t a = data[x], b = data[y];\n  data[x] = b;\n  data[y] = a;\n}\n";
-  k.source = std::move(s);
-  return k;
+  s += fmt::format("// elements: {} bytes, {} per vector; launch: grid {} blocks x {} threads; a step moves {} consecutive "
+                   "vectors per block ({} per thread, all loads before any store); {} step(s) per block, a grid apart; "
+                   "no shared memory\n",
+                   p.elem_bytes, 1 << k, ks.grid, ks.block, step, unroll, per);
+  s += fmt::format("typedef {} vec_t;\n", vector_type(p.elem_bytes << k));
+  s += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_inplace(vec_t* __restrict__ data) {{\n", ks.block);
+  s += fmt::format("  for (unsigned j = 0; j < {}u; ++j) {{\n", per);
+  s += fmt::format("  const {} base = (({})j * {}{} + blockIdx.x) * {}{} + threadIdx.x;\n", idx, idx, ks.grid, sfx, step, sfx);
+  s += fmt::format("  {} v[{}], w[{}];\n  bool move[{}];\n  vec_t a[{}], b[{}];\n", idx, unroll, unroll, unroll, unroll, unroll);
+  s += fmt::format("#pragma unroll\n  for (int u = 0; u < {}; ++u) {{\n", unroll);
+  s += fmt::format("    v[u] = base + ({})u * {}{};\n", idx, ks.block, sfx);
+  s += k > 0 ? fmt::format("    const {} x = v[u] << {};\n", idx, k) : fmt::format("    const {} x = v[u];\n", idx);
+  s += fmt::format("    {} y = {}{};\n", idx, hex(p.bmmc.complement()), sfx);
+  std::string mv = matvec("y", "x", p.bmmc.matrix().col_list(), idx);
+  for (size_t at = 0; (at = mv.find("\n", at)) != std::string::npos && at + 1 < mv.size(); at += 3) mv.replace(at, 1, "\n  ");
+  s += "  " + mv;
+  std::string cond = "y > x";  // f(x) < x: the thread of f(x) swaps; f(x) = x: fixed
+  if (vectors % step) cond = fmt::format("v[u] < {}{} && ", vectors, sfx) + cond;
+  if (p.mask_bits) cond += fmt::format(" && (x & {}{}) == {}{}", hex(p.mask_bits), sfx, hex(p.mask_value), sfx);
+  s += fmt::format("    move[u] = {};\n", cond);
+  s += k > 0 ? fmt::format("    w[u] = y >> {};\n", k) : "    w[u] = y;\n";
+  s += "  }\n";
+  s += fmt::format("#pragma unroll\n  for (int u = 0; u < {}; ++u)\n    if (move[u]) {{ a[u] = data[v[u]]; b[u] = data[w[u]]; }}\n", unroll);
+  s += fmt::format("#pragma unroll\n  for (int u = 0; u < {}; ++u)\n    if (move[u]) {{ data[v[u]] = b[u]; data[w[u]] = a[u]; }}\n", unroll);
+  s += "  }\n}\n";
+  ks.source = std::move(s);
+  return ks;
 }
 
 KernelSource generate_involution(const InvolutionPass& p, const CodegenOptions& opt) {
@@ -113,6 +136,20 @@ int cosets_per_block(const InvolutionPass& p) {
   if (!p.tile_fixed && !p.mask_bits) return 1;
   const std::uint64_t by_size = std::max<std::uint64_t>(1, p.tile.blocks() / 2048);
   return static_cast<int>(std::min<std::uint64_t>({64, by_size, p.tile.blocks()}));
+}
+
+// Measured on an H100 (BENCHMARKS.md "In place"), swap:28,29 at n = 30 int32 / complex64, in units of the
+// memcpy time: vectors per step (64 steps per thread) 1: 0.71 / 0.74, 2: 0.56 / 0.55, 4: 0.73 / 0.72, 8: 0.66 /
+// 0.64 — why 4 is worse than both 2 and 8 is not understood (not profiled); steps per thread (2 vectors per step)
+// 256: 0.61 / 0.58, 64: 0.56 / 0.55, 16: 0.53 / 0.54, 8: 0.53 / 0.53, 4: 0.52 / 0.52. One vector per thread and
+// one step (a grid of 2^20 blocks, three quarters of them with nothing to move) took 0.94 / 0.71.
+int vectors_per_step(const NaiveInvolutionPass& p) {
+  return static_cast<int>(std::min<std::uint64_t>(2, p.blocks()));
+}
+
+int chunks_per_thread(const NaiveInvolutionPass& p) {
+  const std::uint64_t steps = p.blocks() / vectors_per_step(p);
+  return static_cast<int>(std::min<std::uint64_t>({4, std::max<std::uint64_t>(1, steps / 2048), steps}));
 }
 
 KernelSource generate_cuda(const InPlacePass& pass, const CodegenOptions& options) {

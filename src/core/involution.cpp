@@ -432,6 +432,14 @@ bool is_involution(const Bmmc& f) {
   return f.matrix() * f.matrix() == eye(f.n()) && f.matrix().apply(f.complement()) == f.complement();
 }
 
+int carried_low_bits(const Bmmc& f) {
+  int s = 0;
+  while (s < f.n() && f.matrix().col(s) == BitVec{1} << s && f.matrix().row(s) == BitVec{1} << s &&
+         !((f.complement() >> s) & 1))
+    ++s;
+  return s;
+}
+
 Bmmc swap_index_bits(int n, const std::vector<std::pair<int, int>>& pairs) {
   if (n < 0 || n > 64)
     throw std::invalid_argument(fmt::format("swap_index_bits: n must be between 0 and 64 index bits, got {}", n));

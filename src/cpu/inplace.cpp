@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -73,19 +74,25 @@ void run_involution(const InvolutionPass& p, const CosetTables& tab, void* data,
                            threads, body);
 }
 
+// Element-wise swaps of x and f(x) > x, done a run at a time: f carries the low r index bits (and the mask names
+// none of them), so the run of 2^r elements at x lands in order on the run at f(x). A swap of two high bits
+// thus swaps long runs; with r = 0 this is one element at a time.
 template <int B>
 void run_naive(const NaiveInvolutionPass& p, void* data, int threads) {
   auto* a = static_cast<Elem<B>*>(data);
-  const std::uint64_t count = std::uint64_t{1} << p.n();
+  int r = carried_low_bits(p.bmmc);
+  if (p.mask_bits) r = std::min(r, std::countr_zero(p.mask_bits));
+  const std::uint64_t run = std::uint64_t{1} << r, runs = std::uint64_t{1} << (p.n() - r);
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
-    for (std::uint64_t x = begin; x < end; ++x) {
+    for (std::uint64_t u = begin; u < end; ++u) {
+      const std::uint64_t x = u << r;
       if ((x & p.mask_bits) != p.mask_value) continue;
       const std::uint64_t y = p.bmmc.apply(x);
-      if (y > x) std::swap(a[x], a[y]);
+      if (y > x) std::swap_ranges(a + x, a + x + run, a + y);
     }
   };
-  threads = std::max(1, threads);
-  ThreadPool::shared().run(count, (count - 1) / static_cast<std::uint64_t>(threads) + 1, threads, body);
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, runs)));
+  ThreadPool::shared().run(runs, (runs - 1) / static_cast<std::uint64_t>(threads) + 1, threads, body);
 }
 
 template <template <int> class F, class... Args>

@@ -201,7 +201,10 @@ void launch_naive_inplace(const NaiveInvolutionPass& p, void* data, cudaStream_t
   t.n = p.n();
   for (int i = 0; i < t.n; ++i) t.cols[i] = p.bmmc.matrix().col(i);
   t.complement = p.bmmc.complement();
-  generic_naive_inplace<T><<<static_cast<unsigned>(p.blocks()), p.threads_per_block, 0, stream>>>(
+  // One element per thread, whatever the pass's vector_bits: the element-wise swap is the same permutation.
+  NaiveInvolutionPass elementwise = p;
+  elementwise.vector_bits = 0;
+  generic_naive_inplace<T><<<static_cast<unsigned>(elementwise.blocks()), p.threads_per_block, 0, stream>>>(
       static_cast<T*>(data), t, p.mask_bits, p.mask_value);
   check(cudaGetLastError(), "generic_naive_inplace<<<...>>>");
 }

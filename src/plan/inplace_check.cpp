@@ -52,16 +52,31 @@ BitVec moved_to(const Bmmc& f, BitVec bits, BitVec value, BitVec x) {
 }
 
 void run(const NaiveInvolutionPass& p, Schedule& s) {
+  const int k = p.vector_bits;
+  // A thread moves 2^k consecutive elements as one vector: that is only the element-wise swap when f carries
+  // the vector bits (and the mask names none of them); a warp's 32 vectors are runs on both sides when f also
+  // carries the lane bits, which is what the planner asks of the direct pass.
+  if (k > 0 && (carried_low_bits(p.bmmc) < k || (p.mask_bits & low_mask(k)))) {
+    s.fail(fmt::format("the pass moves vectors of 2^{} elements but f or the mask splits them", k));
+    return;
+  }
+  s.report.coalesced = carried_low_bits(p.bmmc) >= k + kLaneBits;  // otherwise the swaps scatter
   const std::uint64_t total = std::uint64_t{1} << p.n();
-  s.report.coalesced = false;  // the swaps scatter
   for (std::uint64_t x = 0; x < total; ++x) {
     const BitVec y = moved_to(p.bmmc, p.mask_bits, p.mask_value, x);
-    if (y <= x) continue;  // fixed, or the partner thread swaps
+    const auto who = static_cast<std::uint32_t>(x >> k);  // the thread of x's vector
+    if (y <= x) {
+      if (y < x && (y >> k) == who) {
+        s.fail(fmt::format("element {} and its image {} share the vector of thread {}", x, y, who));
+        return;
+      }
+      continue;  // fixed, or the partner thread swaps
+    }
     if (moved_to(p.bmmc, p.mask_bits, p.mask_value, y) != x) {
-      s.fail(fmt::format("thread {} swaps with {} but {} does not map back", x, y, y));
+      s.fail(fmt::format("thread {} swaps {} with {} but {} does not map back", who, x, y, y));
       return;
     }
-    if (!s.take(x, static_cast<std::uint32_t>(x)) || !s.take(y, static_cast<std::uint32_t>(x))) return;
+    if (!s.take(x, who) || !s.take(y, who)) return;
   }
 }
 

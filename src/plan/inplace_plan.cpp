@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 #include "bmmc/core/buffers.hpp"
@@ -90,7 +91,7 @@ int target_rows(const PlanOptions& opt, int k) {
 }  // namespace
 
 std::uint64_t NaiveInvolutionPass::blocks() const {
-  const std::uint64_t total = std::uint64_t{1} << n();
+  const std::uint64_t total = std::uint64_t{1} << (n() - vector_bits);
   return (total + threads_per_block - 1) / threads_per_block;
 }
 
@@ -118,6 +119,17 @@ InPlacePass make_involution_pass(const Bmmc& f, int eb, const PlanOptions& opt, 
   if ((eb << k) > 16)
     throw std::invalid_argument(fmt::format(
         "vector bits {} with {}-byte elements: a lane access must be at most 16 bytes", k, eb));
+  // Swaps among high bits (and masks on them) carry the low bits: a tile would be fixed pointwise and only
+  // copied through shared memory, so each thread swaps whole vectors instead (warp runs of 32 vectors).
+  // With no shared memory there are no bank conflicts to avoid, so the lanes move 16 bytes unless told otherwise.
+  int direct_k = opt.vector_bits >= 0 ? k : std::countr_zero(static_cast<unsigned>(16 / eb));
+  direct_k = std::min(direct_k, carried_low_bits(f) - kLaneBits);
+  if (mask_bits) direct_k = std::min(direct_k, std::countr_zero(mask_bits));
+  if (carried_low_bits(f) >= k + kLaneBits && direct_k >= 0 && (mask_bits & low_mask(direct_k)) == 0) {
+    const int warp_bits = opt.warp_bits >= 0 ? opt.warp_bits : 3;
+    return NaiveInvolutionPass{f, eb, 1 << std::min(kLaneBits + warp_bits, n - direct_k), mask_bits, mask_value,
+                               direct_k};
+  }
   int want = target_rows(opt, k);
   for (;;) {
     Subspace v(n);
@@ -176,8 +188,13 @@ std::string describe(const InPlacePlan& plan) {
                                                                          : "moved by A");
     } else {
       const auto& nv = std::get<NaiveInvolutionPass>(plan.passes[i]);
-      s += fmt::format("  naive: one element per thread swaps with its image, {} blocks x {} threads\n", nv.blocks(),
-                       nv.threads_per_block);
+      if (nv.vector_bits > 0)
+        s += fmt::format("  direct: each thread swaps a vector of {} elements ({} bytes) with its image, no tile; "
+                         "{} blocks x {} threads\n",
+                         1 << nv.vector_bits, nv.elem_bytes << nv.vector_bits, nv.blocks(), nv.threads_per_block);
+      else
+        s += fmt::format("  naive: one element per thread swaps with its image, {} blocks x {} threads\n",
+                         nv.blocks(), nv.threads_per_block);
     }
   }
   return s;

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "bmmc/core/involution.hpp"
@@ -62,8 +63,14 @@ TEST(CpuInPlace, NamedMapsAndThreads) {
 TEST(CpuInPlace, MaskedSwapsLeaveTheRestAlone) {
   const int n = 14, eb = 4;
   const std::size_t count = std::size_t{1} << n;
-  for (auto [bits, value] : {std::pair<BitVec, BitVec>{1u << 13, 1u << 13}, {(1u << 2) | (1u << 12), 1u << 2}}) {
-    const std::vector<std::pair<int, int>> pairs{{0, 9}, {5, 11}};
+  // Tiled passes (the swaps move low bits), then direct ones (swaps among high bits, runs of 2^r elements),
+  // masked on a block bit, on a low bit and on a bit inside the runs.
+  for (auto [bits, value, pairs] :
+       {std::tuple<BitVec, BitVec, std::vector<std::pair<int, int>>>{1u << 13, 1u << 13, {{0, 9}, {5, 11}}},
+        {(1u << 2) | (1u << 12), 1u << 2, {{0, 9}, {5, 11}}},
+        {1u << 13, 0, {{9, 12}, {7, 11}}},
+        {(1u << 2) | (1u << 10), 1u << 10, {{9, 12}, {7, 11}}},
+        {0, 0, {{12, 13}}}}) {
     std::vector<std::uint32_t> data(count);
     for (std::size_t i = 0; i < count; ++i) data[i] = static_cast<std::uint32_t>(i * 2654435761u);
     const std::vector<std::uint32_t> before = data;

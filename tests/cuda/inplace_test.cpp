@@ -76,6 +76,13 @@ TEST(GpuInPlace, NamedMapsSwapsAndMasks) {
   for (auto [bits, value] : {std::pair<BitVec, BitVec>{1u << 17, 1u << 17}, {(1u << 2) | (1u << 15), 1u << 2}})
     expect_matches(CudaInPlacePermuter(make_swap_plan(n, {{0, 9}, {5, 16}}, 8, {}, bits, value)),
                    fmt::format("masked swaps {:#x}={:#x}", bits, value));
+  // Direct passes (swaps among high bits carry the low ones), masked on a lane bit and a block bit, every size.
+  for (int eb : {1, 2, 4, 8, 16}) {
+    const InPlacePlan plan = make_swap_plan(n, {{10, 16}, {12, 17}}, eb, {}, (1u << 7) | (1u << 14), 1u << 7);
+    ASSERT_TRUE(std::holds_alternative<NaiveInvolutionPass>(plan.passes[0]));
+    ASSERT_GT(std::get<NaiveInvolutionPass>(plan.passes[0]).vector_bits + (eb == 16), 0);
+    expect_matches(CudaInPlacePermuter(plan), fmt::format("direct masked swaps eb {}", eb));
+  }
 }
 
 TEST(GpuInPlace, OneGiBArrays) {
@@ -133,7 +140,10 @@ TEST(GpuSanitize, InPlacePlans) {
     const int n = 5 + static_cast<int>(rng() % 10);
     const int eb = ebs[rng() % 5];
     const std::uint64_t seed = rng();
-    const Bmmc f = i % 3 == 0 ? random_involution(n, seed) : i % 3 == 1 ? random_bmmc(n, seed) : random_bpc(n, seed);
+    const Bmmc f = i % 4 == 0   ? random_involution(n, seed)
+                   : i % 4 == 1 ? random_bmmc(n, seed)
+                   : i % 4 == 2 ? random_bpc(n, seed)
+                                : swap_index_bits(n, {{n - 1, n - 2 - static_cast<int>(seed % 3)}});  // often direct
     GpuOptions o;
     o.jit = i % 10 != 9;
     expect_matches(CudaInPlacePermuter(f, eb, o), fmt::format("in-place plan #{} n {} eb {} seed {}", i, n, eb, seed));

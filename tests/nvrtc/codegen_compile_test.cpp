@@ -53,7 +53,8 @@ TEST(CodegenNvrtc, InPlaceKernelsCompileForSm90) {
   // Involution passes (pairs, self-mapped cosets, fixed tiles, masks, 64-bit indices) and naive ones.
   std::vector<std::pair<std::string, InPlacePlan>> plans;
   const PlanOptions gpu = gpu_plan_options({}, 30, default_caps());
-  plans.emplace_back("high swap", make_swap_plan(30, {{28, 29}}, 8, gpu));
+  plans.emplace_back("high swap (direct)", make_swap_plan(30, {{28, 29}}, 8, gpu));
+  plans.emplace_back("masked direct", make_swap_plan(34, {{20, 33}}, 1, gpu, BitVec{1} << 6, 0));
   plans.emplace_back("low-high swap", make_swap_plan(30, {{0, 29}}, 4, gpu));
   plans.emplace_back("masked", make_swap_plan(20, {{0, 9}, {5, 16}}, 2, gpu, BitVec{1} << 19, 0));
   plans.emplace_back("masked lane", make_swap_plan(20, {{0, 9}}, 16, gpu, BitVec{1} << 3, BitVec{1} << 3));

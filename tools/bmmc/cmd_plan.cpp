@@ -48,8 +48,9 @@ nlohmann::ordered_json pass_json(const Pass& pass) {
 nlohmann::ordered_json inplace_pass_json(const InPlacePass& pass) {
   nlohmann::ordered_json j;
   if (const auto* p = std::get_if<NaiveInvolutionPass>(&pass)) {
-    j["kind"] = "naive-involution";
+    j["kind"] = p->vector_bits > 0 ? "direct-involution" : "naive-involution";
     j["bmmc"] = bmmc_json(p->bmmc);
+    j["vector_bits"] = p->vector_bits;
     j["blocks"] = p->blocks();
     j["threads"] = p->threads_per_block;
     j["shared_bytes"] = 0;

@@ -16,7 +16,7 @@
 namespace bmmc {
 
 /// Version of the code generator; part of every kernel-cache key, bump on any change to emitted code.
-inline constexpr const char* kCodegenVersion = "bmmc-codegen-3";
+inline constexpr const char* kCodegenVersion = "bmmc-codegen-4";
 
 struct CodegenOptions {
   bool streaming_hints = false;  ///< load/store with __ldcs/__stcs (evict-first) instead of plain accesses

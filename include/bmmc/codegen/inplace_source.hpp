@@ -4,8 +4,9 @@
 // computes the partner p = partner(b); if p < b the partner moves both cosets, a pointwise-fixed or unmasked
 // coset is skipped, and otherwise it loads its coset (and the partner's) exactly as phase 1 of the tile kernel
 // does, synchronises, and writes each tile to its image coset as phase 2 does. Every decision is uniform over
-// the block, so the barriers are too. A naive involution pass has one thread per index that swaps x and f(x)
-// when f(x) > x.
+// the block, so the barriers are too. A naive (or direct) involution pass has one thread per vector of
+// 2^vector_bits elements that swaps x and f(x) when f(x) > x; each thread takes `chunks_per_thread` steps a grid
+// apart of `vectors_per_step` vectors each, so that warps whose vectors stay cost a test, not a block launch.
 #pragma once
 
 #include <vector>
@@ -20,6 +21,13 @@ namespace bmmc {
 /// fewer, longer-lived blocks waste less launch work. Chosen from the pass: 1 where every coset moves, else up
 /// to 64 while at least 2048 CUDA blocks remain.
 int cosets_per_block(const InvolutionPass& p);
+
+/// Steps one thread of a naive/direct pass takes, gridDim.x steps apart (up to 4 while at least 2048 CUDA blocks
+/// remain), so that warps whose vectors stay cost a test rather than a block launch.
+int chunks_per_thread(const NaiveInvolutionPass& p);
+/// Vectors one thread of a naive/direct pass moves per step (2), all loaded before any is stored; a block's step
+/// covers 2 · blockDim consecutive vectors. The measurements behind both numbers are in inplace_source.cpp.
+int vectors_per_step(const NaiveInvolutionPass& p);
 
 KernelSource generate_cuda(const InPlacePass& pass, const CodegenOptions& options = {});
 std::vector<KernelSource> generate_cuda(const InPlacePlan& plan, const CodegenOptions& options = {});

@@ -63,6 +63,12 @@ namespace bmmc {
 /// f∘f = id  ⟺  A² = I and A·c = c.
 bool is_involution(const Bmmc& f);
 
+/// The number s of low index bits that f carries through untouched: f(x) = f(x with bits 0..s-1 cleared) | (x
+/// with bits s.. cleared), i.e. for i < s column i and row i of A are e_i and c_i = 0. Runs of 2^s consecutive
+/// elements then land on runs of 2^s consecutive elements in order. Example: swap_index_bits(30, {{28, 29}})
+/// carries 28 bits, bit-reverse none.
+int carried_low_bits(const Bmmc& f);
+
 /// Involutions g_1..g_k with f = g_k ∘ … ∘ g_1 (g_1 applied first); each is_involution and none is the
 /// identity; empty for the identity. The shortest this file's routes find (bounds above; the route and its
 /// bound come from factor_involutions_explained). Deterministic: the searches use fixed seeds. The result is

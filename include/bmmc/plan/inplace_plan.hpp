@@ -14,8 +14,12 @@
 //   - returns when the mask does not match (x0 & mask_bits ≠ mask_value; swap_index_bits' controls),
 //   - otherwise reads its coset (and the partner's when partner(b) ≠ b) in phase 1, synchronises, and writes
 //     each tile to the image coset in phase 2, exactly as the out-of-place tile kernel does.
-// NaiveInvolutionPass serves arrays of fewer than 32 elements and masks on tile bits: thread x swaps x and
-// f(x) when f(x) > x. Example: `bmmc plan swap:0,29 --n 30 --in-place` prints one involution pass whose
+// NaiveInvolutionPass: thread x swaps x and f(x) when f(x) > x, with no tile. With vector_bits = 0 it serves
+// arrays of fewer than 32 elements, masks on tile bits and runs without JIT. With vector_bits = k > 0 it is the
+// direct pass for involutions that carry the low k + 5 index bits (carried_low_bits: swaps among high bits,
+// controlled swaps): each thread swaps a vector of 2^k elements with its image, so a warp reads and writes
+// runs of 32 vectors on both sides, with no shared memory and no barrier (measured faster than a tile that A
+// fixes pointwise: BENCHMARKS.md "In place"). Example: `bmmc plan swap:0,29 --n 30 --in-place` prints one involution pass whose
 // tile holds bits 0..5 and 29, so every block moves its own coset onto itself.
 #pragma once
 
@@ -38,8 +42,11 @@ struct NaiveInvolutionPass {
   int threads_per_block = 256;
   BitVec mask_bits = 0;         ///< only indices x with (x & mask_bits) == mask_value move
   BitVec mask_value = 0;
+  int vector_bits = 0;          ///< each thread moves 2^vector_bits consecutive elements (f carries these bits;
+                                ///< the mask names none of them)
 
   int n() const { return bmmc.n(); }
+  /// Threads' worth of blocks: one thread per vector of 2^vector_bits elements.
   std::uint64_t blocks() const;
   friend bool operator==(const NaiveInvolutionPass&, const NaiveInvolutionPass&) = default;
 };
