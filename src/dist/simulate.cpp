@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "bmmc/core/buffers.hpp"
+#include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "sim_comm.hpp"
 
@@ -186,6 +187,46 @@ DistSimReport simulate_dist_permute_destroying(const DistPlan& plan, const std::
   exchange(plan, comm, send, as_bytes(in), plan.chunk_elems(), 0, plan.chunk_elems());
   for (BitVec d = 0; d < plan.ranks(); ++d) passes.post(d, in[d], out[d]);
   return report_of(comm, 0, 1);
+}
+
+DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<const void*>& in,
+                                     const std::vector<void*>& out, const DistSimOptions& options) {
+  check_rank_buffers(plan, in, out);
+  if (options.pieces != 1)
+    throw std::invalid_argument(fmt::format("pieces = {}: the all-to-all form exchanges in one piece", options.pieces));
+  const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
+  std::vector<AllToAllStep> steps;
+  for (BitVec r = 0; r < plan.ranks(); ++r) steps.push_back(alltoall_step(plan, r));
+  for (BitVec r = 0; r < plan.ranks(); ++r)
+    for (BitVec d = 0; d < plan.ranks(); ++d)
+      if (steps[r].send_counts[d] != steps[d].recv_counts[r])
+        throw std::logic_error(fmt::format("all-to-all: rank {} sends {} elements to rank {}, which expects {}", r,
+                                           steps[r].send_counts[d], d, steps[d].recv_counts[r]));
+  for (BitVec r = 0; r < plan.ranks(); ++r) CpuPermuter(steps[r].pre, plan.elem_bytes, options.cpu)(in[r], out[r]);
+  DistSimReport rep;
+  rep.rounds = 1;
+  rep.scratch_bytes_per_rank = plan.local_elems() * eb;
+  std::vector<Bytes> scratch(plan.ranks(), Bytes(rep.scratch_bytes_per_rank));
+  // Displacements: prefix sums of the counts in rank order, as the collective computes them.
+  std::vector<std::vector<std::uint64_t>> send_at(plan.ranks());
+  for (BitVec r = 0; r < plan.ranks(); ++r) {
+    send_at[r].assign(plan.ranks(), 0);
+    for (BitVec d = 1; d < plan.ranks(); ++d) send_at[r][d] = send_at[r][d - 1] + steps[r].send_counts[d - 1];
+  }
+  for (BitVec d = 0; d < plan.ranks(); ++d) {
+    std::uint64_t at = 0;
+    for (BitVec r = 0; r < plan.ranks(); ++r) {
+      const std::uint64_t count = steps[d].recv_counts[r];
+      if (!count) continue;
+      const std::uint64_t from = send_at[r][d];
+      std::memcpy(scratch[d].data() + at * eb, static_cast<const std::byte*>(out[r]) + from * eb, count * eb);
+      ++rep.messages;
+      if (r != d) rep.remote_bytes += count * eb;
+      at += count;
+    }
+  }
+  for (BitVec d = 0; d < plan.ranks(); ++d) CpuPermuter(steps[d].post, plan.elem_bytes, options.cpu)(scratch[d].data(), out[d]);
+  return rep;
 }
 
 void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out) {

@@ -1,6 +1,6 @@
 // The simulated distributed permutation against the global reference: 1, 2, 4, ..., 1024 ranks with small local
 // sizes, every element size, random BMMCs and BPCs and the named maps, through the exchange path (input
-// preserved, input destroyed, pipelined with odd piece counts) and the fused path; poisoned outputs, so an
+// preserved, input destroyed, pipelined with odd piece counts, one all-to-all with counts) and the fused path; poisoned outputs, so an
 // element never written cannot pass; the communicator's counts; bad buffers refused before anything is written.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ namespace {
 
 constexpr unsigned char kPoison = 0xa5;
 
-enum class Path { Preserved, Destroyed, Fused };
+enum class Path { Preserved, Destroyed, AllToAll, Fused };
 
 // Runs one path on the whole array split into rank slices (separate allocations per rank, as on GPUs) and
 // compares with permute_reference on the whole array.
@@ -54,6 +54,12 @@ void expect_dist_matches(const Bmmc& b, int g, int eb, Path path, int pieces, st
       ASSERT_EQ(std::memcmp(in[r].data(), whole.data() + r * slice, slice), 0) << what << ": input of rank " << r;
   } else if (path == Path::Destroyed) {
     EXPECT_EQ(simulate_dist_permute_destroying(plan, vin, vout, o).scratch_bytes_per_rank, 0u);
+  } else if (path == Path::AllToAll) {
+    const DistSimReport rep = simulate_dist_alltoall(plan, cin, vout, o);
+    EXPECT_EQ(rep.messages, plan.ranks() * plan.rounds());
+    EXPECT_EQ(rep.remote_bytes, dist_traffic(plan).total_remote_bytes);
+    for (BitVec r = 0; r < plan.ranks(); ++r)
+      ASSERT_EQ(std::memcmp(in[r].data(), whole.data() + r * slice, slice), 0) << what << ": input of rank " << r;
   } else {
     simulate_dist_fused(plan, cin, vout);
   }
@@ -70,7 +76,7 @@ TEST(DistSimulate, AllMapsAllElementSizesUpTo64Ranks) {
       for (int eb : {1, 2, 4, 8, 16})
         for (const auto& [name, b] : test::maps_for(m + g, 3 + g * 31 + m * 7 + eb)) {
           if (eb != 4 && name != "random-bmmc" && name != "random-bpc") continue;
-          for (Path path : {Path::Preserved, Path::Destroyed, Path::Fused})
+          for (Path path : {Path::Preserved, Path::Destroyed, Path::AllToAll, Path::Fused})
             expect_dist_matches(b, g, eb, path, 1, g + m + eb, name);
         }
 }
@@ -80,13 +86,13 @@ TEST(DistSimulate, RandomMapsUpTo1024Ranks) {
     for (int m : {0, 2, 5, 8})
       for (int eb : {1, 4, 16})
         for (const Bmmc& b : {random_bmmc(m + g, g * m + eb), random_bpc(m + g, g + m + eb)})
-          for (Path path : {Path::Preserved, Path::Destroyed, Path::Fused})
+          for (Path path : {Path::Preserved, Path::Destroyed, Path::AllToAll, Path::Fused})
             expect_dist_matches(b, g, eb, path, 1, m + eb, "random, G = " + std::to_string(1 << g));
 }
 
 TEST(DistSimulate, NamedMapsOn1024Ranks) {
   for (const auto& [name, b] : test::maps_for(14, 9))
-    for (Path path : {Path::Preserved, Path::Fused}) expect_dist_matches(b, 10, 4, path, 1, 5, name);
+    for (Path path : {Path::Preserved, Path::AllToAll, Path::Fused}) expect_dist_matches(b, 10, 4, path, 1, 5, name);
 }
 
 TEST(DistSimulate, LargerLocalArrays) {
@@ -101,7 +107,7 @@ TEST(DistSimulate, LargerLocalArrays) {
 TEST(DistSimulate, ExtremesKZeroAndKEqualsG) {
   for (int g : {0, 1, 3, 5})
     for (int m : {0, 3, 6})
-      for (Path path : {Path::Preserved, Path::Destroyed, Path::Fused}) {
+      for (Path path : {Path::Preserved, Path::Destroyed, Path::AllToAll, Path::Fused}) {
         expect_dist_matches(test::block_triangular(m, g, 11 + m), g, 4, path, 1, 2, "k = 0");
         if (m >= g) expect_dist_matches(test::rank_local_swap_all(m, g, 4 + m), g, 4, path, 1, 2, "k = g");
       }

@@ -50,6 +50,14 @@ DistSimReport simulate_dist_permute_destroying(const DistPlan& plan, const std::
                                                const std::vector<void*>& out_per_rank,
                                                const DistSimOptions& options = {});
 
+/// Exchange path, input preserved, as ONE all-to-all with counts per rank (alltoall.hpp: the form of
+/// torch's all_to_all_single and MPI_Alltoallv): rank r runs its pre-pass in → out, the simulated all-to-all moves
+/// each sender's segments (ascending destination) into each receiver's scratch (ascending source) after checking
+/// that every pair's send and receive counts agree, then rank d runs its post-pass scratch → out.
+/// options.pieces must be 1.
+DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<const void*>& in_per_rank,
+                                     const std::vector<void*>& out_per_rank, const DistSimOptions& options = {});
+
 /// Fused path: rank r writes each element x_l straight to out[d][y_l] for (d, y_l) = fused_target(r, x_l).
 void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in_per_rank,
                          const std::vector<void*>& out_per_rank);
