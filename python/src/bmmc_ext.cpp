@@ -32,6 +32,7 @@
 #include "bmmc/core/spec.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/core/involution.hpp"
+#include "bmmc/dist/alltoall.hpp"
 #include "bmmc/permute.hpp"
 
 namespace nb = nanobind;
@@ -390,6 +391,24 @@ NB_MODULE(_bmmc, m) {
     const bmmc::InvolutionFactorization r = bmmc::factor_involutions_explained(f);
     return std::make_pair(r.factors, r.route);
   }, "bmmc"_a, "The in-place passes of f: involutions g_1..g_k with f = g_k ∘ … ∘ g_1, and the route taken.");
+
+  m.def("_dist_alltoall_step", [](const Bmmc& b, int rank_bits, int elem_bytes, std::uint64_t rank) {
+    const bmmc::DistPlan plan = bmmc::make_dist_plan(b, rank_bits, elem_bytes);
+    const bmmc::AllToAllStep s = bmmc::alltoall_step(plan, rank);
+    nb::dict d;
+    d["k"] = plan.k;
+    d["pre"] = s.pre;
+    d["post"] = s.post;
+    d["send_counts"] = s.send_counts;
+    d["recv_counts"] = s.recv_counts;
+    d["local_only"] = s.local_only;
+    d["local"] = s.local;
+    d["hash"] = bmmc::dist_plan_hash(plan);
+    return d;
+  }, "bmmc"_a, "rank_bits"_a, "elem_bytes"_a, "rank"_a,
+     "Rank `rank`'s step of the distributed plan as one all-to-all with counts (bmmc/dist/alltoall.hpp): the local "
+     "pre- and post-pass Bmmcs, elements sent to / received from each rank, the plan's hash (equal on every rank "
+     "for equal plans), and whether the job is purely local. Used by bmmc.distributed.");
 
   nb::class_<Prepared>(m, "_Prepared",
                        "A prepared permutation for the Python fast path (bmmc/_fast.py): Permuter for (bmmc, "

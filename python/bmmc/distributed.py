@@ -1,0 +1,120 @@
+"""Distributed permutations over torch.distributed: ``bmmc.distributed.permute(x_local, spec, group=None)``.
+
+The array of 2^N elements is split over the G = 2^g ranks of a process group, one tensor per process as under
+torchrun: the rank is the top g index bits, so rank r holds elements [r·2^m, (r+1)·2^m) (m = N − g). Any BMMC on
+the N global bits runs as a local bmmc permute, ONE ``all_to_all_single`` with split sizes, and a second local
+permute (docs/DESIGN.md §9: every BMMC needs a single exchange, in which each rank sends 2^(m−k) elements to each
+of 2^k ranks, k = rank of the block of A that maps local bits to rank bits; bmmc/dist/alltoall.hpp folds the
+collective's segment order into the two local passes). A map that moves no element between ranks (k = 0 and
+the rank bits fixed) runs as one local permute with no communication. Any backend with ``all_to_all_single``
+works: NCCL for CUDA tensors, Gloo for CPU tensors. The exchange moves bytes, so every dtype bmmc permutes
+(1, 2, 4, 8 or 16 bytes, complex included) goes through every backend.
+
+Example (``torchrun --nproc_per_node 4 examples/distributed_permute.py``)::
+
+    import torch, torch.distributed as dist, bmmc.distributed
+    dist.init_process_group("nccl")               # or "gloo" with CPU tensors
+    x = torch.arange(2**20, device="cuda")        # this rank's 2^20 elements of a 2^22-element array
+    y = bmmc.distributed.permute(x, "bit-reverse")  # y: this rank's slice of the bit-reversed array
+
+Every rank must call with the same permutation, n and element size; the ranks compare a hash of their plans
+first (one small all_gather, ``check=False`` skips it) and all raise ValueError when they differ, instead of
+deadlocking in the exchange or exchanging wrong data.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import _bmmc, _as_bmmc, Bmmc
+from . import permute as _local_permute
+
+__all__ = ["permute", "plan_step"]
+
+
+@functools.lru_cache(maxsize=256)
+def _step(b: Bmmc, rank_bits: int, elem_bytes: int, rank: int) -> dict:
+    return _bmmc._dist_alltoall_step(b, rank_bits, elem_bytes, rank)
+
+
+def plan_step(spec, n: int, ranks: int, rank: int, elem_bytes: int) -> dict:
+    """Rank `rank`'s step of the distributed plan of `spec` on n global bits over `ranks` ranks: a dict with
+    "pre" and "post" (the local Bmmcs), "send_counts" and "recv_counts" (elements to / from each rank), "k",
+    "local_only", "local" (the one local pass when local_only) and "hash". Pure; no process group needed."""
+    if ranks < 1 or ranks & (ranks - 1):
+        raise ValueError(f"{ranks} ranks: a distributed BMMC needs a power-of-two number of ranks")
+    return dict(_step(_as_bmmc(spec, n), ranks.bit_length() - 1, elem_bytes, rank))
+
+
+def _signed64(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _check_agreement(torch, dist, group, device, world: int, rank: int, n: int, elem_bytes: int, plan_hash: int):
+    mine = torch.tensor([_signed64(plan_hash), n, elem_bytes], dtype=torch.int64, device=device)
+    every = [torch.empty_like(mine) for _ in range(world)]
+    dist.all_gather(every, mine, group=group)
+    seen = [tuple(int(v) for v in t.tolist()) for t in every]
+    if any(s != seen[0] for s in seen):
+        detail = "; ".join(f"rank {r}: n = {s[1]}, {s[2]}-byte elements, plan hash {s[0] & ((1 << 64) - 1):#018x}"
+                           for r, s in enumerate(seen))
+        raise ValueError(f"the ranks disagree on the permutation, n or element size (this is rank {rank}); every "
+                         f"rank must call bmmc.distributed.permute with the same spec and equal-sized tensors of "
+                         f"one dtype: {detail}")
+
+
+def permute(x_local, spec, group=None, out=None, *, check: bool = True):
+    """This rank's slice of the permuted global array: out_global[A·i ⊕ c] = x_global[i].
+
+    x_local: this rank's contiguous torch tensor of 2^m elements (CUDA with NCCL, CPU with Gloo); the global array
+    has N = m + g bits over the group's G = 2^g ranks (rank r = the top g bits). spec: a spec string (parsed with
+    n = N) or a Bmmc on N bits, the same on every rank. group: the torch.distributed process group (None: the
+    default group). out: this rank's output (same size, dtype and device as x_local, not overlapping it;
+    allocated when None). One temporary buffer of the local size is allocated for the exchange. Collective:
+    every rank of the group must call it.
+    """
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        raise RuntimeError("bmmc.distributed.permute needs an initialised torch.distributed process group "
+                           "(torch.distributed.init_process_group, e.g. under torchrun)")
+    if not isinstance(x_local, torch.Tensor):
+        raise TypeError(f"x_local is a {type(x_local).__name__}; expected a torch.Tensor (one per process)")
+    world, rank = dist.get_world_size(group), dist.get_rank(group)
+    if world & (world - 1):
+        raise ValueError(f"the process group has {world} ranks; a distributed BMMC needs a power of two "
+                         "(the rank is the top index bits)")
+    if not x_local.is_contiguous():
+        raise ValueError("x_local is not contiguous; expected a C-contiguous tensor (call .contiguous())")
+    size = x_local.numel()
+    if size <= 0 or size & (size - 1):
+        raise ValueError(f"x_local has {size} elements; every rank must hold 2^m elements")
+    g = world.bit_length() - 1
+    n = size.bit_length() - 1 + g
+    if isinstance(spec, Bmmc) and spec.n != n:
+        raise ValueError(f"the BMMC has n = {spec.n} bits, but {world} ranks of {size} elements make an array of "
+                         f"2^{n}; expected a BMMC on n = {n} global bits")
+    b = _as_bmmc(spec, n)
+    eb = x_local.element_size()
+    if out is None:
+        out = torch.empty_like(x_local)
+    else:
+        if not isinstance(out, torch.Tensor) or out.numel() != size or out.dtype != x_local.dtype or \
+                out.device != x_local.device or not out.is_contiguous():
+            raise ValueError(f"out must be a contiguous tensor of {size} elements of {x_local.dtype} on "
+                             f"{x_local.device}, like x_local")
+        lo, hi = x_local.data_ptr(), x_local.data_ptr() + size * eb
+        if out.data_ptr() < hi and lo < out.data_ptr() + size * eb:
+            raise ValueError("out overlaps x_local; the distributed permutation needs a separate output")
+    step = _step(b, g, eb, rank)
+    if check:
+        _check_agreement(torch, dist, group, x_local.device, world, rank, n, eb, step["hash"])
+    if step["local_only"]:
+        return _local_permute(x_local, step["local"], out=out)
+    received = torch.empty_like(x_local)
+    _local_permute(x_local, step["pre"], out=out)  # chunks in ascending destination order; out is the send buffer
+    dist.all_to_all_single(received.view(-1).view(torch.uint8), out.view(-1).view(torch.uint8),
+                           [c * eb for c in step["recv_counts"]], [c * eb for c in step["send_counts"]],
+                           group=group)
+    return _local_permute(received, step["post"], out=out)

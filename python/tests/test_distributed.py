@@ -1,0 +1,135 @@
+"""bmmc.distributed.permute on real torch.distributed process groups: 1, 2 and 4 CPU processes over Gloo (the
+same code runs over NCCL with CUDA tensors), every dtype size, random and named maps, the purely local case,
+against bmmc.permute of the whole array; ranks that disagree all raise; bad input is refused. The plan steps
+themselves are checked without processes. Skipped when torch (with torch.distributed) is not installed."""
+
+import os
+import sys
+import tempfile
+import traceback
+
+import numpy as np
+import pytest
+
+import bmmc
+import bmmc.distributed
+
+torch = pytest.importorskip("torch")
+dist = pytest.importorskip("torch.distributed")
+if not dist.is_available():
+    pytest.skip("torch.distributed is not available", allow_module_level=True)
+
+CASES = [  # (spec, global bits, dtype)
+    ("bit-reverse", 12, torch.float32),
+    ("random-bmmc:3", 11, torch.int64),
+    ("random-bpc:5", 13, torch.uint8),
+    ("gray", 10, torch.complex64),
+    ("reverse", 9, torch.int16),
+    ("transpose:4", 8, torch.complex128),
+]
+
+
+def _global(n, dtype):
+    g = torch.Generator().manual_seed(n)
+    if dtype.is_complex:
+        return torch.randn(2 ** n, dtype=dtype, generator=g)
+    if dtype.is_floating_point:
+        return torch.randn(2 ** n, dtype=dtype, generator=g)
+    return torch.randint(0, 100, (2 ** n,), dtype=dtype, generator=g)
+
+
+def _reference(x, spec):
+    return torch.from_numpy(bmmc.permute(x.numpy(), spec))
+
+
+def _worker(rank, world, init_file, failures):
+    try:
+        dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+        for spec, n, dtype in CASES:
+            if 2 ** n < world:
+                continue
+            x = _global(n, dtype)
+            m = 2 ** n // world
+            mine = x[rank * m:(rank + 1) * m].clone()
+            y = bmmc.distributed.permute(mine, spec)
+            ref = _reference(x, spec)[rank * m:(rank + 1) * m]
+            assert torch.equal(y, ref), f"{spec} n={n} {dtype}: rank {rank} of {world} differs"
+            out = torch.full_like(mine, 7)
+            assert bmmc.distributed.permute(mine, spec, out=out) is out
+            assert torch.equal(out, ref), f"{spec} with out=: rank {rank} differs"
+            assert torch.equal(mine, x[rank * m:(rank + 1) * m]), "the input was modified"
+        # A Bmmc object on the global bits; a map that keeps every element on its rank (one local pass).
+        n = 10
+        x = _global(n, torch.float32)
+        m = 2 ** n // world
+        mine = x[rank * m:(rank + 1) * m].clone()
+        b = bmmc.random_bmmc(n, 42)
+        assert torch.equal(bmmc.distributed.permute(mine, b), _reference(x, b)[rank * m:(rank + 1) * m])
+        g = world.bit_length() - 1
+        local = bmmc.bit_permutation(list(range(n - g))[::-1] + list(range(n - g, n)))
+        step = bmmc.distributed.plan_step(local, n, world, rank, 4)
+        assert step["local_only"]
+        assert torch.equal(bmmc.distributed.permute(mine, local), _reference(x, local)[rank * m:(rank + 1) * m])
+        # Ranks that disagree (different specs) all raise, after the hash exchange, before any data moves.
+        if world > 1:
+            spec = "bit-reverse" if rank == 0 else "gray"
+            with pytest.raises(ValueError, match="disagree"):
+                bmmc.distributed.permute(mine, spec)
+            with pytest.raises(ValueError, match="disagree"):  # different sizes
+                bmmc.distributed.permute(mine[: m // 2 if rank == 0 else m].contiguous(), "bit-reverse")
+        with pytest.raises(ValueError, match="overlaps"):
+            bmmc.distributed.permute(mine, "bit-reverse", out=mine)
+        with pytest.raises(ValueError, match="2\\^m elements"):
+            bmmc.distributed.permute(mine[:3].contiguous(), "bit-reverse")
+        with pytest.raises(ValueError, match="global bits"):
+            bmmc.distributed.permute(mine, bmmc.random_bmmc(n + 1, 1))
+        dist.barrier()
+        dist.destroy_process_group()
+    except BaseException:  # noqa: BLE001 (report every failure to the parent)
+        failures.put(f"rank {rank}/{world}: {traceback.format_exc()}")
+        raise
+
+
+@pytest.mark.parametrize("world", [1, 2, 4])
+def test_distributed_matches_the_whole_array(world):
+    mp = torch.multiprocessing.get_context("spawn")
+    failures = mp.Queue()
+    with tempfile.TemporaryDirectory() as tmp:
+        init_file = os.path.join(tmp, "init")
+        procs = [mp.Process(target=_worker, args=(r, world, init_file, failures)) for r in range(world)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=240)
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+    messages = []
+    while not failures.empty():
+        messages.append(failures.get())
+    assert not messages, "\n".join(messages)
+    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+
+
+def test_plan_steps_pair_up_without_processes():
+    n, ranks = 12, 8
+    for spec in ["bit-reverse", "random-bmmc:9", "random-bpc:2", "gray"]:
+        steps = [bmmc.distributed.plan_step(spec, n, ranks, r, 4) for r in range(ranks)]
+        for r in range(ranks):
+            assert sum(steps[r]["send_counts"]) == 2 ** n // ranks
+            for d in range(ranks):
+                assert steps[r]["send_counts"][d] == steps[d]["recv_counts"][r]
+        assert len({s["hash"] for s in steps}) == 1
+    with pytest.raises(ValueError, match="power-of-two"):
+        bmmc.distributed.plan_step("gray", 10, 3, 0, 4)
+
+
+def test_needs_a_process_group():
+    if dist.is_initialized():
+        pytest.skip("a process group is already initialised in this process")
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        bmmc.distributed.permute(torch.zeros(16), "gray")
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
