@@ -36,8 +36,8 @@ if [[ ${#BINARIES[@]} -eq 0 ]]; then
 fi
 
 # Allowed shared libraries: the C library family, the C++ runtime (should be static now, tolerated anyway),
-# and NVRTC, which the GPU machine's CUDA 13.0 toolkit provides.
-ALLOWED='^(linux-vdso\.so|ld-linux-x86-64\.so|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libpthread\.so|libdl\.so|librt\.so|libnvrtc\.so)'
+# NVRTC, which the GPU machine's CUDA 13.0 toolkit provides, and NCCL (only bmmc_nccl_tests: its system libnccl.so.2).
+ALLOWED='^(linux-vdso\.so|ld-linux-x86-64\.so|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libpthread\.so|libdl\.so|librt\.so|libnvrtc\.so|libnccl\.so)'
 bad=0
 for bin in "${BINARIES[@]}"; do
   while read -r lib _; do

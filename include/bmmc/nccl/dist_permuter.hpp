@@ -1,0 +1,71 @@
+// The portable NCCL engine of the distributed plan (docs/DESIGN.md §9.4): any BMMC of an array split over the
+// ranks of an NCCL communicator, one GPU per rank, in the CUB/NCCL style — the caller owns the communicator and
+// the streams, calls are collective and stream-ordered.
+//
+// Rank r holds elements [r·2^m, (r+1)·2^m) of the 2^N-element array (the rank = the top g index bits). A call
+// runs the plan's all-to-all form (dist/alltoall.hpp) on the caller's stream:
+//   1. (check_agreement) ncclAllGather of (plan hash, N, element size) and a host comparison: ranks that
+//      disagree all throw std::invalid_argument naming every rank's view, before any data moves (this call
+//      synchronises the stream once);
+//   2. the pre-pass, a CudaPermuter of the rank's `pre`: in → out (out is the send buffer);
+//   3. one grouped ncclSend/ncclRecv per peer with its count (2^(m−k) elements to each of 2^k ranks);
+//   4. the post-pass: the receive buffer → out.
+// The receive buffer is `scratch` (scratch_bytes() = one local array) with the input preserved, or the input
+// itself with permute_destroying (no scratch). A map that moves no element between ranks runs as one local pass
+// and no communication (after the agreement check). Not yet: the pipelined piece schedule (scratch ≤ 1/8), the
+// fused NVLink kernel, the in-place mode.
+// This target (bmmc::nccl) is apart from bmmc::bmmc: the library, CLI and Python module never need NCCL.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "bmmc/cuda/options.hpp"
+#include "bmmc/dist/alltoall.hpp"
+#include "bmmc/dist/dist_plan.hpp"
+
+namespace bmmc {
+
+struct DistOptions {
+  bool check_agreement = true;  ///< all-gather and compare the plan hash on every call (one stream sync)
+  GpuOptions gpu;               ///< how the local passes are planned and compiled
+
+  friend bool operator==(const DistOptions&, const DistOptions&) = default;
+};
+
+class DistPermuter {
+ public:
+  /// Plans `global` (N bits) over the communicator's ranks for elements of elem_bytes and compiles the local
+  /// passes on the communicator's device. Not collective. Throws std::invalid_argument when the world size is not
+  /// a power of two or exceeds 2^N, and an error carrying NCCL's message when the communicator cannot be queried.
+  DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, const DistOptions& options = {});
+  ~DistPermuter();
+  DistPermuter(DistPermuter&&) noexcept;
+  DistPermuter& operator=(DistPermuter&&) noexcept;
+
+  /// Collective: every rank calls with its 2^m-element slices. in is preserved; scratch holds scratch_bytes()
+  /// bytes of device memory (null: allocated stream-ordered for this call). in, out and scratch must be device
+  /// memory of the communicator's device, aligned to elem_bytes and pairwise disjoint; everything is checked
+  /// before the first enqueue.
+  void operator()(const void* in, void* out, void* scratch, cudaStream_t stream) const;
+  /// Collective, input destroyed: `in` is the receive buffer of the exchange; no scratch.
+  void permute_destroying(void* in, void* out, cudaStream_t stream) const;
+
+  const DistPlan& plan() const noexcept;
+  const AllToAllStep& step() const noexcept;
+  int rank() const noexcept;
+  int ranks() const noexcept;
+  int device() const noexcept;
+  std::size_t local_bytes() const noexcept;
+  std::size_t scratch_bytes() const noexcept { return local_bytes(); }
+
+ private:
+  struct State;
+  void run(const void* in, void* out, void* recv, cudaStream_t stream) const;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace bmmc

@@ -1,0 +1,165 @@
+// The portable NCCL engine against the reference: every GPU of this machine is one rank (a thread each, the
+// communicators from ncclCommInitAll), random data, poisoned outputs, input preserved and destroyed, random
+// BMMCs and BPCs, a rank↔local bit swap, several element sizes; ranks that disagree all throw; bad buffers are
+// refused before anything is written. One GPU runs the 1-rank cases (a purely local plan through the engine);
+// the multi-rank cases need 2 or more GPUs (nvidia-h200-x2) and skip otherwise.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bmmc/core/named.hpp"
+#include "bmmc/cpu/reference.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/nccl/dist_permuter.hpp"
+#include "cuda/gpu_test_support.hpp"
+
+namespace bmmc {
+namespace {
+
+int gpu_count() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+struct Comms {
+  explicit Comms(int ranks) : comms(ranks) {
+    std::vector<int> devices(ranks);
+    for (int i = 0; i < ranks; ++i) devices[i] = i;
+    if (ncclCommInitAll(comms.data(), ranks, devices.data()) != ncclSuccess)
+      throw std::runtime_error("ncclCommInitAll failed");
+  }
+  ~Comms() {
+    for (ncclComm_t c : comms) ncclCommDestroy(c);
+  }
+  std::vector<ncclComm_t> comms;
+};
+
+// Runs body(rank) on one thread per rank (the calls are collective) and rethrows the first failure.
+void per_rank(int ranks, const std::function<void(int)>& body) {
+  std::vector<std::exception_ptr> errors(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        cudaSetDevice(r);
+        body(r);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+void expect_engine_matches(const Comms& c, const Bmmc& global, int eb, bool destroy, const std::string& what) {
+  const int ranks = static_cast<int>(c.comms.size());
+  const std::size_t total = (std::size_t{1} << global.n()) * eb, slice = total / ranks;
+  const std::vector<unsigned char> whole = test::random_bytes(total, global.n() * 131 + eb);
+  std::vector<unsigned char> ref(total), got(total);
+  permute_reference(global, whole.data(), ref.data(), eb);
+  per_rank(ranks, [&](int r) {
+    const DistPermuter p(global, eb, c.comms[r]);
+    void *in = nullptr, *out = nullptr;
+    cudaMalloc(&in, slice);
+    cudaMalloc(&out, slice);
+    cudaMemcpy(in, whole.data() + r * slice, slice, cudaMemcpyHostToDevice);
+    cudaMemset(out, 0, slice);  // poisoned: the random data has no zero byte
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    if (destroy)
+      p.permute_destroying(in, out, s);
+    else
+      p(in, out, nullptr, s);
+    cudaStreamSynchronize(s);
+    cudaMemcpy(got.data() + r * slice, out, slice, cudaMemcpyDeviceToHost);
+    if (!destroy) {
+      std::vector<unsigned char> back(slice);
+      cudaMemcpy(back.data(), in, slice, cudaMemcpyDeviceToHost);
+      EXPECT_EQ(std::memcmp(back.data(), whole.data() + r * slice, slice), 0) << what << ": input of rank " << r;
+    }
+    cudaStreamDestroy(s);
+    cudaFree(in);
+    cudaFree(out);
+  });
+  EXPECT_EQ(got, ref) << what << (destroy ? " (input destroyed)" : "");
+}
+
+TEST(NcclEngine, OneRankIsALocalPass) {
+  REQUIRE_GPU();
+  const Comms c(1);
+  for (int eb : {1, 4, 8, 16})
+    for (bool destroy : {false, true}) expect_engine_matches(c, random_bmmc(18, eb), eb, destroy, "random, 1 rank");
+  const DistPermuter p(bit_reverse(10), 4, c.comms[0]);
+  EXPECT_TRUE(p.step().local_only);
+  EXPECT_EQ(p.ranks(), 1);
+}
+
+TEST(NcclEngine, BadBuffersAreRefusedBeforeWriting) {
+  REQUIRE_GPU();
+  const Comms c(1);
+  const DistPermuter p(gray(12), 4, c.comms[0]);
+  void* d = nullptr;
+  cudaMalloc(&d, 3 * p.local_bytes());
+  auto* b = static_cast<unsigned char*>(d);
+  std::vector<unsigned char> host(p.local_bytes());
+  EXPECT_THROW(p(nullptr, b, nullptr, nullptr), std::invalid_argument);
+  EXPECT_THROW(p(host.data(), b, nullptr, nullptr), std::invalid_argument);         // host memory
+  EXPECT_THROW(p(b, b + 8, nullptr, nullptr), std::invalid_argument);               // overlapping
+  EXPECT_THROW(p(b, b + p.local_bytes(), b + 4, nullptr), std::invalid_argument);   // scratch overlaps in
+  EXPECT_THROW(p(b + 1, b + p.local_bytes(), nullptr, nullptr), std::invalid_argument);  // unaligned
+  cudaFree(d);
+}
+
+TEST(NcclEngine, TwoOrMoreRanksEveryMapKind) {
+  REQUIRE_GPU();
+  const int gpus = gpu_count();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
+  const int ranks = gpus >= 4 ? 4 : 2;
+  const Comms c(ranks);
+  const int n = 22;
+  std::vector<int> swap_bits(n);
+  for (int i = 0; i < n; ++i) swap_bits[i] = i;
+  std::swap(swap_bits[0], swap_bits[n - 1]);  // rank bit <-> local bit 0: k = 1
+  for (int eb : {1, 4, 8, 16})
+    for (bool destroy : {false, true}) {
+      expect_engine_matches(c, random_bmmc(n, eb), eb, destroy, fmt::format("random BMMC, {} ranks", ranks));
+      expect_engine_matches(c, random_bpc(n, eb + 1), eb, destroy, "random BPC");
+      expect_engine_matches(c, bit_permutation(swap_bits), eb, destroy, "rank <-> local bit 0");
+      expect_engine_matches(c, reverse(n), eb, destroy, "reverse (k = 0, whole slices move)");
+    }
+}
+
+TEST(NcclEngine, RanksThatDisagreeAllThrow) {
+  REQUIRE_GPU();
+  const int gpus = gpu_count();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
+  const Comms c(2);
+  std::vector<std::string> messages(2);
+  per_rank(2, [&](int r) {
+    const DistPermuter p(r == 0 ? bit_reverse(16) : gray(16), 4, c.comms[r]);
+    void *in = nullptr, *out = nullptr;
+    cudaMalloc(&in, p.local_bytes());
+    cudaMalloc(&out, p.local_bytes());
+    try {
+      p(in, out, nullptr, nullptr);
+    } catch (const std::invalid_argument& e) {
+      messages[r] = e.what();
+    }
+    cudaFree(in);
+    cudaFree(out);
+  });
+  for (const std::string& m : messages) EXPECT_NE(m.find("disagree"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace bmmc
