@@ -2,6 +2,7 @@
 #include "bmmc/combinators/execute_cpu.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -69,14 +70,88 @@ void leaf_pass(const Bmmc& layout, const Leaf& leaf, T* data, int threads) {
                            [&](std::uint64_t begin, std::uint64_t end, int) { leaf_range(g, leaf, data, begin, end); });
 }
 
+// One fused pass (schedule.hpp, FusedLeafPass): per coset of V', gather the 2^t elements into a buffer (whole
+// runs of 2^line_bits at a time), apply every leaf of the run on the buffer, scatter back. Buffer index i holds
+// global index x0 ⊕ off[i], off[i] = Σ i_k·tile[k]; a leaf's pair direction d ∈ V' has coordinates δ (d's bits
+// at the basis pivots, the basis being reduced), so the pairs are (i, i ⊕ δ); which member is the chunk's
+// position 0 is the low bit of the logical index M·x ⊕ c, as in pair_range.
+template <class T>
+void fused_pass(const FusedLeafPass& p, int n, T* data, int threads) {
+  const int t = static_cast<int>(p.tile.size());
+  std::vector<int> pivots;
+  BitVec pivot_bits = 0;
+  for (BitVec b : p.tile) {
+    pivots.push_back(std::countr_zero(b));
+    pivot_bits |= b & ~(b - 1);
+  }
+  int run_bits = 0;  // leading basis vectors e_0, e_1, ...: contiguous runs
+  while (run_bits < t && p.tile[run_bits] == BitVec{1} << run_bits) ++run_bits;
+  std::vector<int> outside;  // coset index bits go to the non-pivot positions
+  for (int j = 0; j < n; ++j)
+    if (!((pivot_bits >> j) & 1)) outside.push_back(j);
+  const std::uint64_t size = std::uint64_t{1} << t, run = std::uint64_t{1} << run_bits;
+  std::vector<BitVec> off(size);
+  for (std::uint64_t i = 0; i < size; ++i) off[i] = xor_of_columns(p.tile, i);
+  struct PairLeaf {
+    std::uint64_t delta = 0;
+    int high = 0;
+    BitVec row = 0;
+    int c0 = 0;
+    bool descending = false;
+  };
+  std::vector<PairLeaf> leaves;
+  for (const LeafPass& l : p.leaves) {
+    const BitVec d = l.layout.inverse().matrix().col(0);
+    PairLeaf q;
+    for (int k = 0; k < t; ++k) q.delta |= ((d >> pivots[k]) & 1) << k;
+    if (xor_of_columns(p.tile, q.delta) != d) throw std::logic_error("fused pass: a leaf's pair leaves its tile");
+    q.high = 63 - std::countl_zero(q.delta);
+    q.row = l.layout.matrix().row(0);
+    q.c0 = static_cast<int>(l.layout.complement() & 1);
+    q.descending = l.leaf.kind == LeafKind::CompareSwapDesc;
+    leaves.push_back(q);
+  }
+  const std::uint64_t cosets = std::uint64_t{1} << (n - t);
+  auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
+    thread_local std::vector<T> buffer;
+    buffer.resize(size);
+    for (std::uint64_t c = begin; c < end; ++c) {
+      BitVec x0 = 0;
+      for (std::size_t i = 0; i < outside.size(); ++i) x0 |= ((c >> i) & 1) << outside[i];
+      for (std::uint64_t i = 0; i < size; i += run) std::memcpy(&buffer[i], data + (x0 ^ off[i]), run * sizeof(T));
+      for (const PairLeaf& q : leaves) {
+        const int base = parity(q.row & x0) ^ q.c0;
+        const std::uint64_t below = (std::uint64_t{1} << q.high) - 1;
+        for (std::uint64_t h = 0; h < size / 2; ++h) {
+          const std::uint64_t i = (h & below) | ((h & ~below) << 1), k = i ^ q.delta;
+          const bool low_first = (base ^ parity(q.row & off[i])) == static_cast<int>(q.descending);
+          const T a = buffer[i], b = buffer[k];
+          const T mn = b < a ? b : a, mx = b < a ? a : b;
+          buffer[i] = low_first ? mn : mx;
+          buffer[k] = low_first ? mx : mn;
+        }
+      }
+      for (std::uint64_t i = 0; i < size; i += run) std::memcpy(data + (x0 ^ off[i]), &buffer[i], run * sizeof(T));
+    }
+  };
+  const int nt = thread_count(threads, std::uint64_t{1} << n);
+  ThreadPool::shared().run(cosets, (cosets - 1) / static_cast<std::uint64_t>(nt) + 1, nt, body);
+}
+
 }  // namespace
+
+void fused_leaf_pass_cpu(const FusedLeafPass& pass, int n, void* data, DType t, int threads) {
+  if (!data) throw std::invalid_argument("fused_leaf_pass_cpu: data is null");
+  visit_dtype(t, [&](auto v) { fused_pass(pass, n, static_cast<decltype(v)*>(data), threads); });
+}
 
 void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, int threads) {
   if (!data) throw std::invalid_argument("leaf_pass_cpu: data is null");
   visit_dtype(t, [&](auto v) { leaf_pass(layout, leaf, static_cast<decltype(v)*>(data), threads); });
 }
 
-ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s, const CpuPolicy& options) {
+ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s, const CpuPolicy& options,
+                      const FusionOptions& fusion) {
   if (!data) throw std::invalid_argument("execute_cpu: data is null");
   const auto start = std::chrono::steady_clock::now();
   const std::size_t bytes = (std::size_t{1} << lp.n) * static_cast<std::size_t>(dtype_bytes(t));
@@ -96,9 +171,13 @@ ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrateg
     ++st.passes;
     ++st.permutations;
   };
-  for (const ScheduledPass& pass : schedule(lp, s)) {
+  for (const ScheduledPass& pass : schedule(lp, s, fusion)) {
     if (const auto* p = std::get_if<PermutePass>(&pass)) {
       permute_step(p->perm);
+    } else if (const auto* f = std::get_if<FusedLeafPass>(&pass)) {
+      fused_leaf_pass_cpu(*f, lp.n, cur, t, options.threads);
+      ++st.passes;
+      ++st.leaf_passes;
     } else {
       const auto& l = std::get<LeafPass>(pass);
       leaf_pass_cpu(l.layout, l.leaf, cur, t, options.threads);

@@ -31,6 +31,9 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     ops_.push_back(Op{nullptr, leaf_geometry(layout, 1), leaf});
     ++leaf_passes_;
   };
+  if (options.strategy == ExecStrategy::Fused)
+    throw std::invalid_argument(
+        "GPU: the fused strategy (several leaves per tile pass) runs on the CPU only so far; use folded on the GPU");
   for (const ScheduledPass& pass : schedule(lp, options.strategy)) {
     if (const auto* p = std::get_if<PermutePass>(&pass))
       add_permute(p->perm);

@@ -157,9 +157,9 @@ TEST(Lower, RandomNestedProgramsOnBothCpuStrategies) {
     const auto in = random_ints(n, rng());
     const auto expect = run_interp(p, in);
     const LoweredProgram lp = lower(p);
-    for (ExecStrategy s : {ExecStrategy::Folded, ExecStrategy::PermuteThenLeaf}) {
+    for (ExecStrategy s : {ExecStrategy::Folded, ExecStrategy::PermuteThenLeaf, ExecStrategy::Fused}) {
       auto got = in;
-      const ExecStats st = execute_cpu(lp, got.data(), DType::Int32, s);
+      const ExecStats st = execute_cpu(lp, got.data(), DType::Int32, s, {}, {3, 1});  // small tiles: many cosets
       ASSERT_EQ(got, expect) << to_string(s) << "\n" << p.to_string() << to_string(lp);
       EXPECT_LE(st.passes, lp.passes_unfused() + 1);
     }
@@ -175,7 +175,7 @@ TEST(Lower, MultiThreadedLeafPassesOnLargeArrays) {
                            bmmc_program(random_bmmc(n, rng())));
     const auto in = random_ints(n, rng(), 1 << 20);
     const auto expect = run_interp(p, in);
-    for (ExecStrategy s : {ExecStrategy::Folded, ExecStrategy::PermuteThenLeaf}) {
+    for (ExecStrategy s : {ExecStrategy::Folded, ExecStrategy::PermuteThenLeaf, ExecStrategy::Fused}) {
       auto got = in;
       CpuPolicy o;
       o.threads = 4;

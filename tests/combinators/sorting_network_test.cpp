@@ -58,9 +58,9 @@ TEST(SortingNetwork, LoweredMatchesInterpreterExactly) {
     for (auto& x : in) x = static_cast<std::int32_t>(rng() % 1000);
     auto expect = in;
     interpret(p, std::span<std::int32_t>(expect));
-    for (ExecStrategy s : {ExecStrategy::Folded, ExecStrategy::PermuteThenLeaf}) {
+    for (ExecStrategy s : {ExecStrategy::Folded, ExecStrategy::PermuteThenLeaf, ExecStrategy::Fused}) {
       auto got = in;
-      execute_cpu(lp, got.data(), DType::Int32, s);
+      execute_cpu(lp, got.data(), DType::Int32, s, {}, {4, 2});
       ASSERT_EQ(got, expect) << "k " << k << " " << to_string(s);
     }
   }
@@ -86,6 +86,8 @@ TEST(SortingNetwork, FoldedSortsFloat32UpTo20) { check_cpu_sorts<float>(DType::F
 TEST(SortingNetwork, PermuteThenLeafSortsInt32UpTo16) {
   check_cpu_sorts<std::int32_t>(DType::Int32, ExecStrategy::PermuteThenLeaf, 16);
 }
+TEST(SortingNetwork, FusedSortsInt32UpTo20) { check_cpu_sorts<std::int32_t>(DType::Int32, ExecStrategy::Fused, 20); }
+TEST(SortingNetwork, FusedSortsFloat64UpTo14) { check_cpu_sorts<double>(DType::Float64, ExecStrategy::Fused, 14); }
 TEST(SortingNetwork, OtherDTypes) {
   check_cpu_sorts<std::int64_t>(DType::Int64, ExecStrategy::Folded, 12);
   check_cpu_sorts<double>(DType::Float64, ExecStrategy::Folded, 12);

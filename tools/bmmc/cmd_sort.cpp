@@ -183,8 +183,9 @@ void add_sort_command(CLI::App& app, Action& run) {
   sub->add_option("--dtype", opts->dtype, "Key type: int32, float32, uint32, int64, uint64, float64")
       ->capture_default_str();
   sub->add_option("--strategy", opts->strategy,
-                  "folded (one pass per compare-swap column) or permute-then-leaf (a BMMC pass, then a "
-                  "compare-swap pass, per stage)")
+                  "folded (one pass per compare-swap column), permute-then-leaf (a BMMC pass, then a "
+                  "compare-swap pass, per stage) or fused (CPU only: runs of columns that fit one tile of 2^14 "
+                  "keys in one pass)")
       ->capture_default_str();
   add_backend_option(sub, opts->backend);
   sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times");

@@ -26,8 +26,11 @@ struct ExecStats {
 /// One leaf pass in place through `layout` (logical y = layout·x ⊕ c). threads ≤ 0: hardware_concurrency.
 void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, int threads = 0);
 
-/// Runs every stage on `data`. Throws std::invalid_argument for a null pointer.
+/// One fused pass (several leaves, one tile per coset of its V') in place on 2^n elements.
+void fused_leaf_pass_cpu(const FusedLeafPass& pass, int n, void* data, DType t, int threads = 0);
+/// Runs every stage on `data`. Throws std::invalid_argument for a null pointer. `fusion` cuts the fused strategy's
+/// tiles; the CPU's default is 2^14 elements (64 KiB of int32, L2-resident) in 64-byte lines.
 ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s = ExecStrategy::Folded,
-                      const CpuPolicy& options = {});
+                      const CpuPolicy& options = {}, const FusionOptions& fusion = {14, 4});
 
 }  // namespace bmmc

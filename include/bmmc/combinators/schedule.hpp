@@ -5,7 +5,8 @@
 //    pass on consecutive chunks (layout = identity) — the paper's literal compilation;
 //  - Folded: per leaf, a leaf pass through the accumulated layout M (the composition of every stage
 //    permutation so far; the data itself is never moved between leaves, LeafGeometry finds the chunks), then
-//    one permutation pass by the final M when it is not the identity.
+//    one permutation pass by the final M when it is not the identity;
+//  - Fused: the folded schedule with runs of consecutive leaf passes that fit one tile as one FusedLeafPass.
 // A pure function of its inputs: no memory, no threads. The pass counts equal LoweredProgram's
 // passes_permute_then_leaf() and passes_folded() (tests check it).
 #pragma once
@@ -17,7 +18,7 @@
 
 namespace bmmc {
 
-enum class ExecStrategy { Folded, PermuteThenLeaf };
+enum class ExecStrategy { Folded, PermuteThenLeaf, Fused };
 
 const char* to_string(ExecStrategy s) noexcept;
 /// "folded" or "permute-then-leaf"; throws std::invalid_argument otherwise.
@@ -34,9 +35,32 @@ struct LeafPass {
   Leaf leaf;
   friend bool operator==(const LeafPass&, const LeafPass&) = default;
 };
-using ScheduledPass = std::variant<PermutePass, LeafPass>;
+/// Several consecutive leaf passes of the folded schedule in ONE pass over memory (docs/DESIGN.md §10): the
+/// array splits into the cosets of the tile space V' (`tile`, a reduced echelon basis whose first line_bits
+/// vectors are e_0, e_1, ...: every coset is made of whole aligned runs of 2^line_bits elements), and every
+/// leaf of `leaves` acts within one coset — its chunk directions lie in V' — so a block loads a coset, applies
+/// the leaves in order and writes it back. Pair leaves only (leaf_bits = 1).
+struct FusedLeafPass {
+  std::vector<BitVec> tile;    ///< basis of V', lowest-bit pivots (Subspace order)
+  std::vector<LeafPass> leaves;
+  friend bool operator==(const FusedLeafPass&, const FusedLeafPass&) = default;
+};
 
-/// The passes, in execution order, that run `lp` with strategy `s`.
-std::vector<ScheduledPass> schedule(const LoweredProgram& lp, ExecStrategy s);
+using ScheduledPass = std::variant<PermutePass, LeafPass, FusedLeafPass>;
+
+/// How the fused strategy cuts the leaf passes: a tile holds 2^tile_bits elements and every coset is made of
+/// aligned runs of 2^line_bits (5 = 128-byte lines of 4-byte keys on a GPU, 4 = 64-byte cache lines on a CPU).
+struct FusionOptions {
+  int tile_bits = 13;
+  int line_bits = 5;
+  friend bool operator==(const FusionOptions&, const FusionOptions&) = default;
+};
+
+/// The passes, in execution order, that run `lp` with strategy `s`. Fused: the folded schedule with every
+/// maximal run of consecutive leaf passes whose chunk directions, with e_0 … e_(line_bits−1), span at most
+/// tile_bits dimensions as one FusedLeafPass (greedy longest runs: feasibility is monotone in the run, so taking
+/// the longest run each time gives the fewest passes). Throws std::invalid_argument for line_bits outside
+/// 0..tile_bits − 1 or tile_bits above 24 (a run of one leaf must always fit: tile_bits > line_bits).
+std::vector<ScheduledPass> schedule(const LoweredProgram& lp, ExecStrategy s, const FusionOptions& fusion = {});
 
 }  // namespace bmmc
