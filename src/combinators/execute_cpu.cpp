@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bmmc/core/subspace.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
 #include "index_bits.hpp"
 
@@ -26,7 +27,15 @@ int thread_count(int requested, std::uint64_t work) {
 }
 
 // Pairs (the compare-swap leaves): branch-free min/max, because on random keys the comparison is a coin toss
-// and a mispredicted branch per pair costs more than the memory traffic.
+// and a mispredicted branch per pair costs more than the memory traffic. `low_first`: the min goes to `a`.
+template <class T>
+inline void compare_swap(T& a, T& b, bool low_first) {
+  const T x = a, y = b;
+  const T mn = y < x ? y : x, mx = y < x ? x : y;
+  a = low_first ? mn : mx;
+  b = low_first ? mx : mn;
+}
+
 template <class T>
 void pair_range(const LeafGeometry& g, bool descending, T* data, std::uint64_t begin, std::uint64_t end) {
   const BitVec d = g.dirs[0], row = g.rows[0];
@@ -34,10 +43,7 @@ void pair_range(const LeafGeometry& g, bool descending, T* data, std::uint64_t b
   for (std::uint64_t t = begin; t < end; ++t) {
     const BitVec x = (t & low_mask(pivot)) | ((t >> pivot) << (pivot + 1));
     const bool low_first = (parity(row & x) ^ static_cast<int>(g.low_c)) == static_cast<int>(descending);
-    const T a = data[x], b = data[x ^ d];
-    const T mn = b < a ? b : a, mx = b < a ? a : b;
-    data[x] = low_first ? mn : mx;
-    data[x ^ d] = low_first ? mx : mn;
+    compare_swap(data[x], data[x ^ d], low_first);
   }
 }
 
@@ -77,18 +83,14 @@ void leaf_pass(const Bmmc& layout, const Leaf& leaf, T* data, int threads) {
 // position 0 is the low bit of the logical index M·x ⊕ c, as in pair_range.
 template <class T>
 void fused_pass(const FusedLeafPass& p, int n, T* data, int threads) {
-  const int t = static_cast<int>(p.tile.size());
-  std::vector<int> pivots;
-  BitVec pivot_bits = 0;
-  for (BitVec b : p.tile) {
-    pivots.push_back(std::countr_zero(b));
-    pivot_bits |= b & ~(b - 1);
-  }
+  const Subspace tile = Subspace::span(n, p.tile);
+  if (tile.basis() != p.tile) throw std::logic_error("fused pass: the tile basis is not in Subspace's reduced form");
+  const int t = tile.dim();
+  std::vector<int> pivots;  // pivot of basis vector k = its lowest set bit
+  for (BitVec b : p.tile) pivots.push_back(std::countr_zero(b));
   int run_bits = 0;  // leading basis vectors e_0, e_1, ...: contiguous runs
   while (run_bits < t && p.tile[run_bits] == BitVec{1} << run_bits) ++run_bits;
-  std::vector<int> outside;  // coset index bits go to the non-pivot positions
-  for (int j = 0; j < n; ++j)
-    if (!((pivot_bits >> j) & 1)) outside.push_back(j);
+  const std::vector<int> outside = tile.coordinate_complement();  // coset index bits go to the non-pivot positions
   const std::uint64_t size = std::uint64_t{1} << t, run = std::uint64_t{1} << run_bits;
   std::vector<BitVec> off(size);
   for (std::uint64_t i = 0; i < size; ++i) off[i] = xor_of_columns(p.tile, i);
@@ -124,11 +126,7 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, int threads) {
         const std::uint64_t below = (std::uint64_t{1} << q.high) - 1;
         for (std::uint64_t h = 0; h < size / 2; ++h) {
           const std::uint64_t i = (h & below) | ((h & ~below) << 1), k = i ^ q.delta;
-          const bool low_first = (base ^ parity(q.row & off[i])) == static_cast<int>(q.descending);
-          const T a = buffer[i], b = buffer[k];
-          const T mn = b < a ? b : a, mx = b < a ? a : b;
-          buffer[i] = low_first ? mn : mx;
-          buffer[k] = low_first ? mx : mn;
+          compare_swap(buffer[i], buffer[k], (base ^ parity(q.row & off[i])) == static_cast<int>(q.descending));
         }
       }
       for (std::uint64_t i = 0; i < size; i += run) std::memcpy(data + (x0 ^ off[i]), &buffer[i], run * sizeof(T));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
+#include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/permute.hpp"
 
@@ -24,25 +25,6 @@ void nccl_check(ncclResult_t status, const char* call, ncclComm_t comm = nullptr
   }
   throw std::runtime_error(what);
 }
-
-// Runs on the communicator's device and restores the caller's afterwards.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    check(cudaGetDevice(&saved_), "cudaGetDevice");
-    if (saved_ != device) check(cudaSetDevice(device), "cudaSetDevice");
-    changed_ = saved_ != device;
-  }
-  ~DeviceGuard() {
-    if (changed_) cudaSetDevice(saved_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int saved_ = 0;
-  bool changed_ = false;
-};
 
 }  // namespace
 
@@ -74,7 +56,7 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
     s.send_at[d + 1] = s.send_at[d] + s.step.send_counts[d];
     s.recv_at[d + 1] = s.recv_at[d] + s.step.recv_counts[d];
   }
-  DeviceGuard on(s.device);
+  ScopedDevice on(s.device);
   if (s.step.local_only) {
     s.local = std::make_unique<CudaPermuter>(s.step.local, elem_bytes, options.gpu);
   } else {
@@ -86,13 +68,11 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
 }
 
 DistPermuter::~DistPermuter() {
-  if (state_ && state_->agreement) {
-    int saved = 0;
-    if (cudaGetDevice(&saved) == cudaSuccess) {
-      cudaSetDevice(state_->device);
-      cudaFree(state_->agreement);
-      cudaSetDevice(saved);
-    }
+  if (!state_ || !state_->agreement) return;
+  try {
+    ScopedDevice on(state_->device);
+    cudaFree(state_->agreement);
+  } catch (...) {  // a destructor must not throw; the device is gone anyway
   }
 }
 DistPermuter::DistPermuter(DistPermuter&&) noexcept = default;
@@ -109,7 +89,7 @@ std::size_t DistPermuter::local_bytes() const noexcept {
 
 void DistPermuter::operator()(const void* in, void* out, void* scratch, cudaStream_t stream) const {
   const State& s = *state_;
-  DeviceGuard on(s.device);
+  ScopedDevice on(s.device);
   check_buffers(in, out, s.plan.local_bits, s.plan.elem_bytes);
   check_device_pointer(in, "in");
   check_device_pointer(out, "out");
@@ -131,7 +111,7 @@ void DistPermuter::operator()(const void* in, void* out, void* scratch, cudaStre
 
 void DistPermuter::permute_destroying(void* in, void* out, cudaStream_t stream) const {
   const State& s = *state_;
-  DeviceGuard on(s.device);
+  ScopedDevice on(s.device);
   check_buffers(in, out, s.plan.local_bits, s.plan.elem_bytes);
   check_device_pointer(in, "in");
   check_device_pointer(out, "out");

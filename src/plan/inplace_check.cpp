@@ -52,15 +52,15 @@ BitVec moved_to(const Bmmc& f, BitVec bits, BitVec value, BitVec x) {
 }
 
 void run(const NaiveInvolutionPass& p, Schedule& s) {
-  const int k = p.vector_bits;
+  const int k = p.vector_bits, carried = carried_low_bits(p.bmmc);
   // A thread moves 2^k consecutive elements as one vector: that is only the element-wise swap when f carries
   // the vector bits (and the mask names none of them); a warp's 32 vectors are runs on both sides when f also
   // carries the lane bits, which is what the planner asks of the direct pass.
-  if (k > 0 && (carried_low_bits(p.bmmc) < k || (p.mask_bits & low_mask(k)))) {
+  if (k > 0 && (carried < k || (p.mask_bits & low_mask(k)))) {
     s.fail(fmt::format("the pass moves vectors of 2^{} elements but f or the mask splits them", k));
     return;
   }
-  s.report.coalesced = carried_low_bits(p.bmmc) >= k + kLaneBits;  // otherwise the swaps scatter
+  s.report.coalesced = carried >= k + kLaneBits;  // otherwise the swaps scatter
   const std::uint64_t total = std::uint64_t{1} << p.n();
   for (std::uint64_t x = 0; x < total; ++x) {
     const BitVec y = moved_to(p.bmmc, p.mask_bits, p.mask_value, x);

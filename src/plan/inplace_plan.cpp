@@ -122,10 +122,11 @@ InPlacePass make_involution_pass(const Bmmc& f, int eb, const PlanOptions& opt, 
   // Swaps among high bits (and masks on them) carry the low bits: a tile would be fixed pointwise and only
   // copied through shared memory, so each thread swaps whole vectors instead (warp runs of 32 vectors).
   // With no shared memory there are no bank conflicts to avoid, so the lanes move 16 bytes unless told otherwise.
+  const int carried = carried_low_bits(f);
   int direct_k = opt.vector_bits >= 0 ? k : std::countr_zero(static_cast<unsigned>(16 / eb));
-  direct_k = std::min(direct_k, carried_low_bits(f) - kLaneBits);
+  direct_k = std::min(direct_k, carried - kLaneBits);
   if (mask_bits) direct_k = std::min(direct_k, std::countr_zero(mask_bits));
-  if (carried_low_bits(f) >= k + kLaneBits && direct_k >= 0 && (mask_bits & low_mask(direct_k)) == 0) {
+  if (carried >= k + kLaneBits && direct_k >= 0 && (mask_bits & low_mask(direct_k)) == 0) {
     const int warp_bits = opt.warp_bits >= 0 ? opt.warp_bits : 3;
     return NaiveInvolutionPass{f, eb, 1 << std::min(kLaneBits + warp_bits, n - direct_k), mask_bits, mask_value,
                                direct_k};
