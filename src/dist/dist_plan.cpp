@@ -42,7 +42,7 @@ int dist_rank_bits(std::uint64_t ranks, int n) {
   return g;
 }
 
-DistPlan make_dist_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes) {
+void check_dist_geometry(const Bmmc& bmmc, int rank_bits, int elem_bytes) {
   check_elem_bytes(elem_bytes);
   const int n = bmmc.n();
   if (n > kMaxPermuteBits)
@@ -50,6 +50,11 @@ DistPlan make_dist_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes) {
   if (rank_bits < 0 || rank_bits > n || rank_bits > kMaxRankBits)
     throw std::invalid_argument(fmt::format("rank bits g = {} must lie in 0..min(n, {}) = 0..{} (n = {})", rank_bits,
                                             kMaxRankBits, std::min(n, kMaxRankBits), n));
+}
+
+DistPlan make_dist_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes) {
+  check_dist_geometry(bmmc, rank_bits, elem_bytes);
+  const int n = bmmc.n();
   const int g = rank_bits, m = n - g;
   const BitMatrix& a = bmmc.matrix();
   const BitVec c = bmmc.complement();

@@ -22,20 +22,26 @@ namespace {
 using Bytes = std::vector<std::byte>;
 
 // World size, pointers, alignment and overlaps, before anything is written.
-void check_rank_buffers(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out) {
-  if (in.size() != plan.ranks() || out.size() != plan.ranks())
-    throw std::invalid_argument(fmt::format("the plan is for {} ranks, but {} input and {} output buffers were given",
-                                            plan.ranks(), in.size(), out.size()));
+// `scratch` (optional, one per rank when given) joins the overlap check.
+template <class Plan>
+void check_rank_buffers(const Plan& plan, const std::vector<const void*>& in, const std::vector<void*>& out,
+                        const std::vector<void*>* scratch = nullptr) {
+  if (in.size() != plan.ranks() || out.size() != plan.ranks() || (scratch && scratch->size() != plan.ranks()))
+    throw std::invalid_argument(fmt::format("the plan is for {} ranks, but {} input, {} output{} buffers were given",
+                                            plan.ranks(), in.size(), out.size(),
+                                            scratch ? fmt::format(" and {} scratch", scratch->size()) : ""));
   const std::size_t bytes = array_bytes(plan.local_bits, plan.elem_bytes);
   std::vector<std::pair<std::uintptr_t, std::string>> ranges;
   for (std::size_t r = 0; r < in.size(); ++r) {
     try {
       check_buffers(in[r], out[r], plan.local_bits, plan.elem_bytes);
+      if (scratch) check_buffers(in[r], (*scratch)[r], plan.local_bits, plan.elem_bytes);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("rank {}: {}", r, e.what()));
     }
     ranges.emplace_back(reinterpret_cast<std::uintptr_t>(in[r]), fmt::format("input of rank {}", r));
     ranges.emplace_back(reinterpret_cast<std::uintptr_t>(out[r]), fmt::format("output of rank {}", r));
+    if (scratch) ranges.emplace_back(reinterpret_cast<std::uintptr_t>((*scratch)[r]), fmt::format("scratch of rank {}", r));
   }
   std::sort(ranges.begin(), ranges.end());
   for (std::size_t i = 1; i < ranges.size(); ++i)
@@ -229,26 +235,36 @@ DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<con
   return rep;
 }
 
-void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out) {
-  check_rank_buffers(plan, in, out);
+void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out,
+                        const std::vector<void*>& scratch, const CpuPolicy& policy) {
+  const bool one_pass = plan.one_pass();
+  check_rank_buffers(plan, in, out, one_pass ? nullptr : &scratch);
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
   const int m = plan.local_bits;
   const BitVec lmask = low_mask(m);
-  const auto dst = as_bytes(out);
+  const auto dst = as_bytes(one_pass ? out : scratch);
+  const BitMatrix& f = plan.push.matrix();
   for (BitVec r = 0; r < plan.ranks(); ++r) {
-    const BitVec origin = fused_origin(plan, r);
     const auto* src = static_cast<const std::byte*>(in[r]);
-    // Gray-code walk over x_l: consecutive x_l differ in one bit, so the target changes by one column.
-    BitVec target = origin, x = 0;
+    // Gray-code walk over x_l: consecutive x_l differ in one bit, so the target changes by one column of F.
+    BitVec target = plan.push.apply(r << m), x = 0;
     for (std::uint64_t i = 0; i < plan.local_elems(); ++i) {
       if (i) {
         const int bit = __builtin_ctzll(i);
         x ^= BitVec{1} << bit;
-        target ^= plan.fused_local_cols[bit];
+        target ^= f.col(bit);
       }
       std::memcpy(dst[target >> m] + (target & lmask) * eb, src + x * eb, eb);
     }
   }
+  if (one_pass) return;
+  const CpuPermuter finish(plan.finish, plan.elem_bytes, policy);
+  for (BitVec d = 0; d < plan.ranks(); ++d) finish(scratch[d], out[d]);
+}
+
+void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  // Line bits 0 ask nothing of F, so the push plan is A itself: one pass.
+  simulate_dist_push(make_push_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, 0), in, out, {});
 }
 
 DistSimReport simulate_dist_permute_array(const DistPlan& plan, const void* in, void* out,

@@ -91,6 +91,10 @@ struct DistPlan {
 /// 0..min(n, kMaxRankBits), n is above kMaxPermuteBits, or elem_bytes is not 1, 2, 4, 8 or 16.
 DistPlan make_dist_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes);
 
+/// Throws std::invalid_argument unless elem_bytes is 1, 2, 4, 8 or 16, n ≤ kMaxPermuteBits and rank_bits lies in
+/// 0..min(n, kMaxRankBits): what every distributed planner checks first.
+void check_dist_geometry(const Bmmc& bmmc, int rank_bits, int elem_bytes);
+
 /// log2(ranks), checking that `ranks` is a power of two, at least 1, at most 2^n and at most 2^kMaxRankBits
 /// (std::invalid_argument naming the count and what was expected).
 int dist_rank_bits(std::uint64_t ranks, int n);

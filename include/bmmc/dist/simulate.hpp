@@ -21,6 +21,7 @@
 
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/push_plan.hpp"
 
 namespace bmmc {
 
@@ -61,6 +62,13 @@ DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<con
 /// Fused path: rank r writes each element x_l straight to out[d][y_l] for (d, y_l) = fused_target(r, x_l).
 void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in_per_rank,
                          const std::vector<void*>& out_per_rank);
+
+/// Push path (push_plan.hpp): rank r writes each element x_l straight to F·(x_l | r << m) ⊕ c_F — into the
+/// destination's output when plan.one_pass(), else into its scratch, after which every rank d applies Q
+/// (scratch[d] → out[d]). `scratch` may be empty for one-pass plans; buffers are checked before any write.
+void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in_per_rank,
+                        const std::vector<void*>& out_per_rank, const std::vector<void*>& scratch_per_rank,
+                        const CpuPolicy& policy = {});
 
 /// The whole array in one buffer (2^N elements): rank r's slice is elements [r·2^m, (r+1)·2^m), the layout of
 /// §9, so this is simulate_dist_permute on the slices. Same result as permute_reference(plan.bmmc, in, out).
