@@ -172,7 +172,7 @@ std::string emit_phase1_stores(const TilePass& p, const std::string& prefix, con
 }
 
 std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std::string& out, const std::string& z,
-                        const std::string& tile_base, const std::string& tag) {
+                        const std::string& tile_base, const std::string& tag, int dest_local_bits) {
   const auto [idx, sfx] = index_type(p.n());
   const int n = p.n(), k = p.vector_bits, s = p.segment_bits(), eb = p.elem_bytes;
   const int vec = 1 << k, vb = p.vector_bytes(), words_per_vec = vb >= 4 ? vb / 4 : 1;
@@ -208,7 +208,15 @@ std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std:
       }
     }
     o += fmt::format("  {{ const vec_t v = {};\n", make_vector(vb, parts));
-    o += "  " + fmt::format(fmt::runtime(st), out, vector_index(ry, xor_of_columns(p.write_rows, sigma), sfx, k), "v");
+    const std::uint64_t offset = xor_of_columns(p.write_rows, sigma);
+    if (dest_local_bits < 0) {
+      o += "  " + fmt::format(fmt::runtime(st), out, vector_index(ry, offset, sfx, k), "v");
+    } else {
+      // The whole warp row lies on one rank (its low s bits are lane bits, s ≤ m): select its buffer once.
+      o += fmt::format("    const {} y = {};\n", idx, offset ? fmt::format("{} ^ {}{}", ry, hex(offset), sfx) : ry);
+      o += "  " + fmt::format(fmt::runtime(st), fmt::format("{}.p[y >> {}]", out, dest_local_bits),
+                              vector_index(fmt::format("(y & {}{})", hex(low_mask(dest_local_bits)), sfx), 0, sfx, k), "v");
+    }
     o += "  }\n";
   }
   return o;

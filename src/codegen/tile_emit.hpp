@@ -39,8 +39,10 @@ std::string emit_phase1_loads(const TilePass& p, const CodegenOptions& opt, cons
                               const std::string& prefix);
 // Phase 1 stores of <prefix>i into the tile that starts at word `tile_base` (a C expression).
 std::string emit_phase1_stores(const TilePass& p, const std::string& prefix, const std::string& tile_base);
-// Phase 2: the tile at `tile_base` to `out`, for the image origin `z`. `tag` keeps local names apart.
+// Phase 2: the tile at `tile_base` to `out`, for the image origin `z`. `tag` keeps local names apart. With
+// dest_local_bits = m ≥ 0, `out` is a table of 2^(n−m) rank buffers (the push kernel): output index y goes to
+// out.p[y >> m][y mod 2^m].
 std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std::string& out, const std::string& z,
-                        const std::string& tile_base, const std::string& tag);
+                        const std::string& tile_base, const std::string& tag, int dest_local_bits = -1);
 
 }  // namespace bmmc::codegen

@@ -3,17 +3,20 @@
 // Rows share one schema on every backend (case, spec, variant, backend, n, elem_bytes, median_ms, min_ms,
 // max_ms, gbps, pct_memcpy); --json prints one array of them, --csv one line each.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
 
 #include "bmmc/bench/cpu.hpp"
 #include "bmmc/cpu/executor.hpp"
+#include "bmmc/dist/dist_plan.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
 #if BMMC_HAS_CUDA
 #include "bmmc/bench/gpu.hpp"
 #include "bmmc/bench/inplace_gpu.hpp"
+#include "bmmc/bench/peer_gpu.hpp"
 #include "bmmc/cuda/device.hpp"
 #endif
 
@@ -32,6 +35,8 @@ struct BenchOptions {
   bool cpu_gather = false, cpu_transpose = false;
   bool in_place = false;
   std::string backend = "auto";
+  int gpus = 0;                  ///< > 0: the multi-GPU engines over devices 0 … gpus−1
+  std::vector<int> devices;      ///< or over this list (a device may repeat)
 };
 
 struct Row {
@@ -116,6 +121,35 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
   if (o.host_overhead) fmt::print(stderr, "cached permute() call: {:.2f} us host time\n", cached_call_host_us());
   return rows;
 }
+
+// --gpus / --devices: the single-process multi-GPU engines beside the local and peer-copy bounds.
+void bench_peer_rows(const BenchOptions& o) {
+  std::vector<int> devices = o.devices;
+  for (int d = 0; d < o.gpus; ++d) devices.push_back(d);
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const std::string& spec : o.specs) {
+    const Bmmc b = parse_spec_options({spec, o.n});
+    const DistPlan plan = make_dist_plan(b, dist_rank_bits(devices.size(), b.n()), o.elem_bytes);
+    if (!o.json)
+      fmt::print("{} (N = {}, {} B elements) over {} ranks on devices {} ({}), k = {}\n", spec, b.n(), o.elem_bytes,
+                 devices.size(), fmt::join(devices, ","), device_caps(devices[0]).name, plan.k);
+    const std::vector<PeerBenchRow> rows = bench_peer(b, o.elem_bytes, devices, o.reps);
+    if (!o.json) {
+      fmt::print("{:<16} {:>10} {:>10} {:>10} {:>11} {:>9} {:>9}  {:<8} {}\n", "variant", "median ms", "min ms", "max ms",
+                 "crossing GB", "% bound", "1st ms", "verified", "note");
+      for (const PeerBenchRow& r : rows)
+        fmt::print("{:<16} {:>10.3f} {:>10.3f} {:>10.3f} {:>11.3f} {:>9.1f} {:>9.1f}  {:<8} {}\n", r.variant, r.median_ms,
+                   r.min_ms, r.max_ms, r.crossing_gb, r.pct_bound, r.first_use_ms, r.verified ? "yes" : "NO", r.note);
+    }
+    for (const PeerBenchRow& r : rows)
+      all.push_back({{"case", spec}, {"spec", fmt::format("{} --n {}", spec, b.n())}, {"variant", r.variant},
+                     {"ranks", devices.size()}, {"devices", devices}, {"k", plan.k}, {"n", b.n()},
+                     {"elem_bytes", o.elem_bytes}, {"median_ms", r.median_ms}, {"min_ms", r.min_ms},
+                     {"max_ms", r.max_ms}, {"crossing_gb", r.crossing_gb}, {"pct_bound", r.pct_bound},
+                     {"first_use_ms", r.first_use_ms}, {"verified", r.verified}, {"note", r.note}});
+  }
+  if (o.json) print_json(all);
+}
 #endif
 
 void add_bench(CLI::App& app, Action& run) {
@@ -140,6 +174,12 @@ void add_bench(CLI::App& app, Action& run) {
                 "time the in-place permutation (docs/DESIGN.md §8) beside memcpy, the out-of-place pass and, for bit "
                 "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads");
   sub->add_flag("--host-overhead", o->host_overhead, "also measure the host time of a cached permute() call");
+  auto* gpus = sub->add_option("--gpus", o->gpus,
+                               "several GPUs of this process: the array of 2^n elements over devices 0..G-1 (push "
+                               "and copy engines, local memcpy and peer-copy bound in the same run)");
+  sub->add_option("--devices", o->devices, "like --gpus over this device list, e.g. 0,1 (a device may repeat)")
+      ->delimiter(',')
+      ->excludes(gpus);
   sub->add_flag("--json", o->json, "print one JSON array of rows");
   sub->add_flag("--csv", o->csv, "print CSV rows");
   add_backend_option(sub, o->backend);
@@ -150,10 +190,18 @@ void add_bench(CLI::App& app, Action& run) {
       const Backend backend = cli_backend(o->backend);
       std::vector<Row> rows;
 #if BMMC_HAS_CUDA
+      if (o->gpus > 0 || !o->devices.empty()) {
+        if (backend != Backend::Cuda) throw UsageError("--gpus and --devices need the CUDA backend");
+        if (!o->n) o->n = 30;
+        bench_peer_rows(*o);
+        return;
+      }
       if (backend == Backend::Cuda) {
         if (!o->n) o->n = 30;
         rows = bench_cuda(*o);
       }
+#else
+      if (o->gpus > 0 || !o->devices.empty()) throw UsageError("--gpus and --devices need a build with CUDA");
 #endif
       if (backend == Backend::Cpu) {
         if (!o->n) o->n = 26;

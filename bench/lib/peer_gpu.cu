@@ -1,0 +1,191 @@
+// bench_peer (see include/bmmc/bench/peer_gpu.hpp).
+#include "bmmc/bench/peer_gpu.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/cpu/reference.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/memory.hpp"
+#include "bmmc/dist/alltoall.hpp"
+#include "bmmc/peer/peer_permuter.hpp"
+#include "timing.hpp"
+
+namespace bmmc {
+
+namespace {
+
+using u64 = unsigned long long;
+constexpr int kMaxRanks = 16;
+
+struct DistVerifyTables {
+  u64 inv_cols[64];  // A⁻¹
+  u64 c;
+  const unsigned char* in[kMaxRanks];
+  int n, m, elem_bytes;
+  u64 rank;
+};
+
+// Destination rank t.rank: out[y_l] must equal in[r][x_l] for x = A⁻¹·((rank << m | y_l) ⊕ c) = (x_l, r).
+__global__ void verify_rank(const unsigned char* out, DistVerifyTables t, u64* bad) {
+  const u64 local = u64{1} << t.m;
+  u64 wrong = 0;
+  for (u64 yl = blockIdx.x * u64(blockDim.x) + threadIdx.x; yl < local; yl += u64(gridDim.x) * blockDim.x) {
+    const u64 y = ((t.rank << t.m) | yl) ^ t.c;
+    u64 x = 0;
+    for (int i = 0; i < t.n; ++i)
+      if ((y >> i) & 1) x ^= t.inv_cols[i];
+    const unsigned char* src = t.in[x >> t.m] + (x & (local - 1)) * t.elem_bytes;
+    for (int b = 0; b < t.elem_bytes; ++b)
+      if (src[b] != out[yl * t.elem_bytes + b]) {
+        ++wrong;
+        break;
+      }
+  }
+  if (wrong) atomicAdd(bad, wrong);
+}
+
+void sync_all(const std::vector<int>& devices) {
+  for (int d : devices) {
+    ScopedDevice on(d);
+    BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+}
+
+template <class F>
+PeerBenchRow time_host(const std::string& name, const std::vector<int>& devices, int reps, F run) {
+  for (int i = 0; i < 2; ++i) run();
+  sync_all(devices);
+  std::vector<float> ms;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    sync_all(devices);
+    ms.push_back(std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  PeerBenchRow r;
+  r.variant = name;
+  r.median_ms = bench_detail::median(ms);
+  r.min_ms = *std::min_element(ms.begin(), ms.end());
+  r.max_ms = *std::max_element(ms.begin(), ms.end());
+  return r;
+}
+
+}  // namespace
+
+std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<int>& devices, int reps) {
+  if (reps < 1) throw std::invalid_argument("reps must be at least 1");
+  if (devices.size() > kMaxRanks) throw std::invalid_argument("bench_peer: at most " + std::to_string(kMaxRanks) + " ranks");
+  const std::size_t g = devices.size();
+  const DistPlan plan = make_dist_plan(b, dist_rank_bits(g, b.n()), eb);
+  const std::size_t bytes = array_bytes(plan.local_bits, eb);
+  std::vector<DeviceBuffer> in, out, scratch;
+  for (std::size_t r = 0; r < g; ++r) {
+    ScopedDevice on(devices[r]);
+    in.emplace_back(bytes);
+    out.emplace_back(bytes);
+    scratch.emplace_back(bytes);
+    std::vector<unsigned char> host(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) host[i] = static_cast<unsigned char>(1 + (i * 131 + r * 977 + (i >> 13)) % 251);
+    in[r].upload(host.data(), bytes);
+  }
+  std::vector<const void*> ins;
+  std::vector<void*> outs, scratches;
+  for (std::size_t r = 0; r < g; ++r) {
+    ins.push_back(in[r].get());
+    outs.push_back(out[r].get());
+    scratches.push_back(scratch[r].get());
+  }
+  std::vector<AllToAllStep> steps;
+  double crossing = 0;
+  for (std::size_t r = 0; r < g; ++r) {
+    steps.push_back(alltoall_step(plan, r));
+    for (std::size_t d = 0; d < g; ++d)
+      if (d != r) crossing += static_cast<double>(steps[r].send_counts[d]) * eb;
+  }
+  std::vector<PeerBenchRow> rows;
+  rows.push_back(time_host("local-memcpy", devices, reps, [&] {
+    for (std::size_t r = 0; r < g; ++r) {
+      ScopedDevice on(devices[r]);
+      BMMC_CUDA_CHECK(cudaMemcpyAsync(outs[r], ins[r], bytes, cudaMemcpyDeviceToDevice));
+    }
+  }));
+  // Each rank sends its off-rank bytes in one piece per destination: what any engine must move at least.
+  rows.push_back(time_host("peer-copy-bound", devices, reps, [&] {
+    for (std::size_t r = 0; r < g; ++r) {
+      ScopedDevice on(devices[r]);
+      std::uint64_t at = 0;
+      for (std::size_t d = 0; d < g; ++d) {
+        const std::uint64_t c = steps[r].send_counts[d] * eb;
+        if (c && d != r)
+          BMMC_CUDA_CHECK(cudaMemcpyPeerAsync(scratches[d], devices[d], static_cast<const unsigned char*>(ins[r]) + at,
+                                              devices[r], c));
+        at += c;
+      }
+    }
+  }));
+  for (PeerEngine engine : {PeerEngine::Push, PeerEngine::Copy}) {
+    sync_all(devices);
+    const auto t0 = std::chrono::steady_clock::now();
+    PeerOptions o;
+    o.engine = engine;
+    std::unique_ptr<PeerPermuter> p;
+    try {
+      p = std::make_unique<PeerPermuter>(b, eb, devices, o);
+    } catch (const std::invalid_argument& e) {
+      PeerBenchRow r;
+      r.variant = to_string(engine);
+      r.verified = false;
+      r.note = e.what();
+      rows.push_back(r);
+      continue;
+    }
+    const std::vector<void*> s = p->scratch_bytes() ? scratches : std::vector<void*>{};
+    for (std::size_t r = 0; r < g; ++r) out[r].fill_bytes(0xA5);
+    (*p)(ins, outs, s);
+    sync_all(devices);
+    const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    PeerBenchRow row = time_host(to_string(engine), devices, reps, [&] { (*p)(ins, outs, s); });
+    row.first_use_ms = first;
+    row.note = engine == PeerEngine::Push ? (p->push_plan().one_pass() ? "one pass" : "push + local finish")
+                                          : "pre-pass, cudaMemcpyPeerAsync, post-pass";
+    // Verify: each destination reads every source through peer pointers (the push engine enabled them).
+    u64 wrong = 0;
+    const bool peers = engine == PeerEngine::Push || g == 1 ||
+                       std::all_of(devices.begin(), devices.end(), [&](int d) { return d == devices[0]; });
+    for (std::size_t d = 0; d < g && peers; ++d) {
+      ScopedDevice on(devices[d]);
+      DistVerifyTables t{};
+      const BitMatrix inv = b.matrix().inverse();
+      for (int i = 0; i < b.n(); ++i) t.inv_cols[i] = inv.col(i);
+      t.c = b.complement();
+      for (std::size_t r = 0; r < g; ++r) t.in[r] = static_cast<const unsigned char*>(ins[r]);
+      t.n = b.n();
+      t.m = plan.local_bits;
+      t.elem_bytes = eb;
+      t.rank = d;
+      DeviceBuffer bad(sizeof(u64));
+      bad.fill_bytes(0);
+      verify_rank<<<1024, 256>>>(static_cast<const unsigned char*>(outs[d]), t, bad.as<u64>());
+      BMMC_CUDA_CHECK(cudaGetLastError());
+      u64 w = 0;
+      bad.download(&w, sizeof w);
+      wrong += w;
+    }
+    row.verified = peers && wrong == 0;
+    if (!peers) row.note += "; not verified (no peer access to read the sources)";
+    rows.push_back(row);
+  }
+  for (PeerBenchRow& r : rows) {
+    r.crossing_gb = crossing / 1e9;
+    if (r.median_ms > 0) r.pct_bound = 100.0 * rows[1].median_ms / r.median_ms;
+  }
+  return rows;
+}
+
+}  // namespace bmmc

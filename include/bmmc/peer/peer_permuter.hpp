@@ -1,0 +1,81 @@
+// Several GPUs driven by ONE process: any BMMC of an array split over G = 2^g devices (rank r = devices[r] holds
+// the global elements [r·2^m, (r+1)·2^m)), with CUDA peer access and no NCCL (docs/DESIGN.md §9.5).
+//
+// Two engines, both stream-ordered and enqueued without host synchronisation:
+//  - Push (the fused engine): the push plan's kernel (push_plan.hpp, codegen/push_source.hpp) runs on every
+//    device over its own input and stores whole runs straight into the destination devices' memory through
+//    peer mappings — push, not pull — so every byte crosses a link once. When the permutation keeps output runs
+//    on one source rank (PushPlan::one_pass) that is the whole job, with no scratch; otherwise each device then
+//    applies the finishing local pass Q (its scratch → its output).
+//  - Copy (the all-to-all form of dist/alltoall.hpp on the copy engines): pre-pass in → out, the chunks with
+//    cudaMemcpyPeerAsync into the receivers' scratch, post-pass scratch → out. It needs no peer mapping (the
+//    driver stages through the host where there is none) and is the fallback of Auto.
+// Auto takes Push when every pair of distinct devices has peer access and the push pass fits (m large enough),
+// else Copy, and fallback_reason() says why. The same device may appear more than once (its "ranks" then share
+// memory, which tests use to run several ranks on one GPU). Nothing here needs NCCL: this layer (bmmc_peer) is
+// part of bmmc::bmmc, unlike bmmc::nccl (one process per GPU, any launcher).
+// Synchronisation: a call first makes every device's stream wait for every other's (no rank writes into a
+// buffer another stream may still use), and ends with every stream waiting for every rank's writes into it,
+// so each stream can use its output right after the call. Example:
+//   bmmc::PeerPermuter p(bmmc::random_bmmc(33, 1), 4, {0, 1});   // 2^31 int32 on each of GPUs 0 and 1
+//   p({in0, in1}, {out0, out1}, {scratch0, scratch1});            // scratch only when p.scratch_bytes() > 0
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/bmmc.hpp"
+#include "bmmc/cuda/options.hpp"
+#include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/push_plan.hpp"
+
+namespace bmmc {
+
+enum class PeerEngine { Auto, Push, Copy };
+const char* to_string(PeerEngine e) noexcept;
+
+struct PeerOptions {
+  PeerEngine engine = PeerEngine::Auto;  ///< Push or Copy insist (Push throws where it cannot run)
+  GpuOptions gpu;                        ///< planning and JIT of every kernel (gpu.device is ignored)
+
+  friend bool operator==(const PeerOptions&, const PeerOptions&) = default;
+};
+
+class PeerPermuter {
+ public:
+  /// Plans `global` (n bits) over devices.size() ranks (a power of two, at most 2^n), checks peer access, enables
+  /// it, and compiles every kernel on every device. Throws std::invalid_argument for a bad device list or
+  /// geometry and for Push where it cannot run (saying why), CudaError / NvrtcError from CUDA and NVRTC.
+  PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> devices, const PeerOptions& options = {});
+  ~PeerPermuter();
+  PeerPermuter(PeerPermuter&&) noexcept;
+  PeerPermuter& operator=(PeerPermuter&&) noexcept;
+
+  /// Enqueues the permutation. in[r], out[r] (and scratch[r] when scratch_bytes() > 0): 2^m elements of device
+  /// memory on devices[r], aligned to alignment(), no two buffers overlapping; streams: empty (each device's
+  /// default stream) or one per rank on devices[r]. The input is preserved. Everything is checked before the
+  /// first enqueue (std::invalid_argument naming the rank and the buffer).
+  void operator()(const std::vector<const void*>& in, const std::vector<void*>& out,
+                  const std::vector<void*>& scratch = {}, const std::vector<cudaStream_t>& streams = {}) const;
+
+  PeerEngine engine() const noexcept;             ///< Push or Copy (never Auto)
+  const std::string& fallback_reason() const noexcept;  ///< why Auto runs Copy; "" otherwise
+  std::size_t scratch_bytes() const noexcept;     ///< per rank: 0 for a one-pass push or a rank-local map
+  std::size_t local_bytes() const noexcept;       ///< 2^m · elem_bytes
+  std::size_t alignment() const noexcept;
+  const std::vector<int>& devices() const noexcept;
+  const PushPlan& push_plan() const noexcept;     ///< the plan of the push engine (also when it did not fit)
+  const DistPlan& dist_plan() const noexcept;     ///< the plan of the copy engine
+  /// The push kernel's source (empty for Copy), for `bmmc gen`-style inspection and tests.
+  const std::string& push_source() const noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace bmmc

@@ -1,0 +1,72 @@
+// The push kernel (see push_source.hpp): the tile kernel's pieces (tile_emit.cpp) with a rank-local input and a
+// table of destination buffers.
+#include "bmmc/codegen/push_source.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "tile_emit.hpp"
+
+namespace bmmc {
+
+using namespace codegen;
+
+void check_push_pass(const TilePass& p, int m) {
+  const int n = p.n(), g = n - m;
+  if (m < 0 || g < 0) throw std::invalid_argument(fmt::format("push pass: {} local bits of an {}-bit pass", m, n));
+  if (p.segment_bits() > m)
+    throw std::invalid_argument(fmt::format(
+        "push pass: warp rows of 2^{} elements do not fit ranks of 2^{} elements", p.segment_bits(), m));
+  for (BitVec r : p.read_rows)
+    if (r >> m)
+      throw std::invalid_argument(fmt::format(
+          "push pass: the tile reads along {:#x}, outside the {} local bits; the permutation does not keep "
+          "output runs on one source rank (plan it with make_push_plan)",
+          r, m));
+  const int b = static_cast<int>(p.block_positions.size());
+  for (int i = 0; i < g; ++i)
+    if (b < g || p.block_positions[b - g + i] != m + i)
+      throw std::invalid_argument("push pass: the rank bits are not the top block bits");
+  if ((p.blocks() >> g) > 0x7fffffffull)
+    throw std::invalid_argument("push pass: more than 2^31-1 blocks per rank; n is too large");
+}
+
+KernelSource generate_push(const TilePass& p, int m, const CodegenOptions& opt) {
+  check_push_pass(p, m);
+  const int n = p.n(), g = n - m;
+  const auto [idx, sfx] = index_type(n);
+  KernelSource ks;
+  ks.kernel_name = "bmmc_push";
+  ks.block = static_cast<unsigned>(p.threads_per_block());
+  ks.grid = p.blocks() >> g;
+  ks.shared_bytes = p.shared_bytes();
+
+  std::string o;
+  o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): push tile over ranks (docs/DESIGN.md §9.5)\n";
+  o += matrix_comment(p.bmmc);
+  o += fmt::format("// {} ranks of 2^{} elements of {} bytes; rank r runs blocks [r·{}, (r+1)·{}) over its own input and\n"
+                   "// writes each warp row of 2^{} output elements into out.p[y >> {}]\n",
+                   1ull << g, m, p.elem_bytes, ks.grid, ks.grid, p.segment_bits(), m);
+  o += fmt::format("// tile V': {} segment bits + {} rows; launch per rank: grid {} blocks x {} threads, dynamic shared {} bytes\n",
+                   p.segment_bits(), p.row_bits, ks.grid, ks.block, ks.shared_bytes);
+  o += fmt::format("typedef {} vec_t;\n", vector_type(p.vector_bytes()));
+  o += fmt::format("struct bmmc_targets {{ vec_t* p[{}]; }};\n", 1ull << g);
+  o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_push(const vec_t* __restrict__ in, "
+                   "const __grid_constant__ bmmc_targets out, {} block_base) {{\n",
+                   ks.block, idx);
+  o += "  extern __shared__ unsigned int tile[];\n";
+  o += emit_lane_warp();
+  o += fmt::format("  const {} b = block_base + blockIdx.x;\n", idx);
+  o += emit_origin(p, "b", "x0", "z");
+  o += fmt::format("  // the rank's own buffer holds x mod 2^{}\n", m);
+  o += emit_phase1_loads(p, opt, "in", fmt::format("(x0 & {}{})", hex(low_mask(m)), sfx), "a");
+  o += emit_phase1_stores(p, "a", "");
+  o += "  __syncthreads();\n";
+  o += emit_phase2(p, opt, "out", "z", "", "", m);
+  o += "}\n";
+  ks.source = std::move(o);
+  return ks;
+}
+
+}  // namespace bmmc

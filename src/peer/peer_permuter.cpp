@@ -1,0 +1,325 @@
+// The single-process multi-GPU engines (see peer_permuter.hpp).
+#include "bmmc/peer/peer_permuter.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "bmmc/codegen/push_source.hpp"
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/kernel_cache.hpp"
+#include "bmmc/cuda/launch.hpp"
+#include "bmmc/cuda/permute.hpp"
+#include "bmmc/dist/alltoall.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
+
+namespace bmmc {
+
+const char* to_string(PeerEngine e) noexcept {
+  switch (e) {
+    case PeerEngine::Auto: return "auto";
+    case PeerEngine::Push: return "push";
+    case PeerEngine::Copy: return "copy";
+  }
+  return "?";
+}
+
+namespace {
+
+// Events of one call, on the device they belong to; destroyed when the call has enqueued everything (CUDA
+// releases an event's resources once the work it waits for completes).
+class CallEvents {
+ public:
+  explicit CallEvents(const std::vector<int>& devices) : devices_(devices), events_(devices.size(), nullptr) {
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      ScopedDevice on(devices[r]);
+      check(cudaEventCreateWithFlags(&events_[r], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    }
+  }
+  ~CallEvents() {
+    for (std::size_t r = 0; r < events_.size(); ++r)
+      if (events_[r]) try {
+          ScopedDevice on(devices_[r]);
+          cudaEventDestroy(events_[r]);
+        } catch (...) {  // a destructor must not throw; the device is gone anyway
+        }
+  }
+  CallEvents(const CallEvents&) = delete;
+  CallEvents& operator=(const CallEvents&) = delete;
+
+  // Every stream waits until every other stream has reached this point.
+  void barrier(const std::vector<cudaStream_t>& streams) const {
+    const std::size_t g = devices_.size();
+    for (std::size_t r = 0; r < g; ++r) {
+      ScopedDevice on(devices_[r]);
+      check(cudaEventRecord(events_[r], streams[r]), "cudaEventRecord");
+    }
+    for (std::size_t r = 0; r < g; ++r) {
+      ScopedDevice on(devices_[r]);
+      for (std::size_t d = 0; d < g; ++d)
+        if (d != r) check(cudaStreamWaitEvent(streams[r], events_[d], 0), "cudaStreamWaitEvent");
+    }
+  }
+
+ private:
+  std::vector<int> devices_;
+  std::vector<cudaEvent_t> events_;
+};
+
+}  // namespace
+
+struct PeerPermuter::State {
+  std::vector<int> devices;
+  int elem_bytes = 4;
+  PeerEngine engine = PeerEngine::Copy;
+  std::string fallback_reason;
+  PushPlan push;
+  DistPlan dist;
+  std::size_t alignment = 1;
+  // Push engine.
+  std::optional<TilePass> push_pass;
+  KernelSource push_kernel;
+  std::vector<Kernel> push_kernels;                     // per rank
+  std::vector<std::shared_ptr<CudaPermuter>> finish;    // per rank (shared between ranks on one device)
+  // Copy engine.
+  std::vector<AllToAllStep> steps;
+  std::vector<std::shared_ptr<CudaPermuter>> pre, post; // per rank
+};
+
+namespace {
+
+// The reason Push cannot run here, or "".
+std::string push_obstacle(const std::vector<int>& devices) {
+  for (int a : devices)
+    for (int b : devices)
+      if (a != b) {
+        int can = 0;
+        check(cudaDeviceCanAccessPeer(&can, a, b), "cudaDeviceCanAccessPeer");
+        if (!can) return fmt::format("device {} cannot map device {}'s memory (no peer access)", a, b);
+      }
+  return "";
+}
+
+void enable_peer_access(const std::vector<int>& devices) {
+  for (int a : devices) {
+    ScopedDevice on(a);
+    for (int b : std::set<int>(devices.begin(), devices.end()))
+      if (a != b) {
+        const cudaError_t st = cudaDeviceEnablePeerAccess(b, 0);
+        if (st == cudaErrorPeerAccessAlreadyEnabled) {
+          (void)cudaGetLastError();
+        } else {
+          check(st, "cudaDeviceEnablePeerAccess", fmt::format("device {} mapping device {}", a, b));
+        }
+      }
+  }
+}
+
+// One CudaPermuter per distinct (device, map), shared by the ranks on that device.
+std::vector<std::shared_ptr<CudaPermuter>> per_rank(const std::vector<int>& devices, const std::vector<Bmmc>& maps,
+                                                    int elem_bytes, const GpuOptions& gpu) {
+  std::map<std::pair<int, std::string>, std::shared_ptr<CudaPermuter>> made;
+  std::vector<std::shared_ptr<CudaPermuter>> out;
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    auto& p = made[{devices[r], maps[r].to_string()}];
+    if (!p) {
+      ScopedDevice on(devices[r]);
+      p = std::make_shared<CudaPermuter>(maps[r], elem_bytes, gpu);
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> devices, const PeerOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  const int g = dist_rank_bits(devices.size(), global.n());
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  for (int d : devices)
+    if (d < 0 || d >= count)
+      throw std::invalid_argument(fmt::format("device {} does not exist: this machine has {} CUDA device(s)", d, count));
+  s.devices = std::move(devices);
+  s.elem_bytes = elem_bytes;
+  s.dist = make_dist_plan(global, g, elem_bytes);
+  const int m = s.dist.local_bits;
+  GpuOptions gpu = options.gpu;
+  gpu.device = -1;
+
+  // The push plan: runs as long as one warp row of the tile pass (2^(5 + vector bits) elements).
+  GpuPolicy policy = gpu.policy;
+  policy.variant = Variant::OnePass;
+  const int vector_bits = policy.vector_bits >= 0 ? policy.vector_bits : default_vector_bits(elem_bytes);
+  const int line_bits = std::min(kLaneBits + vector_bits, max_push_line_bits(global, g));
+  s.push = make_push_plan(global, g, elem_bytes, line_bits);
+  if (options.engine != PeerEngine::Copy) {
+    std::string why;
+    if (m < kLaneBits) why = fmt::format("ranks of 2^{} elements are below one warp row", m);
+    if (why.empty()) why = push_obstacle(s.devices);
+    if (why.empty()) {
+      ScopedDevice on(s.devices[0]);
+      const Plan plan = make_plan(s.push.push, elem_bytes, device_caps(), policy);
+      try {
+        if (plan.passes.size() != 1 || !std::holds_alternative<TilePass>(plan.passes[0]))
+          throw std::invalid_argument("push pass: the plan is not one tile pass");
+        check_push_pass(std::get<TilePass>(plan.passes[0]), m);
+        s.push_pass = std::get<TilePass>(plan.passes[0]);
+      } catch (const std::invalid_argument& e) {
+        why = e.what();
+      }
+    }
+    if (!why.empty() && options.engine == PeerEngine::Push)
+      throw std::invalid_argument(fmt::format("the push engine cannot run: {}", why));
+    s.fallback_reason = why;
+    s.engine = why.empty() ? PeerEngine::Push : PeerEngine::Copy;
+  }
+
+  if (s.engine == PeerEngine::Push) {
+    enable_peer_access(s.devices);
+    s.push_kernel = generate_push(*s.push_pass, m, gpu.codegen);
+    KernelCache& cache = gpu.cache ? *gpu.cache : default_kernel_cache();
+    for (int d : s.devices) s.push_kernels.push_back(cache.get(s.push_kernel.source, s.push_kernel.kernel_name, device_arch(d)));
+    s.alignment = static_cast<std::size_t>(s.push_pass->vector_bytes());
+    if (!s.push.one_pass()) {
+      s.finish = per_rank(s.devices, std::vector<Bmmc>(s.devices.size(), s.push.finish), elem_bytes, gpu);
+      s.alignment = std::max(s.alignment, s.finish[0]->alignment());
+    }
+  } else {
+    std::vector<Bmmc> pre, post;
+    for (std::size_t r = 0; r < s.devices.size(); ++r) {
+      s.steps.push_back(alltoall_step(s.dist, r));
+      pre.push_back(s.steps[r].local_only ? s.steps[r].local : s.steps[r].pre);
+      post.push_back(s.steps[r].post);
+    }
+    s.pre = per_rank(s.devices, pre, elem_bytes, gpu);
+    for (const auto& p : s.pre) s.alignment = std::max(s.alignment, p->alignment());
+    if (!s.steps[0].local_only) {
+      s.post = per_rank(s.devices, post, elem_bytes, gpu);
+      for (const auto& p : s.post) s.alignment = std::max(s.alignment, p->alignment());
+    }
+  }
+}
+
+PeerPermuter::~PeerPermuter() = default;
+PeerPermuter::PeerPermuter(PeerPermuter&&) noexcept = default;
+PeerPermuter& PeerPermuter::operator=(PeerPermuter&&) noexcept = default;
+
+PeerEngine PeerPermuter::engine() const noexcept { return state_->engine; }
+const std::string& PeerPermuter::fallback_reason() const noexcept { return state_->fallback_reason; }
+std::size_t PeerPermuter::local_bytes() const noexcept { return array_bytes(state_->dist.local_bits, state_->elem_bytes); }
+std::size_t PeerPermuter::scratch_bytes() const noexcept {
+  const State& s = *state_;
+  const bool none = s.engine == PeerEngine::Push ? s.push.one_pass() : s.steps[0].local_only;
+  return none ? 0 : local_bytes();
+}
+std::size_t PeerPermuter::alignment() const noexcept { return state_->alignment; }
+const std::vector<int>& PeerPermuter::devices() const noexcept { return state_->devices; }
+const PushPlan& PeerPermuter::push_plan() const noexcept { return state_->push; }
+const DistPlan& PeerPermuter::dist_plan() const noexcept { return state_->dist; }
+const std::string& PeerPermuter::push_source() const noexcept { return state_->push_kernel.source; }
+
+void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vector<void*>& out,
+                              const std::vector<void*>& scratch, const std::vector<cudaStream_t>& streams_in) const {
+  const State& s = *state_;
+  const std::size_t g = s.devices.size(), bytes = local_bytes();
+  const bool need_scratch = scratch_bytes() > 0;
+  if (in.size() != g || out.size() != g || (need_scratch && scratch.size() != g) ||
+      (!streams_in.empty() && streams_in.size() != g))
+    throw std::invalid_argument(fmt::format(
+        "PeerPermuter over {} devices: got {} input, {} output, {} scratch buffers and {} streams (expected {} each{}; "
+        "streams may be empty)",
+        g, in.size(), out.size(), scratch.size(), streams_in.size(), g,
+        need_scratch ? "" : ", scratch may be empty: this plan needs none"));
+  // Every buffer: device memory of its rank's device, aligned, and no two overlapping (same device or not:
+  // managed memory can alias across devices).
+  std::vector<std::pair<std::uintptr_t, std::string>> ranges;
+  auto check_one = [&](const void* p, std::size_t r, const char* what) {
+    const std::string name = fmt::format("{} of rank {}", what, r);
+    if (!p) throw std::invalid_argument(fmt::format("the {} is null", name));
+    if (reinterpret_cast<std::uintptr_t>(p) % s.alignment)
+      throw std::invalid_argument(fmt::format("the {} ({}) is not aligned to {} bytes", name, p, s.alignment));
+    check_device_pointer(p, name.c_str());
+    if (const int d = pointer_device(p); d != s.devices[r])
+      throw std::invalid_argument(fmt::format("the {} lives on device {}, but rank {} is device {}", name, d, r, s.devices[r]));
+    ranges.emplace_back(reinterpret_cast<std::uintptr_t>(p), name);
+  };
+  for (std::size_t r = 0; r < g; ++r) {
+    check_one(in[r], r, "input");
+    check_one(out[r], r, "output");
+    if (need_scratch) check_one(scratch[r], r, "scratch");
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].first + bytes)
+      throw std::invalid_argument(fmt::format("the {} overlaps the {} ({} bytes each); every buffer must be disjoint",
+                                              ranges[i].second, ranges[i - 1].second, bytes));
+  std::vector<cudaStream_t> streams = streams_in.empty() ? std::vector<cudaStream_t>(g, nullptr) : streams_in;
+
+  CallEvents events(s.devices);
+  events.barrier(streams);  // no rank writes into a buffer another stream may still be using
+  if (s.engine == PeerEngine::Push) {
+    const TilePass& p = *s.push_pass;
+    std::vector<void*> targets(g);
+    for (std::size_t d = 0; d < g; ++d) targets[d] = s.push.one_pass() ? out[d] : scratch[d];
+    const std::uint64_t per_rank_blocks = s.push_kernel.grid;
+    for (std::size_t r = 0; r < g; ++r) {
+      ScopedDevice on(s.devices[r]);
+      const void* src = in[r];
+      const std::uint64_t base64 = r * per_rank_blocks;
+      const unsigned base32 = static_cast<unsigned>(base64);
+      void* base = needs_64bit_index(p.n()) ? static_cast<void*>(const_cast<std::uint64_t*>(&base64))
+                                            : static_cast<void*>(const_cast<unsigned*>(&base32));
+      void* args[] = {const_cast<void**>(&src), targets.data(), base};
+      launch(s.push_kernels[r], dim3(static_cast<unsigned>(per_rank_blocks)), dim3(s.push_kernel.block),
+             s.push_kernel.shared_bytes, streams[r], args);
+    }
+    events.barrier(streams);  // every rank's pushes into d are done before d goes on
+    if (!s.push.one_pass())
+      for (std::size_t d = 0; d < g; ++d) {
+        ScopedDevice on(s.devices[d]);
+        s.finish[d]->run_on_device_pointers(scratch[d], out[d], streams[d]);
+      }
+    return;
+  }
+  // Copy engine.
+  if (s.steps[0].local_only) {
+    for (std::size_t r = 0; r < g; ++r) {
+      ScopedDevice on(s.devices[r]);
+      s.pre[r]->run_on_device_pointers(in[r], out[r], streams[r]);
+    }
+    return;
+  }
+  const std::size_t eb = static_cast<std::size_t>(s.elem_bytes);
+  for (std::size_t r = 0; r < g; ++r) {
+    ScopedDevice on(s.devices[r]);
+    s.pre[r]->run_on_device_pointers(in[r], out[r], streams[r]);  // out[r]: segments in ascending destination
+    std::uint64_t at = 0;
+    for (std::size_t d = 0; d < g; ++d) {
+      const std::uint64_t c = s.steps[r].send_counts[d];
+      if (!c) continue;
+      // The receiver stores the segments of its senders in ascending source order.
+      std::uint64_t recv_at = 0;
+      for (std::size_t q = 0; q < r; ++q) recv_at += s.steps[d].recv_counts[q];
+      check(cudaMemcpyPeerAsync(static_cast<unsigned char*>(scratch[d]) + recv_at * eb, s.devices[d],
+                                static_cast<const unsigned char*>(out[r]) + at * eb, s.devices[r], c * eb, streams[r]),
+            "cudaMemcpyPeerAsync", fmt::format("rank {} to rank {}, {} bytes", r, d, c * eb));
+      at += c;
+    }
+  }
+  events.barrier(streams);  // every chunk has arrived before any post-pass reads or overwrites out
+  for (std::size_t d = 0; d < g; ++d) {
+    ScopedDevice on(s.devices[d]);
+    s.post[d]->run_on_device_pointers(scratch[d], out[d], streams[d]);
+  }
+}
+
+}  // namespace bmmc

@@ -1,0 +1,201 @@
+// PeerPermuter on real GPUs: both engines against the global reference over poisoned outputs, for random BMMCs
+// and BPCs, rank↔local bit swaps (one pass and two), a k = 0 map and reverse, several element sizes; on one GPU
+// the ranks share it (devices {0, 0} and {0, 0, 0, 0}: the same kernels and copies, peer pointers being local
+// ones), on a machine with 2 or more GPUs also over distinct devices. Bad buffers are refused before anything is
+// written; Push where it cannot run says why, Auto falls back to Copy and says why.
+#include "bmmc/peer/peer_permuter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../cuda/gpu_test_support.hpp"
+#include "bmmc/core/named.hpp"
+#include "bmmc/cpu/reference.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/memory.hpp"
+
+namespace bmmc {
+namespace {
+
+constexpr unsigned char kPoison = 0xa5;
+
+Bmmc swap_bits(int n, int a, int b) {
+  std::vector<int> p(n);
+  for (int i = 0; i < n; ++i) p[i] = i;
+  std::swap(p[a], p[b]);
+  return bit_permutation(p);
+}
+
+// A block upper-triangular map (A_hl = 0): no element changes rank except through A_hh.
+Bmmc rank_local(int m, int g, std::uint64_t seed) {
+  std::vector<BitVec> rows(m + g);
+  const BitMatrix ll = random_bmmc(m, seed).matrix(), hh = random_bmmc(g, seed + 1).matrix();
+  for (int i = 0; i < m; ++i) rows[i] = ll.row(i) | (g ? ((seed >> i) & 1) << m : 0);
+  for (int i = 0; i < g; ++i) rows[m + i] = hh.row(i) << m;
+  return from_rows(rows, seed & low_mask(m + g));
+}
+
+struct RankBuffers {
+  std::vector<DeviceBuffer> in, out, scratch;
+};
+
+RankBuffers allocate(const std::vector<int>& devices, std::size_t bytes) {
+  RankBuffers b;
+  for (int d : devices) {
+    ScopedDevice on(d);
+    b.in.emplace_back(bytes);
+    b.out.emplace_back(bytes);
+    b.scratch.emplace_back(bytes);
+  }
+  return b;
+}
+
+void expect_matches(const Bmmc& a, int eb, const std::vector<int>& devices, PeerEngine engine, const std::string& what) {
+  PeerOptions o;
+  o.engine = engine;
+  const PeerPermuter p(a, eb, devices, o);
+  ASSERT_EQ(p.engine(), engine) << what << ": " << p.fallback_reason();
+  const std::size_t g = devices.size(), bytes = p.local_bytes();
+  const std::vector<unsigned char> whole = test::random_bytes(bytes * g, a.complement() + eb);
+  std::vector<unsigned char> ref(whole.size());
+  permute_reference(a, whole.data(), ref.data(), eb);
+  RankBuffers b = allocate(devices, bytes);
+  std::vector<const void*> in;
+  std::vector<void*> out, scratch;
+  for (std::size_t r = 0; r < g; ++r) {
+    b.in[r].upload(whole.data() + r * bytes, bytes);
+    b.out[r].fill_bytes(kPoison);
+    b.scratch[r].fill_bytes(kPoison);
+    in.push_back(b.in[r].get());
+    out.push_back(b.out[r].get());
+    scratch.push_back(b.scratch[r].get());
+  }
+  p(in, out, p.scratch_bytes() ? scratch : std::vector<void*>{});
+  for (int d : devices) {
+    ScopedDevice on(d);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+  std::vector<unsigned char> got(bytes);
+  for (std::size_t r = 0; r < g; ++r) {
+    b.out[r].download(got.data(), bytes);
+    ASSERT_EQ(std::memcmp(got.data(), ref.data() + r * bytes, bytes), 0)
+        << what << ": rank " << r << " of " << g << " (" << to_string(engine) << ", " << eb << "-byte elements)\n"
+        << describe(p.push_plan());
+    b.in[r].download(got.data(), bytes);
+    ASSERT_EQ(std::memcmp(got.data(), whole.data() + r * bytes, bytes), 0) << what << ": input of rank " << r;
+  }
+}
+
+std::vector<std::vector<int>> device_lists() {
+  std::vector<std::vector<int>> lists = {{0}, {0, 0}, {0, 0, 0, 0}};
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  for (int g = 2; g <= count; g *= 2) {
+    std::vector<int> l;
+    for (int d = 0; d < g; ++d) l.push_back(d);
+    lists.push_back(l);
+  }
+  return lists;
+}
+
+TEST(PeerPermuter, BothEnginesEveryMapKind) {
+  REQUIRE_GPU();
+  for (const std::vector<int>& devices : device_lists()) {
+    const int g = __builtin_ctz(static_cast<unsigned>(devices.size()));
+    const std::string on = fmt::format("{} ranks on devices {}", devices.size(), fmt::join(devices, ","));
+    const int m = 17;
+    const int n = m + g;
+    std::vector<std::pair<std::string, Bmmc>> maps = {
+        {"random-bmmc", random_bmmc(n, 7 + g)}, {"random-bpc", random_bpc(n, 9 + g)},
+        {"rank-local", rank_local(m, g, 11)},   {"reverse", reverse(n)},
+        {"bit-reverse", bit_reverse(n)}};
+    if (g > 0) {
+      maps.emplace_back("swap local 0 <-> top rank", swap_bits(n, 0, n - 1));
+      maps.emplace_back("swap top local <-> top rank", swap_bits(n, m - 1, n - 1));
+    }
+    for (const auto& [name, a] : maps)
+      for (int eb : {4, 8})
+        for (PeerEngine e : {PeerEngine::Push, PeerEngine::Copy}) expect_matches(a, eb, devices, e, name + ", " + on);
+    for (int eb : {1, 2, 16}) expect_matches(random_bmmc(n, 40 + eb), eb, devices, PeerEngine::Push, "random, " + on);
+  }
+}
+
+TEST(PeerPermuter, OnePassOnlyWhenRunsStayOnOneRank) {
+  REQUIRE_GPU();
+  const PeerPermuter top(swap_bits(18, 16, 17), 4, {0, 0});
+  EXPECT_EQ(top.engine(), PeerEngine::Push);
+  EXPECT_EQ(top.scratch_bytes(), 0u);
+  const PeerPermuter low(swap_bits(18, 0, 17), 4, {0, 0});
+  EXPECT_EQ(low.scratch_bytes(), low.local_bytes());
+  EXPECT_NE(low.push_source().find("bmmc_push"), std::string::npos);
+}
+
+TEST(PeerPermuter, FallsBackAndSaysWhy) {
+  REQUIRE_GPU();
+  // Ranks of 2^3 elements are below one warp row: Auto copies, Push refuses with the reason.
+  const PeerPermuter p(random_bmmc(4, 1), 4, {0, 0});
+  EXPECT_EQ(p.engine(), PeerEngine::Copy);
+  EXPECT_NE(p.fallback_reason().find("below one warp row"), std::string::npos) << p.fallback_reason();
+  PeerOptions push;
+  push.engine = PeerEngine::Push;
+  try {
+    PeerPermuter q(random_bmmc(4, 1), 4, {0, 0}, push);
+    FAIL() << "Push accepted ranks of 8 elements";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the push engine cannot run"), std::string::npos) << e.what();
+  }
+  expect_matches(random_bmmc(4, 1), 4, {0, 0}, PeerEngine::Copy, "tiny ranks");
+}
+
+TEST(PeerPermuter, BadInputRefusedBeforeWriting) {
+  REQUIRE_GPU();
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  EXPECT_THROW(PeerPermuter(random_bmmc(18, 1), 4, {0, 0, 0}), std::invalid_argument);  // not a power of two
+  EXPECT_THROW(PeerPermuter(random_bmmc(18, 1), 4, {0, count}), std::invalid_argument);  // no such device
+  const PeerPermuter p(swap_bits(18, 0, 17), 4, {0, 0});
+  const std::size_t bytes = p.local_bytes();
+  RankBuffers b = allocate({0, 0}, bytes);
+  for (std::size_t r = 0; r < 2; ++r) b.out[r].fill_bytes(kPoison);
+  std::vector<const void*> in = {b.in[0].get(), b.in[1].get()};
+  std::vector<void*> out = {b.out[0].get(), b.out[1].get()}, scratch = {b.scratch[0].get(), b.scratch[1].get()};
+  auto message = [&](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message([&] { p(in, out); }).find("scratch"), std::string::npos);  // two-pass plan, no scratch
+  EXPECT_NE(message([&] { p(in, {out[0], nullptr}, scratch); }).find("output of rank 1 is null"), std::string::npos);
+  EXPECT_NE(message([&] { p(in, {out[0], b.out[1].as<char>() + 4}, scratch); }).find("not aligned"), std::string::npos);
+  EXPECT_NE(message([&] { p(in, {out[0], b.in[0].as<char>() + 64}, scratch); }).find("overlaps"), std::string::npos);
+  std::vector<unsigned char> host(bytes);
+  EXPECT_NE(message([&] { p({in[0], host.data()}, out, scratch); }).find("input of rank 1"), std::string::npos);
+  if (count >= 2) {
+    std::unique_ptr<DeviceBuffer> other;
+    {
+      ScopedDevice on(1);
+      other = std::make_unique<DeviceBuffer>(bytes);
+    }
+    EXPECT_NE(message([&] { p(in, {out[0], other->get()}, scratch); }).find("lives on device 1"), std::string::npos);
+  }
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::vector<unsigned char> got(bytes);
+  for (std::size_t r = 0; r < 2; ++r) {
+    b.out[r].download(got.data(), bytes);
+    EXPECT_EQ(got, std::vector<unsigned char>(bytes, kPoison)) << "output of rank " << r << " was written";
+  }
+}
+
+}  // namespace
+}  // namespace bmmc
