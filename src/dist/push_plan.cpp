@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
 #include "bmmc/core/subspace.hpp"
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/plan/planner.hpp"
 
 namespace bmmc {
 
@@ -66,6 +68,12 @@ BitMatrix embed_local(const BitMatrix& q, int n) {
 
 int max_push_line_bits(const Bmmc& bmmc, int rank_bits) {
   return local_and_image(bmmc, bmmc.n() - rank_bits).dim();
+}
+
+int default_push_line_bits(const Bmmc& bmmc, int rank_bits, int elem_bytes, int vector_bits) {
+  check_dist_geometry(bmmc, rank_bits, elem_bytes);
+  const int k = vector_bits >= 0 ? vector_bits : default_vector_bits(elem_bytes);
+  return std::min(kLaneBits + k, max_push_line_bits(bmmc, rank_bits));
 }
 
 PushPlan make_push_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes, int line_bits) {

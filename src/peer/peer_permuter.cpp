@@ -158,9 +158,7 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   // The push plan: runs as long as one warp row of the tile pass (2^(5 + vector bits) elements).
   GpuPolicy policy = gpu.policy;
   policy.variant = Variant::OnePass;
-  const int vector_bits = policy.vector_bits >= 0 ? policy.vector_bits : default_vector_bits(elem_bytes);
-  const int line_bits = std::min(kLaneBits + vector_bits, max_push_line_bits(global, g));
-  s.push = make_push_plan(global, g, elem_bytes, line_bits);
+  s.push = make_push_plan(global, g, elem_bytes, default_push_line_bits(global, g, elem_bytes, policy.vector_bits));
   if (options.engine != PeerEngine::Copy) {
     std::string why;
     if (m < kLaneBits) why = fmt::format("ranks of 2^{} elements are below one warp row", m);

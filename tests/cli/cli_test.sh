@@ -218,8 +218,14 @@ out=$("$bmmc" plan bits:5,1,2,3,4,0 --ranks 4 -b 8 --json) || fail "plan bits --
   "$out" == *'"remote_bytes_per_rank":{"min":64,"max":64}'* ]] || fail "plan of a rank-local bit swap: $out"
 [[ $("$bmmc" plan random-bmmc:1 --n 14 --ranks 1024 --json | grep -o '"send_group"' | wc -l) == 1 ]] ||
   fail "plan --ranks 1024 prints more than rank 0's schedule"
+# The push plan (§9.5): swapping the rank bit with local bit 0 needs a finishing pass; with the top local bit it
+# does not (runs of 2^6 int32 stay on one source rank).
+[[ $("$bmmc" plan swap:0,12 --n 13 --ranks 2 --json) == *'"push":{"line_bits":6,"one_pass":false,'* ]] ||
+  fail "plan --ranks: push plan of swap:0,12"
+[[ $("$bmmc" plan swap:11,12 --n 13 --ranks 2 --json) == *'"push":{"line_bits":6,"one_pass":true,'* ]] ||
+  fail "plan --ranks: push plan of swap:11,12"
 text=$("$bmmc" plan gray --n 10 --ranks 8) || fail "plan --ranks text"
-for part in "k = rank(A_hl)" "pre-pass" "post-pass" "rank 7:" "round 0: send chunk"; do
+for part in "k = rank(A_hl)" "pre-pass" "post-pass" "rank 7:" "round 0: send chunk" "push plan:"; do
   [[ "$text" == *"$part"* ]] || fail "plan --ranks text lacks '$part'"
 done
 # permute --ranks: the same file as without --ranks, for 1 .. 2^n ranks and pieced exchanges.

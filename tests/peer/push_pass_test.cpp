@@ -26,8 +26,7 @@ Bmmc swap_bits(int n, int a, int b) {
 }
 
 TilePass push_pass_of(const Bmmc& a, int g, int eb) {
-  const int line_bits = std::min(kLaneBits + default_vector_bits(eb), max_push_line_bits(a, g));
-  const PushPlan pp = make_push_plan(a, g, eb, line_bits);
+  const PushPlan pp = make_push_plan(a, g, eb, default_push_line_bits(a, g, eb));
   GpuPolicy policy;
   policy.variant = Variant::OnePass;
   const Plan plan = make_plan(pp.push, eb, default_caps(), policy);

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
 #include "bmmc/plan/inplace_plan.hpp"
@@ -135,6 +136,10 @@ nlohmann::ordered_json dist_plan_json(const DistPlan& p) {
   j["post"] = bmmc_json(p.post);
   j["post_rank_cols"] = p.post_rank_cols;
   j["fused_line_bits"] = p.fused_line_bits;
+  const PushPlan push = make_push_plan(p.bmmc, p.rank_bits, p.elem_bytes,
+                                       default_push_line_bits(p.bmmc, p.rank_bits, p.elem_bytes));
+  j["push"] = {{"line_bits", push.line_bits}, {"one_pass", push.one_pass()}, {"push", bmmc_json(push.push)},
+               {"finish", bmmc_json(push.finish)}};
   j["schedules"] = nlohmann::ordered_json::array();
   for (BitVec r = 0; r < (p.ranks() <= kAllSchedulesUpTo ? p.ranks() : 1); ++r) {
     nlohmann::ordered_json s;
@@ -165,6 +170,8 @@ void print_dist_plan(const Bmmc& b, std::uint64_t ranks, int elem_bytes, bool js
              p.local_elems() * static_cast<std::uint64_t>(p.elem_bytes), t.min_remote_bytes, t.max_remote_bytes,
              t.ranks_keeping_a_chunk);
   for (BitVec r = 0; r < (p.ranks() <= kAllSchedulesUpTo ? p.ranks() : 1); ++r) fmt::print("{}", describe_schedule(p, r));
+  fmt::print("{}", describe(make_push_plan(b, p.rank_bits, elem_bytes,
+                                           default_push_line_bits(b, p.rank_bits, elem_bytes))));
 }
 
 void add_plan(CLI::App& app, Action& run) {
