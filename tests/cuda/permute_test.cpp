@@ -170,7 +170,7 @@ TEST(GpuPermute, BadPointersAreRefusedBeforeAnyLaunch) {
   DeviceBuffer buf(8192), other(4096);
   std::vector<int> host(1024);
   EXPECT_THROW(permute(b, nullptr, other.get(), 4), std::invalid_argument);
-  EXPECT_THROW(permute(b, buf.get(), buf.get(), 4), std::invalid_argument);
+  // in == out is the in-place call (inplace_test.cpp); a partial overlap is refused.
   EXPECT_THROW(permute(b, buf.get(), static_cast<char*>(buf.get()) + 2048, 4), std::invalid_argument);  // overlap
   EXPECT_THROW(permute(b, static_cast<char*>(buf.get()) + 2, other.get(), 4), std::invalid_argument);   // unaligned
   EXPECT_THROW(permute(b, host.data(), other.get(), 4), std::invalid_argument);                         // host memory
