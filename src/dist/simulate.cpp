@@ -22,25 +22,31 @@ namespace {
 using Bytes = std::vector<std::byte>;
 
 // World size, pointers, alignment and overlaps, before anything is written.
-// `scratch` (optional, one per rank when given) joins the overlap check.
+// `scratch` (optional, one per rank when given) joins the overlap check; an empty `in` checks `out` alone (in place).
 template <class Plan>
 void check_rank_buffers(const Plan& plan, const std::vector<const void*>& in, const std::vector<void*>& out,
                         const std::vector<void*>* scratch = nullptr) {
-  if (in.size() != plan.ranks() || out.size() != plan.ranks() || (scratch && scratch->size() != plan.ranks()))
+  const bool in_place = in.empty();
+  if ((!in_place && in.size() != plan.ranks()) || out.size() != plan.ranks() ||
+      (scratch && scratch->size() != plan.ranks()))
     throw std::invalid_argument(fmt::format("the plan is for {} ranks, but {} input, {} output{} buffers were given",
                                             plan.ranks(), in.size(), out.size(),
                                             scratch ? fmt::format(" and {} scratch", scratch->size()) : ""));
   const std::size_t bytes = array_bytes(plan.local_bits, plan.elem_bytes);
   std::vector<std::pair<std::uintptr_t, std::string>> ranges;
-  for (std::size_t r = 0; r < in.size(); ++r) {
+  for (std::size_t r = 0; r < out.size(); ++r) {
     try {
-      check_buffers(in[r], out[r], plan.local_bits, plan.elem_bytes);
+      if (in_place)
+        check_inplace_buffer(out[r], plan.local_bits, plan.elem_bytes);
+      else
+        check_buffers(in[r], out[r], plan.local_bits, plan.elem_bytes);
       if (scratch) check_buffers(in[r], (*scratch)[r], plan.local_bits, plan.elem_bytes);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("rank {}: {}", r, e.what()));
     }
-    ranges.emplace_back(reinterpret_cast<std::uintptr_t>(in[r]), fmt::format("input of rank {}", r));
-    ranges.emplace_back(reinterpret_cast<std::uintptr_t>(out[r]), fmt::format("output of rank {}", r));
+    if (!in_place) ranges.emplace_back(reinterpret_cast<std::uintptr_t>(in[r]), fmt::format("input of rank {}", r));
+    ranges.emplace_back(reinterpret_cast<std::uintptr_t>(out[r]),
+                        fmt::format("{} of rank {}", in_place ? "data" : "output", r));
     if (scratch) ranges.emplace_back(reinterpret_cast<std::uintptr_t>((*scratch)[r]), fmt::format("scratch of rank {}", r));
   }
   std::sort(ranges.begin(), ranges.end());
@@ -260,6 +266,36 @@ void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in
   if (one_pass) return;
   const CpuPermuter finish(plan.finish, plan.elem_bytes, policy);
   for (BitVec d = 0; d < plan.ranks(); ++d) finish(scratch[d], out[d]);
+}
+
+void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy) {
+  check_rank_buffers(plan, {}, data);
+  const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
+  const int m = plan.local_bits;
+  const BitVec lmask = low_mask(m);
+  const auto bytes = as_bytes(data);
+  auto conjugate = [&] {
+    if (!plan.conjugated()) return;
+    const CpuPermuter q(plan.conjugate, plan.elem_bytes, policy);
+    std::vector<std::byte> tmp(plan.local_elems() * eb);
+    for (std::byte* d : bytes) {
+      q(d, tmp.data());
+      std::memcpy(d, tmp.data(), tmp.size());
+    }
+  };
+  conjugate();
+  std::vector<std::byte> a(eb);
+  for (BitVec r = 0; r < plan.ranks(); ++r)
+    for (BitVec xl = 0; xl < plan.local_elems(); ++xl) {
+      const BitVec x = (r << m) | xl, y = plan.direct.apply(x);
+      if (y <= x) continue;  // the rank of the smaller index swaps the pair; fixed points stay
+      std::byte* px = bytes[r] + xl * eb;
+      std::byte* py = bytes[y >> m] + (y & lmask) * eb;
+      std::memcpy(a.data(), px, eb);
+      std::memcpy(px, py, eb);
+      std::memcpy(py, a.data(), eb);
+    }
+  conjugate();
 }
 
 void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out) {

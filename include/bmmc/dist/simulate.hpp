@@ -22,6 +22,7 @@
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/push_plan.hpp"
+#include "bmmc/dist/rank_swap_plan.hpp"
 
 namespace bmmc {
 
@@ -69,6 +70,10 @@ void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& i
 void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in_per_rank,
                         const std::vector<void*>& out_per_rank, const std::vector<void*>& scratch_per_rank,
                         const CpuPolicy& policy = {});
+
+/// In place across ranks (rank_swap_plan.hpp): Q on every rank, then the pairs of f' swap (the rank of the smaller
+/// index moves both), then Q again. data[r]: rank r's 2^m elements, no two buffers overlapping; checked first.
+void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data_per_rank, const CpuPolicy& policy = {});
 
 /// The whole array in one buffer (2^N elements): rank r's slice is elements [r·2^m, (r+1)·2^m), the layout of
 /// §9, so this is simulate_dist_permute on the slices. Same result as permute_reference(plan.bmmc, in, out).

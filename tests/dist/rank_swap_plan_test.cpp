@@ -1,0 +1,132 @@
+// In place across ranks (rank_swap_plan.hpp): the plan's properties (f' = Q·f·Q an involution carrying the low
+// vector bits + 5, Q a local bit swap), the worked example verbatim, and simulate_dist_swap against the global
+// reference for 1 … 1024 ranks, every element size and every kind of involution; non-involutions refused.
+#include "bmmc/dist/rank_swap_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/involution.hpp"
+#include "bmmc/cpu/reference.hpp"
+#include "bmmc/dist/simulate.hpp"
+#include "dist/error_message.hpp"
+#include "dist_test_support.hpp"
+
+namespace bmmc {
+namespace {
+
+Bmmc swaps(int n, const std::vector<std::pair<int, int>>& pairs, BitVec c = 0) {
+  std::vector<int> p(n);
+  for (int i = 0; i < n; ++i) p[i] = i;
+  for (auto [a, b] : pairs) std::swap(p[a], p[b]);
+  const Bmmc b = bit_permutation(p);
+  return Bmmc(b.matrix(), c);
+}
+
+// Random disjoint bit swaps (a BPC involution) with a complement the swap fixes (c_i = c_(p(i))).
+Bmmc random_swaps(int n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int> bits(n);
+  for (int i = 0; i < n; ++i) bits[i] = i;
+  std::shuffle(bits.begin(), bits.end(), rng);
+  std::vector<std::pair<int, int>> pairs;
+  BitVec c = 0;
+  for (int i = 0; i + 1 < n && pairs.size() < static_cast<std::size_t>(n / 3 + 1); i += 2) {
+    pairs.emplace_back(bits[i], bits[i + 1]);
+    if (rng() & 1) c |= (BitVec{1} << bits[i]) | (BitVec{1} << bits[i + 1]);
+  }
+  return swaps(n, pairs, c);
+}
+
+// A non-BPC involution: P·S·P⁻¹ for a random invertible P and a bit swap S.
+Bmmc conjugated_swap(int n, std::uint64_t seed) {
+  const Bmmc p = random_bmmc(n, seed);
+  const Bmmc pl(p.matrix());
+  return pl * swaps(n, {{0, n - 1}}) * pl.inverse();
+}
+
+std::vector<std::pair<std::string, Bmmc>> involutions(int m, int g, std::uint64_t seed) {
+  const int n = m + g;
+  std::vector<std::pair<std::string, Bmmc>> v = {{"reverse", reverse(n)}, {"bit-reverse", bit_reverse(n)},
+                                                 {"random swaps", random_swaps(n, seed)}};
+  if (g > 0 && m > 0) {
+    v.emplace_back("rank <-> local 0", swaps(n, {{0, m}}));
+    v.emplace_back("top rank <-> top local", swaps(n, {{m - 1, n - 1}}));
+  }
+  if (n >= 2) v.emplace_back("conjugated swap", conjugated_swap(n, seed));
+  return v;
+}
+
+void expect_swap_matches(const Bmmc& f, int g, int eb, std::uint64_t seed, const std::string& what) {
+  const RankSwapPlan p = make_rank_swap_plan(f, g, eb);
+  const int m = p.local_bits, n = p.n();
+  ASSERT_TRUE(is_involution(p.direct)) << what;
+  ASSERT_TRUE(is_involution(p.conjugate)) << what;
+  ASSERT_TRUE(p.conjugate.is_bp()) << what;
+  std::vector<int> wide(n);
+  for (int i = 0; i < n; ++i) wide[i] = i < m ? __builtin_ctzll(p.conjugate.matrix().col(i)) : i;
+  const Bmmc q = bit_permutation(wide);
+  ASSERT_EQ(q * p.direct * q, f) << what;
+  if (p.vector_bits > 0) EXPECT_GE(carried_low_bits(p.direct), p.vector_bits + 5) << what;
+  const std::size_t slice = p.local_elems() * eb;
+  std::vector<unsigned char> whole(slice * p.ranks()), ref(whole.size());
+  test::fill_random(whole, seed);
+  permute_reference(f, whole.data(), ref.data(), eb);
+  std::vector<std::vector<unsigned char>> data(p.ranks());
+  std::vector<void*> ptrs;
+  for (BitVec r = 0; r < p.ranks(); ++r) {
+    data[r].assign(whole.begin() + r * slice, whole.begin() + (r + 1) * slice);
+    data[r].resize(slice + 16);
+    ptrs.push_back(data[r].data());
+  }
+  CpuPolicy cpu;
+  cpu.threads = 1;
+  simulate_dist_swap(p, ptrs, cpu);
+  for (BitVec r = 0; r < p.ranks(); ++r)
+    ASSERT_EQ(std::memcmp(data[r].data(), ref.data() + r * slice, slice), 0)
+        << what << ": rank " << r << " of " << p.ranks() << ", eb " << eb << "\n" << describe(p);
+}
+
+TEST(RankSwapPlan, WorkedExampleRankBitWithLocalBitZero) {
+  const RankSwapPlan p = make_rank_swap_plan(swaps(11, {{0, 10}}), 1, 4);
+  EXPECT_EQ(p.conjugate, swaps(10, {{0, 7}}));
+  EXPECT_EQ(p.direct, swaps(11, {{7, 10}}));
+  EXPECT_EQ(p.vector_bits, 2);
+  EXPECT_TRUE(p.conjugated());
+  EXPECT_NE(describe(p).find("local swap Q"), std::string::npos);
+  // The top local bit needs no conjugation: 16-byte vectors swap straight away.
+  const RankSwapPlan top = make_rank_swap_plan(swaps(11, {{9, 10}}), 1, 4);
+  EXPECT_FALSE(top.conjugated());
+  EXPECT_EQ(top.vector_bits, 2);
+}
+
+TEST(RankSwapPlan, SimulatedAgainstReferenceUpTo64Ranks) {
+  for (int g = 0; g <= 6; ++g)
+    for (int m = 0; m <= 12; m += (m < 4 ? 1 : 4))
+      for (int eb : {1, 2, 4, 8, 16})
+        for (const auto& [name, f] : involutions(m, g, 3 + 7 * g + m + eb))
+          expect_swap_matches(f, g, eb, g + m + eb, name + " g=" + std::to_string(g) + " m=" + std::to_string(m));
+}
+
+TEST(RankSwapPlan, SimulatedAt1024Ranks) {
+  for (const auto& [name, f] : involutions(12, 10, 5)) expect_swap_matches(f, 10, 8, 9, name);
+}
+
+TEST(RankSwapPlan, RefusesNonInvolutionsAndBadBuffers) {
+  EXPECT_NE(test::error_message([] { make_rank_swap_plan(random_bmmc(12, 1), 1, 4); }).find("not one"),
+            std::string::npos);
+  const RankSwapPlan p = make_rank_swap_plan(swaps(9, {{0, 8}}), 1, 4);
+  std::vector<unsigned char> a(1024, 7), b(1024, 9);
+  EXPECT_THROW(simulate_dist_swap(p, {a.data()}), std::invalid_argument);                    // one buffer for 2 ranks
+  EXPECT_THROW(simulate_dist_swap(p, {a.data(), a.data() + 512}), std::invalid_argument);    // overlap
+  EXPECT_EQ(a, std::vector<unsigned char>(1024, 7));
+  EXPECT_EQ(b, std::vector<unsigned char>(1024, 9));
+}
+
+}  // namespace
+}  // namespace bmmc
