@@ -13,7 +13,9 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/dist/alltoall.hpp"
+#include "bmmc/core/involution.hpp"
 #include "bmmc/peer/peer_permuter.hpp"
+#include "bmmc/peer/peer_swap.hpp"
 #include "timing.hpp"
 
 namespace bmmc {
@@ -129,6 +131,30 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
       }
     }
   }));
+  // Each destination reads every source through peer pointers (the engines enabled them).
+  auto mismatches = [&] {
+    u64 wrong = 0;
+    const BitMatrix inv = b.matrix().inverse();
+    for (std::size_t d = 0; d < g; ++d) {
+      ScopedDevice on(devices[d]);
+      DistVerifyTables t{};
+      for (int i = 0; i < b.n(); ++i) t.inv_cols[i] = inv.col(i);
+      t.c = b.complement();
+      for (std::size_t r = 0; r < g; ++r) t.in[r] = static_cast<const unsigned char*>(ins[r]);
+      t.n = b.n();
+      t.m = plan.local_bits;
+      t.elem_bytes = eb;
+      t.rank = d;
+      DeviceBuffer bad(sizeof(u64));
+      bad.fill_bytes(0);
+      verify_rank<<<1024, 256>>>(static_cast<const unsigned char*>(outs[d]), t, bad.as<u64>());
+      BMMC_CUDA_CHECK(cudaGetLastError());
+      u64 w = 0;
+      bad.download(&w, sizeof w);
+      wrong += w;
+    }
+    return wrong;
+  };
   for (PeerEngine engine : {PeerEngine::Push, PeerEngine::Copy}) {
     sync_all(devices);
     const auto t0 = std::chrono::steady_clock::now();
@@ -154,32 +180,38 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     row.first_use_ms = first;
     row.note = engine == PeerEngine::Push ? (p->push_plan().one_pass() ? "one pass" : "push + local finish")
                                           : "pre-pass, cudaMemcpyPeerAsync, post-pass";
-    // Verify: each destination reads every source through peer pointers (the push engine enabled them).
-    u64 wrong = 0;
     const bool peers = engine == PeerEngine::Push || g == 1 ||
                        std::all_of(devices.begin(), devices.end(), [&](int d) { return d == devices[0]; });
-    for (std::size_t d = 0; d < g && peers; ++d) {
-      ScopedDevice on(devices[d]);
-      DistVerifyTables t{};
-      const BitMatrix inv = b.matrix().inverse();
-      for (int i = 0; i < b.n(); ++i) t.inv_cols[i] = inv.col(i);
-      t.c = b.complement();
-      for (std::size_t r = 0; r < g; ++r) t.in[r] = static_cast<const unsigned char*>(ins[r]);
-      t.n = b.n();
-      t.m = plan.local_bits;
-      t.elem_bytes = eb;
-      t.rank = d;
-      DeviceBuffer bad(sizeof(u64));
-      bad.fill_bytes(0);
-      verify_rank<<<1024, 256>>>(static_cast<const unsigned char*>(outs[d]), t, bad.as<u64>());
-      BMMC_CUDA_CHECK(cudaGetLastError());
-      u64 w = 0;
-      bad.download(&w, sizeof w);
-      wrong += w;
-    }
+    const u64 wrong = peers ? mismatches() : 0;
     row.verified = peers && wrong == 0;
     if (!peers) row.note += "; not verified (no peer access to read the sources)";
     rows.push_back(row);
+  }
+  if (is_involution(b)) {  // in place: the data buffers are the outputs, reset from the inputs before the check
+    sync_all(devices);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const PeerSwapPermuter p(b, eb, devices);
+      for (std::size_t r = 0; r < g; ++r) {
+        ScopedDevice on(devices[r]);
+        BMMC_CUDA_CHECK(cudaMemcpy(outs[r], ins[r], bytes, cudaMemcpyDeviceToDevice));
+      }
+      p(outs);
+      sync_all(devices);
+      const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const bool ok = mismatches() == 0;
+      PeerBenchRow row = time_host("in-place", devices, reps, [&] { p(outs); });
+      row.first_use_ms = first;
+      row.verified = ok;
+      row.note = p.plan().conjugated() ? "local swap, swap across ranks, local swap" : "swap across ranks";
+      rows.push_back(row);
+    } catch (const std::invalid_argument& e) {
+      PeerBenchRow r;
+      r.variant = "in-place";
+      r.verified = false;
+      r.note = e.what();
+      rows.push_back(r);
+    }
   }
   for (PeerBenchRow& r : rows) {
     r.crossing_gb = crossing / 1e9;

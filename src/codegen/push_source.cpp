@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "tile_emit.hpp"
@@ -65,6 +66,45 @@ KernelSource generate_push(const TilePass& p, int m, const CodegenOptions& opt) 
   o += "  __syncthreads();\n";
   o += emit_phase2(p, opt, "out", "z", "", "", m);
   o += "}\n";
+  ks.source = std::move(o);
+  return ks;
+}
+
+KernelSource generate_rank_swap(const Bmmc& f, int m, int eb, int k) {
+  const int n = f.n(), g = n - m;
+  if (m < 0 || g < 0 || k < 0 || k > m || (eb << k) > 16)
+    throw std::invalid_argument(fmt::format("rank swap kernel: {} local bits, {} vector bits of {}-byte elements on {} bits",
+                                            m, k, eb, n));
+  const auto [idx, sfx] = index_type(n + 1);  // x >> m with m = 32 needs a 64-bit x
+  const std::uint64_t vectors = std::uint64_t{1} << (m - k);
+  KernelSource ks;
+  ks.kernel_name = "bmmc_rank_swap";
+  ks.block = 256;
+  ks.grid = std::min<std::uint64_t>((vectors + 255) / 256, 65536);
+  std::string o;
+  o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): in place across ranks (docs/DESIGN.md §9.6)\n";
+  o += matrix_comment(f);
+  o += fmt::format("// {} ranks of 2^{} elements of {} bytes; the vectors of 2^{} elements at x and f(x) swap when f(x) > x,\n"
+                   "// both loaded before either is stored; launch per rank: grid {} x {} threads, a grid-stride loop over\n"
+                   "// the rank's {} vectors\n",
+                   std::uint64_t{1} << g, m, eb, k, ks.grid, ks.block, vectors);
+  o += fmt::format("typedef {} vec_t;\n", vector_type(eb << k));
+  o += fmt::format("struct bmmc_targets {{ vec_t* p[{}]; }};\n", std::uint64_t{1} << g);
+  o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_rank_swap(const __grid_constant__ bmmc_targets "
+                   "data, {} rank_base) {{\n",
+                   ks.block, idx);
+  o += fmt::format("  for ({} v = ({})blockIdx.x * {}{} + threadIdx.x; v < {}{}; v += ({})gridDim.x * {}{}) {{\n", idx, idx,
+                   ks.block, sfx, vectors, sfx, idx, ks.block, sfx);
+  o += fmt::format("    const {} x = (rank_base | v) << {};\n", idx, k);
+  o += fmt::format("    {} y = {}{};\n", idx, hex(f.complement()), sfx);
+  std::string mv = matvec("y", "x", f.matrix().col_list(), idx);
+  for (size_t at = 0; (at = mv.find("\n", at)) != std::string::npos && at + 1 < mv.size(); at += 3) mv.replace(at, 1, "\n  ");
+  o += "  " + mv;
+  o += "    if (y <= x) continue;  // the thread of the smaller index swaps the pair; fixed points stay\n";
+  const std::string lm = hex(low_mask(m)) + sfx;
+  o += fmt::format("    vec_t* const px = data.p[x >> {}] + ((x & {}) >> {});\n", m, lm, k);
+  o += fmt::format("    vec_t* const py = data.p[y >> {}] + ((y & {}) >> {});\n", m, lm, k);
+  o += "    const vec_t a = *px, b = *py;\n    *px = b;\n    *py = a;\n  }\n}\n";
   ks.source = std::move(o);
   return ks;
 }

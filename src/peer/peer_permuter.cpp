@@ -18,6 +18,7 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
+#include "rank_buffers.hpp"
 
 namespace bmmc {
 
@@ -30,49 +31,7 @@ const char* to_string(PeerEngine e) noexcept {
   return "?";
 }
 
-namespace {
-
-// Events of one call, on the device they belong to; destroyed when the call has enqueued everything (CUDA
-// releases an event's resources once the work it waits for completes).
-class CallEvents {
- public:
-  explicit CallEvents(const std::vector<int>& devices) : devices_(devices), events_(devices.size(), nullptr) {
-    for (std::size_t r = 0; r < devices.size(); ++r) {
-      ScopedDevice on(devices[r]);
-      check(cudaEventCreateWithFlags(&events_[r], cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    }
-  }
-  ~CallEvents() {
-    for (std::size_t r = 0; r < events_.size(); ++r)
-      if (events_[r]) try {
-          ScopedDevice on(devices_[r]);
-          cudaEventDestroy(events_[r]);
-        } catch (...) {  // a destructor must not throw; the device is gone anyway
-        }
-  }
-  CallEvents(const CallEvents&) = delete;
-  CallEvents& operator=(const CallEvents&) = delete;
-
-  // Every stream waits until every other stream has reached this point.
-  void barrier(const std::vector<cudaStream_t>& streams) const {
-    const std::size_t g = devices_.size();
-    for (std::size_t r = 0; r < g; ++r) {
-      ScopedDevice on(devices_[r]);
-      check(cudaEventRecord(events_[r], streams[r]), "cudaEventRecord");
-    }
-    for (std::size_t r = 0; r < g; ++r) {
-      ScopedDevice on(devices_[r]);
-      for (std::size_t d = 0; d < g; ++d)
-        if (d != r) check(cudaStreamWaitEvent(streams[r], events_[d], 0), "cudaStreamWaitEvent");
-    }
-  }
-
- private:
-  std::vector<int> devices_;
-  std::vector<cudaEvent_t> events_;
-};
-
-}  // namespace
+using namespace peer_detail;
 
 struct PeerPermuter::State {
   std::vector<int> devices;
@@ -93,33 +52,6 @@ struct PeerPermuter::State {
 };
 
 namespace {
-
-// The reason Push cannot run here, or "".
-std::string push_obstacle(const std::vector<int>& devices) {
-  for (int a : devices)
-    for (int b : devices)
-      if (a != b) {
-        int can = 0;
-        check(cudaDeviceCanAccessPeer(&can, a, b), "cudaDeviceCanAccessPeer");
-        if (!can) return fmt::format("device {} cannot map device {}'s memory (no peer access)", a, b);
-      }
-  return "";
-}
-
-void enable_peer_access(const std::vector<int>& devices) {
-  for (int a : devices) {
-    ScopedDevice on(a);
-    for (int b : std::set<int>(devices.begin(), devices.end()))
-      if (a != b) {
-        const cudaError_t st = cudaDeviceEnablePeerAccess(b, 0);
-        if (st == cudaErrorPeerAccessAlreadyEnabled) {
-          (void)cudaGetLastError();
-        } else {
-          check(st, "cudaDeviceEnablePeerAccess", fmt::format("device {} mapping device {}", a, b));
-        }
-      }
-  }
-}
 
 // One CudaPermuter per distinct (device, map), shared by the ranks on that device.
 std::vector<std::shared_ptr<CudaPermuter>> per_rank(const std::vector<int>& devices, const std::vector<Bmmc>& maps,
@@ -162,7 +94,7 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   if (options.engine != PeerEngine::Copy) {
     std::string why;
     if (m < kLaneBits) why = fmt::format("ranks of 2^{} elements are below one warp row", m);
-    if (why.empty()) why = push_obstacle(s.devices);
+    if (why.empty()) why = peer_obstacle(s.devices);
     if (why.empty()) {
       ScopedDevice on(s.devices[0]);
       const Plan plan = make_plan(s.push.push, elem_bytes, device_caps(), policy);
@@ -237,30 +169,14 @@ void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vec
         "streams may be empty)",
         g, in.size(), out.size(), scratch.size(), streams_in.size(), g,
         need_scratch ? "" : ", scratch may be empty: this plan needs none"));
-  // Every buffer: device memory of its rank's device, aligned, and no two overlapping (same device or not:
-  // managed memory can alias across devices).
-  std::vector<std::pair<std::uintptr_t, std::string>> ranges;
-  auto check_one = [&](const void* p, std::size_t r, const char* what) {
-    const std::string name = fmt::format("{} of rank {}", what, r);
-    if (!p) throw std::invalid_argument(fmt::format("the {} is null", name));
-    if (reinterpret_cast<std::uintptr_t>(p) % s.alignment)
-      throw std::invalid_argument(fmt::format("the {} ({}) is not aligned to {} bytes", name, p, s.alignment));
-    check_device_pointer(p, name.c_str());
-    if (const int d = pointer_device(p); d != s.devices[r])
-      throw std::invalid_argument(fmt::format("the {} lives on device {}, but rank {} is device {}", name, d, r, s.devices[r]));
-    ranges.emplace_back(reinterpret_cast<std::uintptr_t>(p), name);
-  };
+  RankBufferCheck buffers(s.devices, bytes, s.alignment);
   for (std::size_t r = 0; r < g; ++r) {
-    check_one(in[r], r, "input");
-    check_one(out[r], r, "output");
-    if (need_scratch) check_one(scratch[r], r, "scratch");
+    buffers.add(in[r], r, "input");
+    buffers.add(out[r], r, "output");
+    if (need_scratch) buffers.add(scratch[r], r, "scratch");
   }
-  std::sort(ranges.begin(), ranges.end());
-  for (std::size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].first + bytes)
-      throw std::invalid_argument(fmt::format("the {} overlaps the {} ({} bytes each); every buffer must be disjoint",
-                                              ranges[i].second, ranges[i - 1].second, bytes));
-  std::vector<cudaStream_t> streams = streams_in.empty() ? std::vector<cudaStream_t>(g, nullptr) : streams_in;
+  buffers.check_disjoint();
+  const std::vector<cudaStream_t> streams = rank_streams(streams_in, g);
 
   CallEvents events(s.devices);
   events.barrier(streams);  // no rank writes into a buffer another stream may still be using

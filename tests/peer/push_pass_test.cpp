@@ -1,6 +1,6 @@
 // The push pass without a GPU: for random maps over 2 … 8 ranks, the tile pass of the push plan's F runs on
 // one rank's input (check_push_pass), rank r's blocks are exactly [r·B, (r+1)·B) with origins on rank r, and
-// the emitted push kernel compiles with NVRTC for sm_90; a pass that does not fit is refused with a reason.
+// the emitted push kernel and the in-place kernel across ranks compile with NVRTC for sm_90; a pass that does not fit is refused with a reason.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 #include "bmmc/core/named.hpp"
 #include "bmmc/cuda/nvrtc.hpp"
 #include "bmmc/dist/push_plan.hpp"
+#include "bmmc/dist/rank_swap_plan.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
 
 namespace bmmc {
@@ -78,6 +79,13 @@ TEST(PushPass, KernelsCompileForSm90) {
       EXPECT_EQ(k.grid, p.blocks() >> g);
       EXPECT_NE(k.source.find("__grid_constant__ bmmc_targets"), std::string::npos);
       jobs.emplace_back(fmt::format("eb {} m {} g {}", eb, m, g), k.source);
+    }
+  for (int eb : {1, 4, 16})  // the in-place kernel across ranks, 32- and 64-bit indices (n = 32: x >> 32)
+    for (auto [m, g] : {std::pair{16, 1}, std::pair{30, 2}, std::pair{32, 0}}) {
+      const RankSwapPlan sp = make_rank_swap_plan(swap_bits(m + g, 0, m + g - 1), g, eb);
+      const KernelSource k = generate_rank_swap(sp.direct, m, eb, sp.vector_bits);
+      EXPECT_EQ(k.kernel_name, "bmmc_rank_swap");
+      jobs.emplace_back(fmt::format("rank swap eb {} m {} g {}", eb, m, g), k.source);
     }
   std::vector<std::future<std::vector<char>>> done;
   for (auto& [what, src] : jobs)

@@ -1,4 +1,4 @@
-// Code generation for the push pass of a PushPlan (bmmc/dist/push_plan.hpp, docs/DESIGN.md §9.5): the one-pass
+// Code generation for the kernels that reach into other ranks' memory: the push pass of a PushPlan (bmmc/dist/push_plan.hpp, docs/DESIGN.md §9.5): the one-pass
 // tile kernel of F with its input restricted to one rank and its output spread over every rank's buffer.
 //
 // The tile pass of F (plan.hpp) reads cosets x0 ⊕ V' and writes whole warp rows of 2^s output elements. When V'
@@ -20,6 +20,12 @@ namespace bmmc {
 /// (the low s bits and the read rows) lies in the local bits and the block positions end with the rank bits
 /// m … n−1 in order (then the rank's blocks are one contiguous range).
 void check_push_pass(const TilePass& pass, int local_bits);
+
+/// The in-place kernel across ranks of a RankSwapPlan's direct map f' (bmmc/dist/rank_swap_plan.hpp,
+/// docs/DESIGN.md §9.6): `bmmc_rank_swap(const bmmc_targets data, rank_base)`. Rank r's threads walk its vectors
+/// x (rank_base = r·2^(m−k)); when f'(x) > x the thread loads vector x and vector f'(x), wherever their ranks
+/// are, and stores each at the other's place, so every pair is swapped once. `grid` is the blocks of one rank.
+KernelSource generate_rank_swap(const Bmmc& direct, int local_bits, int elem_bytes, int vector_bits);
 
 /// The push kernel of `pass` (checked with check_push_pass). `grid` is the blocks of ONE rank.
 KernelSource generate_push(const TilePass& pass, int local_bits, const CodegenOptions& options = {});

@@ -15,7 +15,7 @@
 namespace bmmc {
 
 struct PeerBenchRow {
-  std::string variant;        ///< local-memcpy, peer-copy-bound, push, copy
+  std::string variant;        ///< local-memcpy, peer-copy-bound, push, copy, in-place
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double crossing_gb = 0;     ///< bytes that must cross between ranks (all ranks), GB
   double pct_bound = 0;       ///< peer-copy bound median / this median × 100
@@ -24,7 +24,8 @@ struct PeerBenchRow {
   std::string note;           ///< the engine's fallback reason, the plan's pass count
 };
 
-/// `bmmc` on 2^n elements over devices.size() ranks (a device may repeat: ranks then share it).
+/// `bmmc` on 2^n elements over devices.size() ranks (a device may repeat: ranks then share it); an involution
+/// also in place (PeerSwapPermuter, row "in-place").
 std::vector<PeerBenchRow> bench_peer(const Bmmc& bmmc, int elem_bytes, const std::vector<int>& devices, int reps);
 
 }  // namespace bmmc

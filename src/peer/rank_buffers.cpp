@@ -1,0 +1,97 @@
+// Buffer checks, stream ordering and peer access for the peer engines (see rank_buffers.hpp).
+#include "rank_buffers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/permute.hpp"
+
+namespace bmmc::peer_detail {
+
+// Events of one call, on the device they belong to; destroyed when the call has enqueued everything (CUDA
+// releases an event's resources once the work it waits for completes).
+CallEvents::CallEvents(const std::vector<int>& devices) : devices_(devices), events_(devices.size(), nullptr) {
+  for (std::size_t r = 0; r < devices.size(); ++r) {
+    ScopedDevice on(devices[r]);
+    check(cudaEventCreateWithFlags(&events_[r], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  }
+}
+
+CallEvents::~CallEvents() {
+  for (std::size_t r = 0; r < events_.size(); ++r)
+    if (events_[r]) try {
+        ScopedDevice on(devices_[r]);
+        cudaEventDestroy(events_[r]);
+      } catch (...) {  // a destructor must not throw; the device is gone anyway
+      }
+}
+
+void CallEvents::barrier(const std::vector<cudaStream_t>& streams) const {
+  const std::size_t g = devices_.size();
+  for (std::size_t r = 0; r < g; ++r) {
+    ScopedDevice on(devices_[r]);
+    check(cudaEventRecord(events_[r], streams[r]), "cudaEventRecord");
+  }
+  for (std::size_t r = 0; r < g; ++r) {
+    ScopedDevice on(devices_[r]);
+    for (std::size_t d = 0; d < g; ++d)
+      if (d != r) check(cudaStreamWaitEvent(streams[r], events_[d], 0), "cudaStreamWaitEvent");
+  }
+}
+
+void RankBufferCheck::add(const void* p, std::size_t r, const char* what) {
+  const std::string name = fmt::format("{} of rank {}", what, r);
+  if (!p) throw std::invalid_argument(fmt::format("the {} is null", name));
+  if (reinterpret_cast<std::uintptr_t>(p) % alignment_)
+    throw std::invalid_argument(fmt::format("the {} ({}) is not aligned to {} bytes", name, p, alignment_));
+  check_device_pointer(p, name.c_str());
+  if (const int d = pointer_device(p); d != devices_[r])
+    throw std::invalid_argument(fmt::format("the {} lives on device {}, but rank {} is device {}", name, d, r, devices_[r]));
+  ranges_.emplace_back(reinterpret_cast<std::uintptr_t>(p), name);
+}
+
+void RankBufferCheck::check_disjoint() {
+  std::sort(ranges_.begin(), ranges_.end());
+  for (std::size_t i = 1; i < ranges_.size(); ++i)
+    if (ranges_[i].first < ranges_[i - 1].first + bytes_)
+      throw std::invalid_argument(fmt::format("the {} overlaps the {} ({} bytes each); every buffer must be disjoint",
+                                              ranges_[i].second, ranges_[i - 1].second, bytes_));
+}
+
+std::string peer_obstacle(const std::vector<int>& devices) {
+  for (int a : devices)
+    for (int b : devices)
+      if (a != b) {
+        int can = 0;
+        check(cudaDeviceCanAccessPeer(&can, a, b), "cudaDeviceCanAccessPeer");
+        if (!can) return fmt::format("device {} cannot map device {}'s memory (no peer access)", a, b);
+      }
+  return "";
+}
+
+void enable_peer_access(const std::vector<int>& devices) {
+  const std::set<int> distinct(devices.begin(), devices.end());
+  for (int a : distinct) {
+    ScopedDevice on(a);
+    for (int b : distinct)
+      if (a != b) {
+        const cudaError_t st = cudaDeviceEnablePeerAccess(b, 0);
+        if (st == cudaErrorPeerAccessAlreadyEnabled) {
+          (void)cudaGetLastError();
+        } else {
+          check(st, "cudaDeviceEnablePeerAccess", fmt::format("device {} mapping device {}", a, b));
+        }
+      }
+  }
+}
+
+std::vector<cudaStream_t> rank_streams(const std::vector<cudaStream_t>& streams, std::size_t ranks) {
+  return streams.empty() ? std::vector<cudaStream_t>(ranks, nullptr) : streams;
+}
+
+}  // namespace bmmc::peer_detail

@@ -1,0 +1,55 @@
+// Internal to the peer layer: what every multi-GPU engine of one process does around its kernels — checking the
+// ranks' buffers before anything is enqueued, ordering the ranks' streams with events, and peer access.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bmmc::peer_detail {
+
+// Events of one call, on the device they belong to; destroyed when the call has enqueued everything (CUDA
+// releases an event's resources once the work it waits for completes).
+class CallEvents {
+ public:
+  explicit CallEvents(const std::vector<int>& devices);
+  ~CallEvents();
+  CallEvents(const CallEvents&) = delete;
+  CallEvents& operator=(const CallEvents&) = delete;
+
+  // Every stream waits until every other stream has reached this point.
+  void barrier(const std::vector<cudaStream_t>& streams) const;
+
+ private:
+  std::vector<int> devices_;
+  std::vector<cudaEvent_t> events_;
+};
+
+// Buffers of 2^m elements, one or more per rank: each must be device memory of its rank's device, aligned, and
+// no two may overlap (same device or not: managed memory can alias across devices). Throws
+// std::invalid_argument naming the buffer and the rank.
+class RankBufferCheck {
+ public:
+  RankBufferCheck(const std::vector<int>& devices, std::size_t bytes, std::size_t alignment)
+      : devices_(devices), bytes_(bytes), alignment_(alignment) {}
+  void add(const void* p, std::size_t rank, const char* what);
+  void check_disjoint();
+
+ private:
+  const std::vector<int>& devices_;
+  std::size_t bytes_, alignment_;
+  std::vector<std::pair<std::uintptr_t, std::string>> ranges_;
+};
+
+// The reason some device of the list cannot map another's memory, or "".
+std::string peer_obstacle(const std::vector<int>& devices);
+// cudaDeviceEnablePeerAccess between every pair of distinct devices (already enabled is fine).
+void enable_peer_access(const std::vector<int>& devices);
+// streams, or each device's default stream when empty.
+std::vector<cudaStream_t> rank_streams(const std::vector<cudaStream_t>& streams, std::size_t ranks);
+
+}  // namespace bmmc::peer_detail
