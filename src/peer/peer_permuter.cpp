@@ -74,12 +74,7 @@ std::vector<std::shared_ptr<CudaPermuter>> per_rank(const std::vector<int>& devi
 PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> devices, const PeerOptions& options)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
-  const int g = dist_rank_bits(devices.size(), global.n());
-  int count = 0;
-  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  for (int d : devices)
-    if (d < 0 || d >= count)
-      throw std::invalid_argument(fmt::format("device {} does not exist: this machine has {} CUDA device(s)", d, count));
+  const int g = rank_bits_of_devices(devices, global.n());
   s.devices = std::move(devices);
   s.elem_bytes = elem_bytes;
   s.dist = make_dist_plan(global, g, elem_bytes);

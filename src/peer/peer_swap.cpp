@@ -33,12 +33,7 @@ struct PeerSwapPermuter::State {
 PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<int> devices, const GpuOptions& options)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
-  const int g = dist_rank_bits(devices.size(), f.n());
-  int count = 0;
-  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  for (int d : devices)
-    if (d < 0 || d >= count)
-      throw std::invalid_argument(fmt::format("device {} does not exist: this machine has {} CUDA device(s)", d, count));
+  const int g = rank_bits_of_devices(devices, f.n());
   s.devices = std::move(devices);
   s.plan = make_rank_swap_plan(f, g, elem_bytes);
   if (const std::string why = peer_obstacle(s.devices); !why.empty())

@@ -10,6 +10,7 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/dist/dist_plan.hpp"
 
 namespace bmmc::peer_detail {
 
@@ -61,6 +62,16 @@ void RankBufferCheck::check_disjoint() {
     if (ranges_[i].first < ranges_[i - 1].first + bytes_)
       throw std::invalid_argument(fmt::format("the {} overlaps the {} ({} bytes each); every buffer must be disjoint",
                                               ranges_[i].second, ranges_[i - 1].second, bytes_));
+}
+
+int rank_bits_of_devices(const std::vector<int>& devices, int n) {
+  const int g = dist_rank_bits(devices.size(), n);
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  for (int d : devices)
+    if (d < 0 || d >= count)
+      throw std::invalid_argument(fmt::format("device {} does not exist: this machine has {} CUDA device(s)", d, count));
+  return g;
 }
 
 std::string peer_obstacle(const std::vector<int>& devices) {

@@ -45,6 +45,8 @@ class RankBufferCheck {
   std::vector<std::pair<std::uintptr_t, std::string>> ranges_;
 };
 
+// log2 of the device count (a power of two, at most 2^n: dist_rank_bits), after checking that every ordinal exists.
+int rank_bits_of_devices(const std::vector<int>& devices, int n);
 // The reason some device of the list cannot map another's memory, or "".
 std::string peer_obstacle(const std::vector<int>& devices);
 // cudaDeviceEnablePeerAccess between every pair of distinct devices (already enabled is fine).

@@ -61,6 +61,14 @@ inline std::vector<std::pair<std::string, Bmmc>> maps_for(int n, std::uint64_t s
   return v;
 }
 
+// Bit swaps (disjoint pairs) with complement c: a BPC involution when c_i = c_j for every pair.
+inline Bmmc swaps(int n, const std::vector<std::pair<int, int>>& pairs, BitVec c = 0) {
+  std::vector<int> p(n);
+  for (int i = 0; i < n; ++i) p[i] = i;
+  for (auto [a, b] : pairs) std::swap(p[a], p[b]);
+  return Bmmc(bit_permutation(p).matrix(), c);
+}
+
 inline void fill_random(std::vector<unsigned char>& v, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   for (auto& b : v) b = static_cast<unsigned char>(1 + rng() % 255);

@@ -20,14 +20,6 @@
 namespace bmmc {
 namespace {
 
-Bmmc swaps(int n, const std::vector<std::pair<int, int>>& pairs, BitVec c = 0) {
-  std::vector<int> p(n);
-  for (int i = 0; i < n; ++i) p[i] = i;
-  for (auto [a, b] : pairs) std::swap(p[a], p[b]);
-  const Bmmc b = bit_permutation(p);
-  return Bmmc(b.matrix(), c);
-}
-
 // Random disjoint bit swaps (a BPC involution) with a complement the swap fixes (c_i = c_(p(i))).
 Bmmc random_swaps(int n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -40,14 +32,14 @@ Bmmc random_swaps(int n, std::uint64_t seed) {
     pairs.emplace_back(bits[i], bits[i + 1]);
     if (rng() & 1) c |= (BitVec{1} << bits[i]) | (BitVec{1} << bits[i + 1]);
   }
-  return swaps(n, pairs, c);
+  return test::swaps(n, pairs, c);
 }
 
 // A non-BPC involution: P·S·P⁻¹ for a random invertible P and a bit swap S.
 Bmmc conjugated_swap(int n, std::uint64_t seed) {
   const Bmmc p = random_bmmc(n, seed);
   const Bmmc pl(p.matrix());
-  return pl * swaps(n, {{0, n - 1}}) * pl.inverse();
+  return pl * test::swaps(n, {{0, n - 1}}) * pl.inverse();
 }
 
 std::vector<std::pair<std::string, Bmmc>> involutions(int m, int g, std::uint64_t seed) {
@@ -55,8 +47,8 @@ std::vector<std::pair<std::string, Bmmc>> involutions(int m, int g, std::uint64_
   std::vector<std::pair<std::string, Bmmc>> v = {{"reverse", reverse(n)}, {"bit-reverse", bit_reverse(n)},
                                                  {"random swaps", random_swaps(n, seed)}};
   if (g > 0 && m > 0) {
-    v.emplace_back("rank <-> local 0", swaps(n, {{0, m}}));
-    v.emplace_back("top rank <-> top local", swaps(n, {{m - 1, n - 1}}));
+    v.emplace_back("rank <-> local 0", test::swaps(n, {{0, m}}));
+    v.emplace_back("top rank <-> top local", test::swaps(n, {{m - 1, n - 1}}));
   }
   if (n >= 2) v.emplace_back("conjugated swap", conjugated_swap(n, seed));
   return v;
@@ -93,14 +85,14 @@ void expect_swap_matches(const Bmmc& f, int g, int eb, std::uint64_t seed, const
 }
 
 TEST(RankSwapPlan, WorkedExampleRankBitWithLocalBitZero) {
-  const RankSwapPlan p = make_rank_swap_plan(swaps(11, {{0, 10}}), 1, 4);
-  EXPECT_EQ(p.conjugate, swaps(10, {{0, 7}}));
-  EXPECT_EQ(p.direct, swaps(11, {{7, 10}}));
+  const RankSwapPlan p = make_rank_swap_plan(test::swaps(11, {{0, 10}}), 1, 4);
+  EXPECT_EQ(p.conjugate, test::swaps(10, {{0, 7}}));
+  EXPECT_EQ(p.direct, test::swaps(11, {{7, 10}}));
   EXPECT_EQ(p.vector_bits, 2);
   EXPECT_TRUE(p.conjugated());
   EXPECT_NE(describe(p).find("local swap Q"), std::string::npos);
   // The top local bit needs no conjugation: 16-byte vectors swap straight away.
-  const RankSwapPlan top = make_rank_swap_plan(swaps(11, {{9, 10}}), 1, 4);
+  const RankSwapPlan top = make_rank_swap_plan(test::swaps(11, {{9, 10}}), 1, 4);
   EXPECT_FALSE(top.conjugated());
   EXPECT_EQ(top.vector_bits, 2);
 }
@@ -120,7 +112,7 @@ TEST(RankSwapPlan, SimulatedAt1024Ranks) {
 TEST(RankSwapPlan, RefusesNonInvolutionsAndBadBuffers) {
   EXPECT_NE(test::error_message([] { make_rank_swap_plan(random_bmmc(12, 1), 1, 4); }).find("not one"),
             std::string::npos);
-  const RankSwapPlan p = make_rank_swap_plan(swaps(9, {{0, 8}}), 1, 4);
+  const RankSwapPlan p = make_rank_swap_plan(test::swaps(9, {{0, 8}}), 1, 4);
   std::vector<unsigned char> a(1024, 7), b(1024, 9);
   EXPECT_THROW(simulate_dist_swap(p, {a.data()}), std::invalid_argument);                    // one buffer for 2 ranks
   EXPECT_THROW(simulate_dist_swap(p, {a.data(), a.data() + 512}), std::invalid_argument);    // overlap

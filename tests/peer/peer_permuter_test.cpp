@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../cuda/gpu_test_support.hpp"
+#include "peer_test_support.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/cuda/device.hpp"
@@ -26,13 +27,6 @@ namespace bmmc {
 namespace {
 
 constexpr unsigned char kPoison = 0xa5;
-
-Bmmc swap_bits(int n, int a, int b) {
-  std::vector<int> p(n);
-  for (int i = 0; i < n; ++i) p[i] = i;
-  std::swap(p[a], p[b]);
-  return bit_permutation(p);
-}
 
 // A block upper-triangular map (A_hl = 0): no element changes rank except through A_hh.
 Bmmc rank_local(int m, int g, std::uint64_t seed) {
@@ -79,10 +73,7 @@ void expect_matches(const Bmmc& a, int eb, const std::vector<int>& devices, Peer
     scratch.push_back(b.scratch[r].get());
   }
   p(in, out, p.scratch_bytes() ? scratch : std::vector<void*>{});
-  for (int d : devices) {
-    ScopedDevice on(d);
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  }
+  test::synchronize(devices);
   std::vector<unsigned char> got(bytes);
   for (std::size_t r = 0; r < g; ++r) {
     b.out[r].download(got.data(), bytes);
@@ -94,21 +85,9 @@ void expect_matches(const Bmmc& a, int eb, const std::vector<int>& devices, Peer
   }
 }
 
-std::vector<std::vector<int>> device_lists() {
-  std::vector<std::vector<int>> lists = {{0}, {0, 0}, {0, 0, 0, 0}};
-  int count = 0;
-  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  for (int g = 2; g <= count; g *= 2) {
-    std::vector<int> l;
-    for (int d = 0; d < g; ++d) l.push_back(d);
-    lists.push_back(l);
-  }
-  return lists;
-}
-
 TEST(PeerPermuter, BothEnginesEveryMapKind) {
   REQUIRE_GPU();
-  for (const std::vector<int>& devices : device_lists()) {
+  for (const std::vector<int>& devices : test::device_lists()) {
     const int g = __builtin_ctz(static_cast<unsigned>(devices.size()));
     const std::string on = fmt::format("{} ranks on devices {}", devices.size(), fmt::join(devices, ","));
     const int m = 17;
@@ -118,8 +97,8 @@ TEST(PeerPermuter, BothEnginesEveryMapKind) {
         {"rank-local", rank_local(m, g, 11)},   {"reverse", reverse(n)},
         {"bit-reverse", bit_reverse(n)}};
     if (g > 0) {
-      maps.emplace_back("swap local 0 <-> top rank", swap_bits(n, 0, n - 1));
-      maps.emplace_back("swap top local <-> top rank", swap_bits(n, m - 1, n - 1));
+      maps.emplace_back("swap local 0 <-> top rank", test::swaps(n, {{0, n - 1}}));
+      maps.emplace_back("swap top local <-> top rank", test::swaps(n, {{m - 1, n - 1}}));
     }
     for (const auto& [name, a] : maps)
       for (int eb : {4, 8})
@@ -130,10 +109,10 @@ TEST(PeerPermuter, BothEnginesEveryMapKind) {
 
 TEST(PeerPermuter, OnePassOnlyWhenRunsStayOnOneRank) {
   REQUIRE_GPU();
-  const PeerPermuter top(swap_bits(18, 16, 17), 4, {0, 0});
+  const PeerPermuter top(test::swaps(18, {{16, 17}}), 4, {0, 0});
   EXPECT_EQ(top.engine(), PeerEngine::Push);
   EXPECT_EQ(top.scratch_bytes(), 0u);
-  const PeerPermuter low(swap_bits(18, 0, 17), 4, {0, 0});
+  const PeerPermuter low(test::swaps(18, {{0, 17}}), 4, {0, 0});
   EXPECT_EQ(low.scratch_bytes(), low.local_bytes());
   EXPECT_NE(low.push_source().find("bmmc_push"), std::string::npos);
 }
@@ -161,33 +140,25 @@ TEST(PeerPermuter, BadInputRefusedBeforeWriting) {
   check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   EXPECT_THROW(PeerPermuter(random_bmmc(18, 1), 4, {0, 0, 0}), std::invalid_argument);  // not a power of two
   EXPECT_THROW(PeerPermuter(random_bmmc(18, 1), 4, {0, count}), std::invalid_argument);  // no such device
-  const PeerPermuter p(swap_bits(18, 0, 17), 4, {0, 0});
+  const PeerPermuter p(test::swaps(18, {{0, 17}}), 4, {0, 0});
   const std::size_t bytes = p.local_bytes();
   RankBuffers b = allocate({0, 0}, bytes);
   for (std::size_t r = 0; r < 2; ++r) b.out[r].fill_bytes(kPoison);
   std::vector<const void*> in = {b.in[0].get(), b.in[1].get()};
   std::vector<void*> out = {b.out[0].get(), b.out[1].get()}, scratch = {b.scratch[0].get(), b.scratch[1].get()};
-  auto message = [&](auto&& call) -> std::string {
-    try {
-      call();
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    return "no error";
-  };
-  EXPECT_NE(message([&] { p(in, out); }).find("scratch"), std::string::npos);  // two-pass plan, no scratch
-  EXPECT_NE(message([&] { p(in, {out[0], nullptr}, scratch); }).find("output of rank 1 is null"), std::string::npos);
-  EXPECT_NE(message([&] { p(in, {out[0], b.out[1].as<char>() + 4}, scratch); }).find("not aligned"), std::string::npos);
-  EXPECT_NE(message([&] { p(in, {out[0], b.in[0].as<char>() + 64}, scratch); }).find("overlaps"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { p(in, out); }).find("scratch"), std::string::npos);  // two-pass plan, no scratch
+  EXPECT_NE(test::error_message([&] { p(in, {out[0], nullptr}, scratch); }).find("output of rank 1 is null"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { p(in, {out[0], b.out[1].as<char>() + 4}, scratch); }).find("not aligned"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { p(in, {out[0], b.in[0].as<char>() + 64}, scratch); }).find("overlaps"), std::string::npos);
   std::vector<unsigned char> host(bytes);
-  EXPECT_NE(message([&] { p({in[0], host.data()}, out, scratch); }).find("input of rank 1"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { p({in[0], host.data()}, out, scratch); }).find("input of rank 1"), std::string::npos);
   if (count >= 2) {
     std::unique_ptr<DeviceBuffer> other;
     {
       ScopedDevice on(1);
       other = std::make_unique<DeviceBuffer>(bytes);
     }
-    EXPECT_NE(message([&] { p(in, {out[0], other->get()}, scratch); }).find("lives on device 1"), std::string::npos);
+    EXPECT_NE(test::error_message([&] { p(in, {out[0], other->get()}, scratch); }).find("lives on device 1"), std::string::npos);
   }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   std::vector<unsigned char> got(bytes);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../cuda/gpu_test_support.hpp"
+#include "peer_test_support.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/cuda/device.hpp"
@@ -22,13 +23,6 @@
 
 namespace bmmc {
 namespace {
-
-Bmmc swaps(int n, const std::vector<std::pair<int, int>>& pairs, BitVec c = 0) {
-  std::vector<int> p(n);
-  for (int i = 0; i < n; ++i) p[i] = i;
-  for (auto [a, b] : pairs) std::swap(p[a], p[b]);
-  return Bmmc(bit_permutation(p).matrix(), c);
-}
 
 void expect_swapped(const Bmmc& f, int eb, const std::vector<int>& devices, const std::string& what) {
   const PeerSwapPermuter p(f, eb, devices);
@@ -45,10 +39,7 @@ void expect_swapped(const Bmmc& f, int eb, const std::vector<int>& devices, cons
     ptrs.push_back(data[r].get());
   }
   p(ptrs);
-  for (int d : devices) {
-    ScopedDevice on(d);
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  }
+  test::synchronize(devices);
   std::vector<unsigned char> got(bytes);
   for (std::size_t r = 0; r < g; ++r) {
     data[r].download(got.data(), bytes);
@@ -59,52 +50,36 @@ void expect_swapped(const Bmmc& f, int eb, const std::vector<int>& devices, cons
 
 TEST(PeerSwap, InvolutionsAcrossRanks) {
   REQUIRE_GPU();
-  std::vector<std::vector<int>> lists = {{0}, {0, 0}, {0, 0, 0, 0}};
-  int count = 0;
-  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  for (int g = 2; g <= count; g *= 2) {
-    std::vector<int> l;
-    for (int d = 0; d < g; ++d) l.push_back(d);
-    lists.push_back(l);
-  }
-  for (const auto& devices : lists) {
+  for (const auto& devices : test::device_lists()) {
     const int g = __builtin_ctz(static_cast<unsigned>(devices.size())), m = 18, n = m + g;
     const std::string on = fmt::format("{} ranks on devices {}", devices.size(), fmt::join(devices, ","));
     std::vector<std::pair<std::string, Bmmc>> maps = {{"reverse", reverse(n)}, {"bit-reverse", bit_reverse(n)}};
     if (g > 0) {
-      maps.emplace_back("top rank <-> top local", swaps(n, {{m - 1, n - 1}}));
-      maps.emplace_back("top rank <-> local 0", swaps(n, {{0, n - 1}}));
-      maps.emplace_back("rank 0 <-> local 3, 5 <-> 9, complement", swaps(n, {{3, m}, {5, 9}}, (BitVec{1} << 5) | (BitVec{1} << 9)));
+      maps.emplace_back("top rank <-> top local", test::swaps(n, {{m - 1, n - 1}}));
+      maps.emplace_back("top rank <-> local 0", test::swaps(n, {{0, n - 1}}));
+      maps.emplace_back("rank 0 <-> local 3, 5 <-> 9, complement", test::swaps(n, {{3, m}, {5, 9}}, (BitVec{1} << 5) | (BitVec{1} << 9)));
       const Bmmc pl(random_bmmc(n, 5).matrix());
-      maps.emplace_back("non-BPC involution", pl * swaps(n, {{1, n - 1}}) * pl.inverse());
+      maps.emplace_back("non-BPC involution", pl * test::swaps(n, {{1, n - 1}}) * pl.inverse());
     }
     for (const auto& [name, f] : maps)
       for (int eb : {4, 8}) expect_swapped(f, eb, devices, name + ", " + on);
     if (g > 0)
-      for (int eb : {1, 2, 16}) expect_swapped(swaps(n, {{0, n - 1}}), eb, devices, "local 0, " + on);
+      for (int eb : {1, 2, 16}) expect_swapped(test::swaps(n, {{0, n - 1}}), eb, devices, "local 0, " + on);
   }
 }
 
 TEST(PeerSwap, BadInputRefusedBeforeWriting) {
   REQUIRE_GPU();
   EXPECT_THROW(PeerSwapPermuter(random_bmmc(18, 1), 4, {0, 0}), std::invalid_argument);  // not an involution
-  const PeerSwapPermuter p(swaps(18, {{0, 17}}), 4, {0, 0});
+  const PeerSwapPermuter p(test::swaps(18, {{0, 17}}), 4, {0, 0});
   const std::size_t bytes = p.local_bytes();
   DeviceBuffer a(bytes), b(bytes);
   a.fill_bytes(7);
   b.fill_bytes(9);
-  auto message = [&](auto&& call) -> std::string {
-    try {
-      call();
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    return "no error";
-  };
-  EXPECT_NE(message([&] { p({a.get()}); }).find("expected 2"), std::string::npos);
-  EXPECT_NE(message([&] { p({a.get(), nullptr}); }).find("data of rank 1 is null"), std::string::npos);
-  EXPECT_NE(message([&] { p({a.get(), a.as<char>() + 256}); }).find("overlaps"), std::string::npos);
-  EXPECT_NE(message([&] { p({a.get(), b.as<char>() + 4}); }).find("not aligned"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { p({a.get()}); }).find("expected 2"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { p({a.get(), nullptr}); }).find("data of rank 1 is null"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { p({a.get(), a.as<char>() + 256}); }).find("overlaps"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { p({a.get(), b.as<char>() + 4}); }).find("not aligned"), std::string::npos);
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   std::vector<unsigned char> got(bytes);
   a.download(got.data(), bytes);

@@ -15,16 +15,10 @@
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
+#include "peer_test_support.hpp"
 
 namespace bmmc {
 namespace {
-
-Bmmc swap_bits(int n, int a, int b) {
-  std::vector<int> p(n);
-  for (int i = 0; i < n; ++i) p[i] = i;
-  std::swap(p[a], p[b]);
-  return bit_permutation(p);
-}
 
 TilePass push_pass_of(const Bmmc& a, int g, int eb) {
   const PushPlan pp = make_push_plan(a, g, eb, default_push_line_bits(a, g, eb));
@@ -41,7 +35,7 @@ TEST(PushPass, RankBlocksStayOnTheirRank) {
     for (int m : {12, 16, 20})
       for (int eb : {1, 2, 4, 8, 16}) {
         const int n = m + g;
-        for (const Bmmc& a : {random_bmmc(n, ++seed), random_bpc(n, ++seed), swap_bits(n, 0, m), bit_reverse(n)}) {
+        for (const Bmmc& a : {random_bmmc(n, ++seed), random_bpc(n, ++seed), test::swaps(n, {{0, m}}), bit_reverse(n)}) {
           const TilePass p = push_pass_of(a, g, eb);
           ASSERT_NO_THROW(check_push_pass(p, m)) << "g " << g << " m " << m << " eb " << eb;
           const std::uint64_t per_rank = p.blocks() >> g;
@@ -57,7 +51,7 @@ TEST(PushPass, RankBlocksStayOnTheirRank) {
 TEST(PushPass, RefusesTilesThatLeaveTheRank) {
   // A itself (not the push plan's F) for a swap of local bit 0 with the rank bit: the tile reads along the rank bit.
   const int m = 16;
-  const Bmmc a = swap_bits(m + 1, 0, m);
+  const Bmmc a = test::swaps(m + 1, {{0, m}});
   const Plan plan = make_plan(a, 4, default_caps(), {Variant::OnePass});
   try {
     check_push_pass(std::get<TilePass>(plan.passes[0]), m);
@@ -82,7 +76,7 @@ TEST(PushPass, KernelsCompileForSm90) {
     }
   for (int eb : {1, 4, 16})  // the in-place kernel across ranks, 32- and 64-bit indices (n = 32: x >> 32)
     for (auto [m, g] : {std::pair{16, 1}, std::pair{30, 2}, std::pair{32, 0}}) {
-      const RankSwapPlan sp = make_rank_swap_plan(swap_bits(m + g, 0, m + g - 1), g, eb);
+      const RankSwapPlan sp = make_rank_swap_plan(test::swaps(m + g, {{0, m + g - 1}}), g, eb);
       const KernelSource k = generate_rank_swap(sp.direct, m, eb, sp.vector_bits);
       EXPECT_EQ(k.kernel_name, "bmmc_rank_swap");
       jobs.emplace_back(fmt::format("rank swap eb {} m {} g {}", eb, m, g), k.source);
