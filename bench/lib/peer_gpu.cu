@@ -104,9 +104,12 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     scratches.push_back(scratch[r].get());
   }
   std::vector<AllToAllStep> steps;
+  std::vector<std::vector<std::uint64_t>> send_at, recv_at;  // displacements (elements), as the copy engine's
   double crossing = 0;
   for (std::size_t r = 0; r < g; ++r) {
     steps.push_back(alltoall_step(plan, r));
+    send_at.push_back(displacements(steps[r].send_counts));
+    recv_at.push_back(displacements(steps[r].recv_counts));
     for (std::size_t d = 0; d < g; ++d)
       if (d != r) crossing += static_cast<double>(steps[r].send_counts[d]) * eb;
   }
@@ -121,14 +124,11 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
   rows.push_back(time_host("peer-copy-bound", devices, reps, [&] {
     for (std::size_t r = 0; r < g; ++r) {
       ScopedDevice on(devices[r]);
-      std::uint64_t at = 0;
-      for (std::size_t d = 0; d < g; ++d) {
-        const std::uint64_t c = steps[r].send_counts[d] * eb;
-        if (c && d != r)
-          BMMC_CUDA_CHECK(cudaMemcpyPeerAsync(scratches[d], devices[d], static_cast<const unsigned char*>(ins[r]) + at,
-                                              devices[r], c));
-        at += c;
-      }
+      for (std::size_t d = 0; d < g; ++d)
+        if (const std::uint64_t c = steps[r].send_counts[d]; c && d != r)
+          BMMC_CUDA_CHECK(cudaMemcpyPeerAsync(static_cast<unsigned char*>(scratches[d]) + recv_at[d][r] * eb, devices[d],
+                                              static_cast<const unsigned char*>(ins[r]) + send_at[r][d] * eb,
+                                              devices[r], c * eb));
     }
   }));
   // Each destination reads every source through peer pointers (the engines enabled them).

@@ -49,9 +49,7 @@ KernelSource generate_naive(const NaiveInvolutionPass& p) {
   s += fmt::format("    v[u] = base + ({})u * {}{};\n", idx, ks.block, sfx);
   s += k > 0 ? fmt::format("    const {} x = v[u] << {};\n", idx, k) : fmt::format("    const {} x = v[u];\n", idx);
   s += fmt::format("    {} y = {}{};\n", idx, hex(p.bmmc.complement()), sfx);
-  std::string mv = matvec("y", "x", p.bmmc.matrix().col_list(), idx);
-  for (size_t at = 0; (at = mv.find("\n", at)) != std::string::npos && at + 1 < mv.size(); at += 3) mv.replace(at, 1, "\n  ");
-  s += "  " + mv;
+  s += matvec("y", "x", p.bmmc.matrix().col_list(), idx, "    ");
   std::string cond = "y > x";  // f(x) < x: the thread of f(x) swaps; f(x) = x: fixed
   if (vectors % step) cond = fmt::format("v[u] < {}{} && ", vectors, sfx) + cond;
   if (p.mask_bits) cond += fmt::format(" && (x & {}{}) == {}{}", hex(p.mask_bits), sfx, hex(p.mask_value), sfx);

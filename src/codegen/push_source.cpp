@@ -97,9 +97,7 @@ KernelSource generate_rank_swap(const Bmmc& f, int m, int eb, int k) {
                    ks.block, sfx, vectors, sfx, idx, ks.block, sfx);
   o += fmt::format("    const {} x = (rank_base | v) << {};\n", idx, k);
   o += fmt::format("    {} y = {}{};\n", idx, hex(f.complement()), sfx);
-  std::string mv = matvec("y", "x", f.matrix().col_list(), idx);
-  for (size_t at = 0; (at = mv.find("\n", at)) != std::string::npos && at + 1 < mv.size(); at += 3) mv.replace(at, 1, "\n  ");
-  o += "  " + mv;
+  o += matvec("y", "x", f.matrix().col_list(), idx, "    ");
   o += "    if (y <= x) continue;  // the thread of the smaller index swaps the pair; fixed points stay\n";
   const std::string lm = hex(low_mask(m)) + sfx;
   o += fmt::format("    vec_t* const px = data.p[x >> {}] + ((x & {}) >> {});\n", m, lm, k);

@@ -37,13 +37,14 @@ std::string vector_index(const std::string& base, std::uint64_t offset, const ch
 }
 
 template <class Col>
-std::string matvec_impl(const std::string& acc, const std::string& v, const std::vector<Col>& cols, const char* type) {
+std::string matvec_impl(const std::string& acc, const std::string& v, const std::vector<Col>& cols, const char* type,
+                        const char* indent) {
   // The arithmetic happens in the accumulator's type: 0 - bit is an all-ones mask of that width.
   const char* sfx = std::string(type) == "unsigned long long" ? "ull" : "u";
   std::string s;
   for (size_t i = 0; i < cols.size(); ++i)
     if (cols[i])
-      s += fmt::format("  {} ^= (0{} - (({} >> {}) & 1{})) & {}{};\n", acc, sfx, v, i, sfx, hex(cols[i]), sfx);
+      s += fmt::format("{}{} ^= (0{} - (({} >> {}) & 1{})) & {}{};\n", indent, acc, sfx, v, i, sfx, hex(cols[i]), sfx);
   return s;
 }
 
@@ -76,12 +77,13 @@ std::string matrix_comment(const Bmmc& b) {
   return s;
 }
 
-std::string matvec(const std::string& acc, const std::string& v, const std::vector<BitVec>& cols, const char* type) {
-  return matvec_impl(acc, v, cols, type);
+std::string matvec(const std::string& acc, const std::string& v, const std::vector<BitVec>& cols, const char* type,
+                   const char* indent) {
+  return matvec_impl(acc, v, cols, type, indent);
 }
 std::string matvec(const std::string& acc, const std::string& v, const std::vector<std::uint32_t>& cols,
-                   const char* type) {
-  return matvec_impl(acc, v, cols, type);
+                   const char* type, const char* indent) {
+  return matvec_impl(acc, v, cols, type, indent);
 }
 
 IndexType index_type(int n) {

@@ -18,10 +18,12 @@ const char* vector_type(int bytes);
 std::string hex(std::uint64_t v);
 // The header comment with the permutation's matrix.
 std::string matrix_comment(const Bmmc& b);
-// "acc ^= (0 - ((v >> i) & 1)) & col_i" for each non-zero column: a branch-free F2 mat-vec of v in `type`.
-std::string matvec(const std::string& acc, const std::string& v, const std::vector<BitVec>& cols, const char* type);
+// "acc ^= (0 - ((v >> i) & 1)) & col_i" for each non-zero column: a branch-free F2 mat-vec of v in `type`, one
+// line each, `indent` first.
+std::string matvec(const std::string& acc, const std::string& v, const std::vector<BitVec>& cols, const char* type,
+                   const char* indent = "  ");
 std::string matvec(const std::string& acc, const std::string& v, const std::vector<std::uint32_t>& cols,
-                   const char* type);
+                   const char* type, const char* indent = "  ");
 
 // Index type of a pass on n bits: "unsigned int" or "unsigned long long", and its literal suffix.
 struct IndexType {

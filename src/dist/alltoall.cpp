@@ -39,6 +39,12 @@ Bmmc on_chunk_bits(const Affine& a, int m, int k) {
 
 }  // namespace
 
+std::vector<std::uint64_t> displacements(const std::vector<std::uint64_t>& counts) {
+  std::vector<std::uint64_t> at(counts.size() + 1, 0);
+  for (std::size_t i = 0; i < counts.size(); ++i) at[i + 1] = at[i] + counts[i];
+  return at;
+}
+
 AllToAllStep alltoall_step(const DistPlan& plan, BitVec rank) {
   const std::vector<SendStep> sends = send_schedule(plan, rank);  // validates the rank
   const std::vector<RecvStep> recvs = recv_schedule(plan, rank);

@@ -145,8 +145,6 @@ DistPlan make_dist_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes) {
   p.post = Bmmc(BitMatrix::from_cols(m, post_cols), c_post);  // throws if Π were singular: a bug, not input
   for (int i = 0; i < g; ++i) p.post_rank_cols.push_back(post_eval(BitVec{1} << i, 0) ^ c_post);
 
-  for (int j = 0; j < m; ++j) p.fused_local_cols.push_back(a.col(j));
-  for (int i = 0; i < g; ++i) p.fused_rank_cols.push_back(a.col(m + i));
   return p;
 }
 

@@ -70,12 +70,6 @@ int max_push_line_bits(const Bmmc& bmmc, int rank_bits) {
   return local_and_image(bmmc, bmmc.n() - rank_bits).dim();
 }
 
-int default_push_line_bits(const Bmmc& bmmc, int rank_bits, int elem_bytes, int vector_bits) {
-  check_dist_geometry(bmmc, rank_bits, elem_bytes);
-  const int k = vector_bits >= 0 ? vector_bits : default_vector_bits(elem_bytes);
-  return std::min(kLaneBits + k, max_push_line_bits(bmmc, rank_bits));
-}
-
 PushPlan make_push_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes, int line_bits) {
   check_dist_geometry(bmmc, rank_bits, elem_bytes);
   const int n = bmmc.n(), g = rank_bits, m = n - g;
@@ -101,6 +95,12 @@ PushPlan make_push_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes, int lin
     if (finv.col(j) >> m)
       throw std::logic_error(fmt::format("push plan: F⁻¹·e_{} = {:#x} leaves the local bits", j, finv.col(j)));
   return p;
+}
+
+PushPlan make_gpu_push_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes, int vector_bits) {
+  check_dist_geometry(bmmc, rank_bits, elem_bytes);
+  const int k = vector_bits >= 0 ? vector_bits : default_vector_bits(elem_bytes);
+  return make_push_plan(bmmc, rank_bits, elem_bytes, std::min(kLaneBits + k, max_push_line_bits(bmmc, rank_bits)));
 }
 
 std::string describe(const PushPlan& p) {

@@ -16,10 +16,13 @@ namespace bmmc {
 
 namespace {
 
+// log2 of the elements in a 16-byte vector.
+int widest_vector_bits(int elem_bytes) { return std::countr_zero(16u / static_cast<unsigned>(elem_bytes)); }
+
 // Widest vector (≤ 16 bytes, ≤ the rank's size) whose run of 2^(k+5) elements f carries; k = 0 otherwise.
 int vector_bits_for(const Bmmc& f, int m, int elem_bytes) {
   const int carried = carried_low_bits(f);
-  for (int k = std::countr_zero(16u / static_cast<unsigned>(elem_bytes)); k > 0; --k)
+  for (int k = widest_vector_bits(elem_bytes); k > 0; --k)
     if (carried >= k + kLaneBits && k <= m) return k;
   return 0;
 }
@@ -40,7 +43,7 @@ RankSwapPlan make_rank_swap_plan(const Bmmc& f, int rank_bits, int elem_bytes) {
   p.elem_bytes = elem_bytes;
   p.conjugate = Bmmc(BitMatrix::identity(m));
   p.direct = f;
-  const int want = std::min(kLaneBits + std::countr_zero(16u / static_cast<unsigned>(elem_bytes)), m);
+  const int want = std::min(kLaneBits + widest_vector_bits(elem_bytes), m);
   if (carried_low_bits(f) < want && f.is_bpc()) {
     // Swap each low bit f moves (below `want`) with a local bit ≥ want that f fixes and no one else took.
     std::vector<int> perm(m);

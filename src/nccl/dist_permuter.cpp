@@ -50,12 +50,8 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   nccl_check(ncclCommCuDevice(comm, &s.device), "ncclCommCuDevice", comm);
   s.plan = make_dist_plan(global, dist_rank_bits(static_cast<std::uint64_t>(s.ranks), global.n()), elem_bytes);
   s.step = alltoall_step(s.plan, static_cast<BitVec>(s.rank));
-  s.send_at.assign(s.ranks + 1, 0);
-  s.recv_at.assign(s.ranks + 1, 0);
-  for (int d = 0; d < s.ranks; ++d) {
-    s.send_at[d + 1] = s.send_at[d] + s.step.send_counts[d];
-    s.recv_at[d + 1] = s.recv_at[d] + s.step.recv_counts[d];
-  }
+  s.send_at = displacements(s.step.send_counts);
+  s.recv_at = displacements(s.step.recv_counts);
   ScopedDevice on(s.device);
   if (s.step.local_only) {
     s.local = std::make_unique<CudaPermuter>(s.step.local, elem_bytes, options.gpu);

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -35,7 +34,6 @@ using namespace peer_detail;
 
 struct PeerPermuter::State {
   std::vector<int> devices;
-  int elem_bytes = 4;
   PeerEngine engine = PeerEngine::Copy;
   std::string fallback_reason;
   PushPlan push;
@@ -48,6 +46,7 @@ struct PeerPermuter::State {
   std::vector<std::shared_ptr<CudaPermuter>> finish;    // per rank (shared between ranks on one device)
   // Copy engine.
   std::vector<AllToAllStep> steps;
+  std::vector<std::vector<std::uint64_t>> send_at, recv_at;  // per rank: displacements (elements)
   std::vector<std::shared_ptr<CudaPermuter>> pre, post; // per rank
 };
 
@@ -76,7 +75,6 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   State& s = *state_;
   const int g = rank_bits_of_devices(devices, global.n());
   s.devices = std::move(devices);
-  s.elem_bytes = elem_bytes;
   s.dist = make_dist_plan(global, g, elem_bytes);
   const int m = s.dist.local_bits;
   GpuOptions gpu = options.gpu;
@@ -85,7 +83,7 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   // The push plan: runs as long as one warp row of the tile pass (2^(5 + vector bits) elements).
   GpuPolicy policy = gpu.policy;
   policy.variant = Variant::OnePass;
-  s.push = make_push_plan(global, g, elem_bytes, default_push_line_bits(global, g, elem_bytes, policy.vector_bits));
+  s.push = make_gpu_push_plan(global, g, elem_bytes, policy.vector_bits);
   if (options.engine != PeerEngine::Copy) {
     std::string why;
     if (m < kLaneBits) why = fmt::format("ranks of 2^{} elements are below one warp row", m);
@@ -122,6 +120,8 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
     std::vector<Bmmc> pre, post;
     for (std::size_t r = 0; r < s.devices.size(); ++r) {
       s.steps.push_back(alltoall_step(s.dist, r));
+      s.send_at.push_back(displacements(s.steps[r].send_counts));
+      s.recv_at.push_back(displacements(s.steps[r].recv_counts));
       pre.push_back(s.steps[r].local_only ? s.steps[r].local : s.steps[r].pre);
       post.push_back(s.steps[r].post);
     }
@@ -140,7 +140,9 @@ PeerPermuter& PeerPermuter::operator=(PeerPermuter&&) noexcept = default;
 
 PeerEngine PeerPermuter::engine() const noexcept { return state_->engine; }
 const std::string& PeerPermuter::fallback_reason() const noexcept { return state_->fallback_reason; }
-std::size_t PeerPermuter::local_bytes() const noexcept { return array_bytes(state_->dist.local_bits, state_->elem_bytes); }
+std::size_t PeerPermuter::local_bytes() const noexcept {
+  return array_bytes(state_->dist.local_bits, state_->dist.elem_bytes);
+}
 std::size_t PeerPermuter::scratch_bytes() const noexcept {
   const State& s = *state_;
   const bool none = s.engine == PeerEngine::Push ? s.push.one_pass() : s.steps[0].local_only;
@@ -207,22 +209,18 @@ void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vec
     }
     return;
   }
-  const std::size_t eb = static_cast<std::size_t>(s.elem_bytes);
+  const std::size_t eb = static_cast<std::size_t>(s.dist.elem_bytes);
   for (std::size_t r = 0; r < g; ++r) {
     ScopedDevice on(s.devices[r]);
     s.pre[r]->run_on_device_pointers(in[r], out[r], streams[r]);  // out[r]: segments in ascending destination
-    std::uint64_t at = 0;
-    for (std::size_t d = 0; d < g; ++d) {
-      const std::uint64_t c = s.steps[r].send_counts[d];
-      if (!c) continue;
-      // The receiver stores the segments of its senders in ascending source order.
-      std::uint64_t recv_at = 0;
-      for (std::size_t q = 0; q < r; ++q) recv_at += s.steps[d].recv_counts[q];
-      check(cudaMemcpyPeerAsync(static_cast<unsigned char*>(scratch[d]) + recv_at * eb, s.devices[d],
-                                static_cast<const unsigned char*>(out[r]) + at * eb, s.devices[r], c * eb, streams[r]),
-            "cudaMemcpyPeerAsync", fmt::format("rank {} to rank {}, {} bytes", r, d, c * eb));
-      at += c;
-    }
+    for (std::size_t d = 0; d < g; ++d)
+      if (const std::uint64_t c = s.steps[r].send_counts[d]) {
+        // The receiver stores the segments of its senders in ascending source order.
+        check(cudaMemcpyPeerAsync(static_cast<unsigned char*>(scratch[d]) + s.recv_at[d][r] * eb, s.devices[d],
+                                  static_cast<const unsigned char*>(out[r]) + s.send_at[r][d] * eb, s.devices[r],
+                                  c * eb, streams[r]),
+              "cudaMemcpyPeerAsync", fmt::format("rank {} to rank {}, {} bytes", r, d, c * eb));
+      }
   }
   events.barrier(streams);  // every chunk has arrived before any post-pass reads or overwrites out
   for (std::size_t d = 0; d < g; ++d) {

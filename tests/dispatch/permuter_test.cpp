@@ -59,7 +59,7 @@ TEST(FrontDoor, PermuterFromABmmcMatchesTheReferenceForEveryElementSize) {
       EXPECT_EQ(p.elem_bytes(), eb);
       EXPECT_EQ(p.alignment(), static_cast<std::size_t>(eb));
       EXPECT_FALSE(p.kernel_name().empty());
-      const auto in = random_bytes(std::size_t{eb} << n, n * 5 + eb);
+      const auto in = random_bytes(static_cast<std::size_t>(eb) << n, n * 5 + eb);
       std::vector<unsigned char> out(in.size(), 0xA5);
       p(in.data(), out.data());
       EXPECT_EQ(out, reference(b, in, eb)) << "n " << n << " eb " << eb;

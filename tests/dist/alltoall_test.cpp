@@ -76,7 +76,7 @@ TEST(DistAllToAll, LocalOnlyWhenNoElementChangesRank) {
   const int m = 6, g = 2;
   const Bmmc local = random_bmmc(m, 5);
   std::vector<BitVec> rows;
-  for (int i = 0; i < m; ++i) rows.push_back(local.matrix().row(i) | (BitVec{i % 2} << (m + 1)));  // A_lh ≠ 0
+  for (int i = 0; i < m; ++i) rows.push_back(local.matrix().row(i) | (static_cast<BitVec>(i % 2) << (m + 1)));  // A_lh ≠ 0
   for (int i = 0; i < g; ++i) rows.push_back(BitVec{1} << (m + i));
   const Bmmc b = from_rows(rows, 0b101);
   const DistPlan plan = make_dist_plan(b, g, 8);

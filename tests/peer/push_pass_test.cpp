@@ -21,7 +21,7 @@ namespace bmmc {
 namespace {
 
 TilePass push_pass_of(const Bmmc& a, int g, int eb) {
-  const PushPlan pp = make_push_plan(a, g, eb, default_push_line_bits(a, g, eb));
+  const PushPlan pp = make_gpu_push_plan(a, g, eb);
   GpuPolicy policy;
   policy.variant = Variant::OnePass;
   const Plan plan = make_plan(pp.push, eb, default_caps(), policy);

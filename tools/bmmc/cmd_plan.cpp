@@ -136,8 +136,7 @@ nlohmann::ordered_json dist_plan_json(const DistPlan& p) {
   j["post"] = bmmc_json(p.post);
   j["post_rank_cols"] = p.post_rank_cols;
   j["fused_line_bits"] = p.fused_line_bits;
-  const PushPlan push = make_push_plan(p.bmmc, p.rank_bits, p.elem_bytes,
-                                       default_push_line_bits(p.bmmc, p.rank_bits, p.elem_bytes));
+  const PushPlan push = make_gpu_push_plan(p.bmmc, p.rank_bits, p.elem_bytes);
   j["push"] = {{"line_bits", push.line_bits}, {"one_pass", push.one_pass()}, {"push", bmmc_json(push.push)},
                {"finish", bmmc_json(push.finish)}};
   j["schedules"] = nlohmann::ordered_json::array();
@@ -170,8 +169,7 @@ void print_dist_plan(const Bmmc& b, std::uint64_t ranks, int elem_bytes, bool js
              p.local_elems() * static_cast<std::uint64_t>(p.elem_bytes), t.min_remote_bytes, t.max_remote_bytes,
              t.ranks_keeping_a_chunk);
   for (BitVec r = 0; r < (p.ranks() <= kAllSchedulesUpTo ? p.ranks() : 1); ++r) fmt::print("{}", describe_schedule(p, r));
-  fmt::print("{}", describe(make_push_plan(b, p.rank_bits, elem_bytes,
-                                           default_push_line_bits(b, p.rank_bits, elem_bytes))));
+  fmt::print("{}", describe(make_gpu_push_plan(b, p.rank_bits, elem_bytes)));
 }
 
 void add_plan(CLI::App& app, Action& run) {

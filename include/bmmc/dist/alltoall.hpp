@@ -37,6 +37,10 @@ struct AllToAllStep {
   friend bool operator==(const AllToAllStep&, const AllToAllStep&) = default;
 };
 
+/// Where each rank's segment starts (elements): the exclusive prefix sums of send_counts or recv_counts, G + 1
+/// entries (the last is the total), as MPI_Alltoallv's displacements.
+std::vector<std::uint64_t> displacements(const std::vector<std::uint64_t>& counts);
+
 /// Rank r's all-to-all step. Throws std::invalid_argument for a rank outside 0..G−1.
 AllToAllStep alltoall_step(const DistPlan& plan, BitVec rank);
 

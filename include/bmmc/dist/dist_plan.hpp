@@ -66,10 +66,8 @@ struct DistPlan {
   Bmmc post;                             ///< m bits, the post-pass of rank d = 0
   std::vector<BitVec> post_rank_cols;    ///< C: g columns of m bits
 
-  // Fused engine: element x_l of rank r goes to global index A·(x_l | r << m) ⊕ c, i.e. the local columns
-  // A·e_j (j < m) plus the rank's origin A·(r << m) ⊕ c; destination rank = its top g bits.
-  std::vector<BitVec> fused_local_cols;  ///< A·e_j, j < m: N bits each
-  std::vector<BitVec> fused_rank_cols;   ///< A·e_(m+i), i < g: N bits each
+  // Fused engine: element x_l of rank r goes to global index A·(x_l | r << m) ⊕ c (destination rank = its top g
+  // bits); push_plan.hpp turns that into a kernel's plan.
   int fused_line_bits = 0;  ///< the largest s ≤ m with A⁻¹·span(e_0..e_(s−1)) local: every aligned output run of
                             ///< 2^s elements comes from ONE source rank, so a pushing kernel writes whole runs
 
@@ -101,14 +99,6 @@ int dist_rank_bits(std::uint64_t ranks, int n);
 
 /// The post-pass of rank d: (Π, c_post ⊕ C·d).
 Bmmc post_for_rank(const DistPlan& plan, BitVec rank);
-
-/// Where element x_l of rank r ends up on the fused path: global index A·(x_l | r << m) ⊕ c (rank = top g bits).
-inline BitVec fused_origin(const DistPlan& plan, BitVec rank) {
-  return xor_of_columns(plan.fused_rank_cols, rank) ^ plan.bmmc.complement();
-}
-inline BitVec fused_target(const DistPlan& plan, BitVec rank, BitVec local) {
-  return xor_of_columns(plan.fused_local_cols, local) ^ fused_origin(plan, rank);
-}
 
 /// Stable 64-bit FNV-1a hash of what defines the plan (kDistPlanVersion, N, g, elem_bytes, the rows of A, c):
 /// equal on every process and machine for equal plans, so ranks can compare it to detect disagreement.

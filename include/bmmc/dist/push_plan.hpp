@@ -45,14 +45,15 @@ struct PushPlan {
 /// dim(local ∩ A(local)): the longest runs any push plan of `bmmc` over 2^rank_bits ranks can write.
 int max_push_line_bits(const Bmmc& bmmc, int rank_bits);
 
-/// The runs the GPU push kernel writes: one warp row, 2^(5 + vector bits) elements (vector_bits −1: the planner's
-/// default for the element size), capped at max_push_line_bits.
-int default_push_line_bits(const Bmmc& bmmc, int rank_bits, int elem_bytes, int vector_bits = -1);
 
 /// The push plan of `bmmc` over 2^rank_bits ranks with runs of 2^line_bits elements. Q = I whenever A⁻¹ of the
 /// low line_bits output bits is already local. Throws std::invalid_argument for rank_bits outside
 /// 0..min(n, kMaxRankBits), a bad element size, or line_bits outside 0..max_push_line_bits (naming both).
 PushPlan make_push_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes, int line_bits);
+
+/// The push plan the GPU push kernel runs: runs of one warp row, 2^(5 + vector bits) elements (vector_bits −1: the
+/// planner's default for the element size), capped at max_push_line_bits.
+PushPlan make_gpu_push_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes, int vector_bits = -1);
 
 /// Human-readable: geometry, L, whether one pass suffices, F and Q.
 std::string describe(const PushPlan& plan);

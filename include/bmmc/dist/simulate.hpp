@@ -12,8 +12,8 @@
 //    PieceSchedule's (2 send + 2 receive buffers of 2^k pieces), at most 1/8 of the local array for P ≥ 32
 //    when chunks have at least 32 elements;
 //  - input destroyed: pre-pass in → out, exchange out → in, post-pass in → out; no scratch.
-// The fused path writes every element straight to its destination rank's output (fused_target), the push the
-// NVLink engine does. Example: with G = 4 ranks of 2^m elements, in[r] and out[r] point at rank r's slices.
+// The fused path writes every element straight to its destination rank's output (A·(x_l | r << m) ⊕ c), the
+// one-pass case of the push path (push_plan.hpp). Example: with G = 4 ranks of 2^m elements, in[r] and out[r] point at rank r's slices.
 #pragma once
 
 #include <cstdint>
@@ -60,7 +60,7 @@ DistSimReport simulate_dist_permute_destroying(const DistPlan& plan, const std::
 DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<const void*>& in_per_rank,
                                      const std::vector<void*>& out_per_rank, const DistSimOptions& options = {});
 
-/// Fused path: rank r writes each element x_l straight to out[d][y_l] for (d, y_l) = fused_target(r, x_l).
+/// Fused path: rank r writes each element x_l straight to out[d][y_l] for (d, y_l) = A·(x_l | r << m) ⊕ c split at bit m.
 void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in_per_rank,
                          const std::vector<void*>& out_per_rank);
 
