@@ -6,7 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "bmmc/codegen/probe_source.hpp"
 #include "bmmc/core/named.hpp"
+#include "bmmc/cuda/kernel_cache.hpp"
+#include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "timing.hpp"
@@ -29,6 +32,19 @@ __global__ void fill_random(unsigned* p, u64 words, u64 seed) {
     h ^= h >> 32;
     p[i] = static_cast<unsigned>(h) | 0x01010101u;  // no zero bytes
   }
+}
+
+// One 16-byte vector per thread, as many blocks as the array needs: the sequential copy that reaches
+// cudaMemcpy on an H100 (a grid-stride copy with several vectors per thread stays ~6% below it).
+__global__ void copy16_one(const uint4* __restrict__ in, uint4* __restrict__ out) {
+  const u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x;
+  out[i] = in[i];
+}
+
+__global__ void count_zero_bytes(const unsigned char* p, u64 bytes, u64* zeros) {
+  u64 local = 0;
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < bytes; i += u64(gridDim.x) * blockDim.x) local += p[i] == 0;
+  if (local) atomicAdd(zeros, local);
 }
 
 __global__ void copy16(const uint4* __restrict__ in, uint4* __restrict__ out, u64 count) {
@@ -65,6 +81,35 @@ unsigned grid_for(u64 items, int sms) {
 }
 
 
+u64 zero_bytes(const DeviceBuffer& buf, std::size_t bytes, int sms) {
+  DeviceBuffer zeros(sizeof(u64));
+  zeros.fill_bytes(0);
+  count_zero_bytes<<<grid_for(bytes, sms), 256>>>(static_cast<const unsigned char*>(buf.get()), bytes, zeros.as<u64>());
+  BMMC_CUDA_CHECK(cudaGetLastError());
+  u64 result = 0;
+  zeros.download(&result, sizeof(result));
+  return result;
+}
+
+// The DRAM probe of one tile pass: its reads and writes without the tile. The input has no zero byte
+// (fill_random), so an output poisoned with zeros shows any vector the probe failed to write.
+GpuBenchRow time_probe(const TilePass& pass, const GpuBenchCase& c, const DeviceBuffer& in, DeviceBuffer& out,
+                       std::size_t bytes, int reps) {
+  const KernelSource ks = generate_access_probe(pass, c.options.codegen);
+  KernelCache& cache = c.options.cache ? *c.options.cache : default_kernel_cache();
+  const Kernel kernel = cache.get(ks.source, ks.kernel_name, device_arch());
+  const void* src = in.get();
+  void* dst = out.get();
+  void* args[] = {&src, &dst};
+  auto run = [&] { launch(kernel, dim3(static_cast<unsigned>(ks.grid)), dim3(ks.block), 0, nullptr, args); };
+  out.fill_bytes(0);
+  run();
+  const bool complete = zero_bytes(out, bytes, device_caps().sm_count) == 0;
+  GpuBenchRow r = time_reps("probe:" + c.variant, reps, bytes, run);
+  r.verified = complete;
+  return r;
+}
+
 }  // namespace
 
 unsigned long long count_mismatches(const Bmmc& b, const void* in, const void* out, int eb) {
@@ -95,10 +140,15 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuB
   rows.push_back(time_reps("memcpy", reps, bytes, [&] {
     BMMC_CUDA_CHECK(cudaMemcpyAsync(out.get(), in.get(), bytes, cudaMemcpyDeviceToDevice));
   }));
-  if (bytes % 16 == 0)
+  if (bytes % 16 == 0) {
     rows.push_back(time_reps("copy-kernel", reps, bytes, [&] {
       copy16<<<grid_for(bytes / 16, sms), 256>>>(in.as<uint4>(), out.as<uint4>(), bytes / 16);
     }));
+    if (bytes % 4096 == 0 && bytes / 4096 <= 0x7fffffffull)
+      rows.push_back(time_reps("copy-1v", reps, bytes, [&] {
+        copy16_one<<<static_cast<unsigned>(bytes / 4096), 256>>>(in.as<uint4>(), out.as<uint4>());
+      }));
+  }
   for (const GpuBenchCase& c : cases) {
     out.fill_bytes(0xA5);
     BMMC_CUDA_CHECK(cudaDeviceSynchronize());
@@ -112,6 +162,8 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuB
     r.first_use_ms = first;
     r.verified = ok && count_mismatches(b, in.get(), out.get(), eb) == 0;
     rows.push_back(r);
+    if (c.probe && p.jit() && p.plan().passes.size() == 1 && std::holds_alternative<TilePass>(p.plan().passes[0]))
+      rows.push_back(time_probe(std::get<TilePass>(p.plan().passes[0]), c, in, out, bytes, reps));
   }
   for (GpuBenchRow& r : rows) r.pct_memcpy = 100.0 * rows[0].median_ms / r.median_ms;
   return rows;

@@ -40,7 +40,6 @@ KernelSource generate_naive(const NaivePass& p, const CodegenOptions&) {
 }
 
 KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
-  const auto [idx, sfx] = index_type(p.n());
   if (p.blocks() > 0x7fffffffull) throw std::invalid_argument("codegen: more than 2^31-1 blocks; n is too large");
   KernelSource ks;
   ks.block = static_cast<unsigned>(p.threads_per_block());
@@ -56,13 +55,14 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
                    p.row_bits, p.q, p.row_bits - p.q, p.swizzle ? "xor" : "off");
   o += fmt::format("// launch: grid {} blocks x {} threads ({} rows per warp, {} elements per thread), dynamic shared {} bytes\n",
                    ks.grid, ks.block, p.iters(), p.elems_per_thread(), ks.shared_bytes);
+  o += launch_order_comment(p);
   o += fmt::format("typedef {} vec_t;\n", vector_type(p.vector_bytes()));
   o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_kernel(const vec_t* __restrict__ in, "
                    "vec_t* __restrict__ out) {{\n",
                    ks.block);
   o += "  extern __shared__ unsigned int tile[];\n";
   o += emit_lane_warp();
-  o += fmt::format("  const {} b = blockIdx.x;\n", idx);
+  o += emit_block_index(p, "b");
   o += emit_origin(p, "b", "x0", "z");
   o += emit_phase1_loads(p, opt, "in", "x0", "a");
   o += emit_phase1_stores(p, "a", "");

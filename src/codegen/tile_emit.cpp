@@ -90,6 +90,22 @@ IndexType index_type(int n) {
   return needs_64bit_index(n) ? IndexType{"unsigned long long", "ull"} : IndexType{"unsigned int", "u"};
 }
 
+std::string emit_block_index(const TilePass& p, const std::string& b) {
+  const auto [idx, sfx] = index_type(p.n());
+  if (p.block_order.empty()) return fmt::format("  const {} {} = blockIdx.x;\n", idx, b);
+  // Launch i runs block M·i (plan/block_order.hpp): the blocks running together then touch neighbouring
+  // cosets on the side the plan chose.
+  std::string o = fmt::format("  const {} launch = blockIdx.x;\n  {} {} = 0;\n", idx, idx, b);
+  return o + matvec(b, "launch", std::vector<BitVec>(p.block_order.begin(), p.block_order.end()), idx);
+}
+
+std::string launch_order_comment(const TilePass& p) {
+  if (p.block_order.empty()) return "";
+  std::string m;
+  for (std::uint64_t c : p.block_order) m += (m.empty() ? "" : ", ") + hex(c);
+  return "// launch order (" + std::to_string(p.block_order.size()) + " launch bits): block b = M·blockIdx.x, M columns = [" + m + "]\n";
+}
+
 std::string emit_lane_warp() {
   return fmt::format("  const unsigned lane = threadIdx.x & {}u;\n  const unsigned warp = threadIdx.x >> {};\n",
                      (1 << kLaneBits) - 1, kLaneBits);

@@ -34,6 +34,11 @@ IndexType index_type(int n);
 
 // Declares `x0` and `z` (block_origin of plan.hpp) for the block index expression `b`, straight-line.
 std::string emit_origin(const TilePass& p, const std::string& b, const std::string& x0, const std::string& z);
+// Declares the block index `b` of this launch: blockIdx.x, or M·blockIdx.x under a launch order M
+// (TilePass::block_order).
+std::string emit_block_index(const TilePass& p, const std::string& b);
+// "// launch order: ..." for a header comment ("" without one).
+std::string launch_order_comment(const TilePass& p);
 // The lane/warp preamble: `lane`, `warp` (once per kernel).
 std::string emit_lane_warp();
 // Phase 1 loads: vec_t <prefix>0..iters-1 from `in` at the rows of the coset with origin `x0`.

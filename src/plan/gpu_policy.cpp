@@ -31,6 +31,7 @@ PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& c
   o.variant = policy.variant;
   o.vector_bits = policy.vector_bits;  // only one-pass plans use it; the paper's kernels move one element
   o.swizzle = policy.swizzle;
+  if (policy.block_order) o.block_order = *policy.block_order;
   o.warp_bits = thread_bits - kLaneBits;
   // Several blocks per SM keep loads in flight while others are in phase 2: a tile takes at most half of
   // an SM's shared memory, and never more than one block may have.
@@ -54,8 +55,14 @@ PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& c
   return o;
 }
 
+BlockOrder default_gpu_block_order(int elem_bytes) noexcept {
+  return elem_bytes >= 4 ? BlockOrder::Input : BlockOrder::Coordinate;
+}
+
 Plan make_plan(const Bmmc& bmmc, int elem_bytes, const DeviceCaps& caps, const GpuPolicy& policy) {
-  return make_plan(bmmc, elem_bytes, gpu_plan_options(policy, bmmc.n(), caps));
+  PlanOptions o = gpu_plan_options(policy, bmmc.n(), caps);
+  o.block_order = policy.block_order.value_or(default_gpu_block_order(elem_bytes));
+  return make_plan(bmmc, elem_bytes, o);
 }
 
 }  // namespace bmmc

@@ -40,6 +40,7 @@ std::string describe_pass(const TilePass& p) {
   s += fmt::format("    read rows R:  {}\n", hex_list(p.read_rows));
   s += fmt::format("    write rows U: {}\n", hex_list(p.write_rows));
   s += fmt::format("    block bits W: {}\n", bits_list(p.block_positions));
+  if (!p.block_order.empty()) s += fmt::format("    launch order M (launch bit -> block bits): {}\n", hex_list(p.block_order));
   s += fmt::format("    swizzle: {}; shared store rows {} elem {}; load rows {} lanes {}\n",
                    p.swizzle ? "xor" : "off", hex_list(p.store_row_cols), hex_list(p.store_elem_cols),
                    hex_list(p.load_row_cols), hex_list(p.load_lane_cols));

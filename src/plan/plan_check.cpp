@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bmmc/plan/block_order.hpp"
+
 namespace bmmc {
 
 namespace {
@@ -106,11 +108,17 @@ void run(const TilePass& p, Checker& c) {
     c.fail("tile pass tables have inconsistent sizes");
     return;
   }
+  if (!is_block_order(p.block_order, static_cast<int>(p.block_positions.size()))) {
+    c.fail(fmt::format("launch order M ({} columns) is not a bijection of the {} block bits", p.block_order.size(),
+                       p.block_positions.size()));
+    return;
+  }
   std::vector<std::int64_t> tile(words);
   std::vector<std::uint64_t> idx(static_cast<size_t>(kLanes) << k);
   std::array<std::uint32_t, kLanes> banks{};
   const int warps = 1 << p.warp_bits, iters = p.iters();
-  for (std::uint64_t b = 0; b < p.blocks(); ++b) {
+  for (std::uint64_t launch = 0; launch < p.blocks(); ++launch) {
+    const std::uint64_t b = launched_block(p, launch);
     const auto [x0, z] = block_origin(p, b);
     const std::uint64_t y0 = z & ~low, delta = z & low;
     std::fill(tile.begin(), tile.end(), -1);

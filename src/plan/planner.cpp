@@ -9,6 +9,7 @@
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/factorize.hpp"
 #include "bmmc/core/subspace.hpp"
+#include "bmmc/plan/block_order.hpp"
 
 namespace bmmc {
 
@@ -114,6 +115,12 @@ TilePass make_tile_pass(const Bmmc& bmmc, int eb, const TileOptions& o) {
 }
 
 }  // namespace
+
+Subspace tile_space(const TilePass& p) {
+  std::vector<BitVec> basis(p.read_rows);
+  for (int j = 0; j < p.segment_bits(); ++j) basis.push_back(BitVec{1} << j);
+  return Subspace::span(p.n(), basis);
+}
 
 TilePass make_tile_pass_on(const Bmmc& bmmc, int eb, int k, const Subspace& v, int q, int warp_bits, bool swizzle) {
   const int n = bmmc.n();
@@ -246,7 +253,10 @@ Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
   auto fit = [&](const Bmmc& b, TileOptions o) {
     for (;;) {
       TilePass p = make_tile_pass(b, eb, o);
-      if (static_cast<std::int64_t>(p.shared_bytes()) <= opt.max_tile_bytes) return p;
+      if (static_cast<std::int64_t>(p.shared_bytes()) <= opt.max_tile_bytes) {
+        p.block_order = block_order_columns(b.matrix(), tile_space(p), opt.block_order);
+        return p;
+      }
       if (o.target_row_bits > p.q) {
         o.target_row_bits = p.q;  // drop the "iters" directions first
       } else if (o.vector_bits > 0) {

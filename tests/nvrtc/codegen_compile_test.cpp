@@ -9,6 +9,7 @@
 
 #include "bmmc/codegen/cuda_source.hpp"
 #include "bmmc/codegen/inplace_source.hpp"
+#include "bmmc/codegen/probe_source.hpp"
 #include "bmmc/core/involution.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cuda/nvrtc.hpp"
@@ -46,6 +47,41 @@ TEST(CodegenNvrtc, EmittedKernelsCompileForSm90) {
     std::vector<char> cubin;
     EXPECT_NO_THROW(cubin = done[i].get()) << jobs[i].first << "\n" << jobs[i].second;
     EXPECT_TRUE(looks_like_cubin(cubin)) << jobs[i].first;
+  }
+}
+
+TEST(CodegenNvrtc, LaunchOrdersAndDramProbesCompileForSm90) {
+  // Every launch order (32- and 64-bit indices) and the probe of each plan; the probe keeps the plan's reads
+  // and writes, so it must name the same launch order and declare no shared memory.
+  std::vector<std::pair<std::string, std::future<std::vector<char>>>> done;
+  int seed = 0;
+  for (BlockOrder order : {BlockOrder::Coordinate, BlockOrder::Input, BlockOrder::Output, BlockOrder::Balanced})
+    for (int n : {20, 34}) {
+      GpuPolicy o;
+      o.block_order = order;
+      const Plan plan = make_plan(random_bmmc(n, 70 + seed), seed % 2 ? 8 : 4, default_caps(), o);
+      ++seed;
+      const TilePass& pass = std::get<TilePass>(plan.passes.at(0));
+      EXPECT_EQ(pass.block_order.empty(), order == BlockOrder::Coordinate);
+      const KernelSource kernel = generate_cuda(plan)[0], probe = generate_access_probe(pass);
+      EXPECT_EQ(kernel.source.find("// launch order") != std::string::npos, order != BlockOrder::Coordinate) << kernel.source;
+      EXPECT_EQ(probe.source.find("// launch order") != std::string::npos, order != BlockOrder::Coordinate) << probe.source;
+      EXPECT_EQ(probe.source.find("__shared__"), std::string::npos) << probe.source;
+      EXPECT_EQ(probe.grid, kernel.grid);
+      EXPECT_EQ(probe.block, kernel.block);
+      EXPECT_EQ(probe.shared_bytes, 0u);
+      const std::string what = fmt::format("{} n {}", to_string(order), n);
+      done.emplace_back(what + " kernel\n" + kernel.source, std::async(std::launch::async, [src = kernel.source] {
+                          return compile_cubin(src, "bmmc_kernel.cu", 90);
+                        }));
+      done.emplace_back(what + " probe\n" + probe.source, std::async(std::launch::async, [src = probe.source] {
+                          return compile_cubin(src, "bmmc_probe.cu", 90);
+                        }));
+    }
+  for (auto& [what, f] : done) {
+    std::vector<char> cubin;
+    EXPECT_NO_THROW(cubin = f.get()) << what;
+    EXPECT_TRUE(looks_like_cubin(cubin)) << what;
   }
 }
 

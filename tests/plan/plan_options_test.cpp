@@ -70,6 +70,12 @@ TEST(GpuPolicy, MapsLaunchTermsOntoPlanTerms) {
   EXPECT_EQ(tiled.tile_bits, 10);  // one element per thread
   EXPECT_EQ(tiled.warp_bits, -1);  // one warp per row
   EXPECT_EQ(gpu_plan_options(GpuPolicy{Variant::TwoPass}, 20, caps).tile_bits, 8 + 2);
+  EXPECT_EQ(one.block_order, BlockOrder::Coordinate);  // make_plan(…, GpuPolicy) applies the element-size default
+  EXPECT_EQ(default_gpu_block_order(4), BlockOrder::Input);
+  EXPECT_EQ(default_gpu_block_order(1), BlockOrder::Coordinate);
+  GpuPolicy ordered;
+  ordered.block_order = BlockOrder::Balanced;
+  EXPECT_EQ(gpu_plan_options(ordered, 20, caps).block_order, BlockOrder::Balanced);
   EXPECT_THROW(gpu_plan_options(GpuPolicy{Variant::Auto, 0, 48}, 20, caps), std::invalid_argument);
   EXPECT_THROW(gpu_plan_options(GpuPolicy{Variant::Auto, 0, 2048}, 20, caps), std::invalid_argument);
   EXPECT_THROW(gpu_plan_options(GpuPolicy{Variant::Auto, 3}, 20, caps), std::invalid_argument);

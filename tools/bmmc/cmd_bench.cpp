@@ -34,6 +34,8 @@ struct BenchOptions {
   int cpu_tile = -1;
   bool cpu_gather = false, cpu_transpose = false;
   bool in_place = false;
+  std::vector<std::string> block_orders = {"default"};  ///< one one-pass case per launch order
+  bool probe = true;                                 ///< DRAM probe rows beside one-pass cases
   std::string backend = "auto";
   int gpus = 0;                  ///< > 0: the multi-GPU engines over devices 0 … gpus−1
   std::vector<int> devices;      ///< or over this list (a device may repeat)
@@ -95,7 +97,7 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
     }
     std::vector<GpuBenchCase> cases;
     for (const std::string& v : o.variants) {
-      GpuBenchCase c{v, {}};
+      GpuBenchCase c{v, {}, false};
       c.options.codegen.streaming_hints = o.streaming;
       c.options.policy.elems_per_thread = o.elems_per_thread;
       c.options.policy.threads_per_block = o.threads;
@@ -109,7 +111,19 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
       const Variant pv = c.options.policy.variant;
       if ((pv == Variant::Tiled || pv == Variant::TiledBanks || pv == Variant::TiledBanksIters) && !b.is_tiled(kLaneBits))
         continue;  // the paper's tiled kernels do not apply to this BMMC
-      cases.push_back(c);
+      if (v != "one-pass") {
+        cases.push_back(c);
+        continue;
+      }
+      for (const std::string& order : o.block_orders) {
+        GpuBenchCase oc = c;
+        if (order != "default") {
+          oc.options.policy.block_order = parse_block_order(order);
+          oc.variant += "/" + order;
+        }
+        oc.probe = o.probe;
+        cases.push_back(oc);
+      }
     }
     if (!o.json && !o.csv)
       fmt::print(stderr, "[{}/{}] {} (n = {}, {} B elements) on {}\n", i + 1, o.specs.size(), o.specs[i], b.n(),
@@ -170,6 +184,12 @@ void add_bench(CLI::App& app, Action& run) {
                                "CPU: run the gather loop (default: the faster loop on this CPU, measured)");
   sub->add_flag("--cpu-transpose", o->cpu_transpose, "CPU: run the register-transpose loop")->excludes(gather);
   sub->add_flag("--streaming", o->streaming, "JIT kernels use __ldcs/__stcs");
+  sub->add_option("--block-order", o->block_orders,
+                  "one-pass launch order(s): default, coordinate, input, output, balanced (one row each)")
+      ->take_all()
+      ->check(CLI::IsMember({"default", "coordinate", "input", "output", "balanced"}));
+  sub->add_flag("--probe,!--no-probe", o->probe,
+                "time the DRAM probe of each one-pass plan beside it (its reads and writes without the tile)");
   sub->add_flag("--in-place", o->in_place,
                 "time the in-place permutation (docs/DESIGN.md §8) beside memcpy, the out-of-place pass and, for bit "
                 "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads");

@@ -38,6 +38,7 @@ nlohmann::ordered_json pass_json(const Pass& pass) {
   j["v_basis"] = t.read_rows;
   j["write_rows"] = t.write_rows;
   j["block_bits"] = t.block_positions;
+  j["block_order"] = t.block_order;
   j["swizzle"] = t.swizzle;
   j["blocks"] = t.blocks();
   j["threads"] = t.threads_per_block();

@@ -16,6 +16,7 @@ struct PlanCliOptions {
   int threads = 0;
   int vector_bits = -1;
   std::string swizzle = "default";  // default|on|off
+  std::string block_order = "default";
 };
 
 inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
@@ -28,6 +29,8 @@ inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
   sub->add_option("--vector-bits", o.vector_bits,
                   "2^K consecutive elements per lane access (-1 = default: 8-byte accesses)");
   sub->add_option("--swizzle", o.swizzle, "XOR swizzle of the shared tile: default, on or off")->capture_default_str();
+  sub->add_option("--block-order", o.block_order, "launch order of the blocks: default (input for 4+ byte elements, else coordinate), coordinate, input, output or balanced")
+      ->capture_default_str();
 }
 
 inline GpuPolicy to_gpu_policy(const PlanCliOptions& o) {
@@ -36,6 +39,7 @@ inline GpuPolicy to_gpu_policy(const PlanCliOptions& o) {
   p.elems_per_thread = o.elems_per_thread;
   p.threads_per_block = o.threads;
   p.vector_bits = o.vector_bits;
+  if (o.block_order != "default") p.block_order = parse_block_order(o.block_order);
   if (o.swizzle == "on")
     p.swizzle = true;
   else if (o.swizzle == "off")

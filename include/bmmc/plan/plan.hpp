@@ -8,6 +8,7 @@
 //    access), s = k + 5 (a warp access covers 2^s consecutive elements: 32 lanes), m = row bits (the tile
 //    has 2^m rows of 2^s elements), so a block owns the coset x0 ⊕ V' with dim V' = s + m.
 //    Block b:  x0 = b's bits deposited at `block_positions`;  z = c ⊕ Σ_i b_i·block_images[i]  (block_origin);
+//              the i-th block launched is b = M·i (`block_order`, the launch order; empty M = identity).
 //              y0 = z with the low s bits cleared, δ = the low s bits of z.
 //    Phase 1:  warp row ρ (warp w handles ρ = w + j·2^warp_bits), lane ℓ, element e < 2^k reads
 //              x = x0 ⊕ R·ρ ⊕ (ℓ·2^k + e)  and stores it at shared word  Λρ·ρ ⊕ Λe·e ⊕ ℓ.
@@ -40,10 +41,20 @@ inline constexpr int kLaneBits = 5;
 /// Kernel variants, named as on the CLI. Auto resolves to one-pass (naive below 32 elements).
 enum class Variant { Naive, Tiled, TiledBanks, TiledBanksIters, TwoPass, OnePass, Auto };
 
+/// Which blocks of a tile pass run at the same time (plan/block_order.hpp): the launch order decides which
+/// DRAM pages are open together, not what is moved. Coordinate: block bits in the order of the coordinate
+/// complement W (the paper's); Input: consecutive launches read neighbouring runs; Output: they write
+/// neighbouring runs; Balanced: both sides as low as they can be together.
+enum class BlockOrder { Coordinate, Input, Output, Balanced };
+
 const char* to_string(Variant v) noexcept;
 /// Parses "naive", "tiled", "tiled-banks", "tiled-banks-iters", "two-pass", "one-pass", "auto";
 /// throws std::invalid_argument listing the names otherwise.
 Variant parse_variant(std::string_view name);
+
+const char* to_string(BlockOrder o) noexcept;
+/// Parses "input", "output", "balanced"; throws std::invalid_argument listing the names otherwise.
+BlockOrder parse_block_order(std::string_view name);
 
 struct NaivePass {
   Bmmc bmmc;
@@ -67,6 +78,9 @@ struct TilePass {
   std::vector<BitVec> write_rows;       ///< U: m vectors, low s bits clear
   std::vector<int> block_positions;     ///< W: bit positions that the block index is deposited at
   std::vector<BitVec> block_images;     ///< A·e_w for w in W
+  /// M: the i-th block launched is block M·i (column j = the block bits of launch bit j). Empty = identity.
+  /// A bijection of the block indices, so it changes which cosets run together, never what a block does.
+  std::vector<std::uint64_t> block_order;
   std::vector<std::uint32_t> store_row_cols;   ///< Λρ: shared word of row basis vector i
   std::vector<std::uint32_t> store_elem_cols;  ///< Λe: shared word of element bit i (k of them)
   std::vector<std::uint32_t> load_row_cols;    ///< Gσ: m columns
@@ -108,6 +122,15 @@ BMMC_HOST_DEVICE constexpr BlockOrigin block_origin(const int* positions, const 
 inline BlockOrigin block_origin(const TilePass& p, std::uint64_t b) noexcept {
   return block_origin(p.block_positions.data(), p.block_images.data(), static_cast<int>(p.block_positions.size()),
                       p.bmmc.complement(), b);
+}
+
+/// The block that launch index i runs: M·i (i itself when block_order is empty).
+inline std::uint64_t launched_block(const TilePass& p, std::uint64_t i) noexcept {
+  if (p.block_order.empty()) return i;
+  std::uint64_t b = 0;
+  for (size_t j = 0; j < p.block_order.size(); ++j)
+    if ((i >> j) & 1) b ^= p.block_order[j];
+  return b;
 }
 
 using Pass = std::variant<NaivePass, TilePass>;

@@ -39,6 +39,8 @@ struct PlanOptions {
   /// The tile (shared memory on a GPU) may not exceed this; rows beyond q are dropped first, then the lane
   /// accesses narrowed. A NaivePass launches 2^warp_bits warps per block (capped at the array).
   std::int64_t max_tile_bytes = std::numeric_limits<std::int64_t>::max();
+  /// The launch order of the blocks (block_order.hpp): which cosets run together. Input = the paper's.
+  BlockOrder block_order = BlockOrder::Coordinate;
 
   friend bool operator==(const PlanOptions&, const PlanOptions&) = default;
 };
@@ -59,6 +61,9 @@ int default_vector_bits(int elem_bytes);
 /// low k + 5 directions and A⁻¹ of them): block positions, rows, swizzle. `q` is recorded as given (the
 /// rows the permutation forces). make_plan builds V' = L + A⁻¹L plus coordinate directions; the in-place
 /// planner (inplace_plan.hpp) builds an A-invariant V' and calls this.
+/// V' of a tile pass: span(e_0 … e_(s−1), read rows R).
+Subspace tile_space(const TilePass& p);
+
 TilePass make_tile_pass_on(const Bmmc& bmmc, int elem_bytes, int vector_bits, const Subspace& tile_space, int q,
                            int warp_bits, bool swizzle);
 

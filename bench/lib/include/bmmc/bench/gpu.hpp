@@ -26,9 +26,14 @@ struct GpuBenchRow {
 struct GpuBenchCase {
   std::string variant;   ///< variant name for the row
   GpuOptions options;
+  /// Also time the DRAM probe of the case's plan (codegen/probe_source.hpp; one JIT tile pass only): a row
+  /// "probe:<variant>", checked to write every output byte.
+  bool probe = false;
 };
 
-/// Measures memcpy D2D and a 16-byte copy kernel of 2^n·elem_bytes bytes, then each case.
+/// Measures memcpy D2D and two 16-byte copy kernels of 2^n·elem_bytes bytes — "copy-kernel" (a grid-stride
+/// loop, at most 16 blocks per SM) and "copy-1v" (one vector per thread, 256-thread blocks, the DRAM probe's
+/// sequential copy) — then each case.
 std::vector<GpuBenchRow> bench_gpu(const Bmmc& bmmc, int elem_bytes, const std::vector<GpuBenchCase>& cases, int reps);
 
 /// Host time of a cached one-shot bmmc::permute() call, microseconds (mean over many calls on a small array).
