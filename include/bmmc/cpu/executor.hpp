@@ -29,6 +29,10 @@ struct CpuPolicy {
   /// faster of the two on this CPU, measured once per process for each element size and kind of
   /// permutation (src/cpu/loop_choice.hpp); true / false force one.
   std::optional<bool> register_transpose;
+  /// The direct loop for a one-pass plan (one pass from input to output through registers, no tile;
+  /// src/cpu/direct_blocks.hpp): nullopt = on arrays up to 1 MiB, where it is faster (docs/DESIGN.md §4.2);
+  /// true = at every size; false = never. With register_transpose = false it is the table walk.
+  std::optional<bool> direct;
 
   friend bool operator==(const CpuPolicy&, const CpuPolicy&) = default;
 };
@@ -64,7 +68,8 @@ class CpuPermuter {
   /// (a single thread, with no pool hand-off, below 1 MiB).
   int threads() const noexcept;
   std::size_t temp_bytes() const noexcept;
-  /// The inner loop(s) that run, one name per pass joined by " + ": "transpose-avx2" (4/8-byte elements),
+  /// The inner loop(s) that run, one name per pass joined by " + ": "direct-transpose-avx2" / "direct-walk"
+  /// (the direct loops of a one-pass plan on small arrays), "transpose-avx2" (4/8-byte elements),
   /// "transpose-avx512vbmi" (1/2-byte elements) — register transposes —, "gather" (per-element loads;
   /// vpgather for 4/8-byte elements on arrays that are streamed), "scatter" (a naive pass).
   std::string kernel_name() const;

@@ -1,0 +1,81 @@
+// Internal to the CPU backend: the direct loops for arrays that fit in cache — one pass from input to
+// output through registers, with no tile.
+//
+// Why. The tile loops (transpose_blocks.hpp, executor.cpp) read and write every element twice (input →
+// tile → output) so that a block's input runs and output runs are both whole cache lines; for arrays that
+// stream from DRAM that is what makes them run at memcpy speed. An array that fits in L2 has no lines to
+// save, and there the round trip itself was the cost: 4.2–5× a single-thread memcpy at 64–256 KiB
+// (BENCHMARKS.md "CPU small arrays"). The direct loops touch every element once:
+//
+// - Transposes (4- and 8-byte elements, AVX2): the group algebra of transpose_blocks.hpp with the output
+//   array in the role of the tile, i.e. K0 = A. A group is 2^W input vectors of 2^W consecutive elements at
+//   a ⊕ X·k that A maps onto exactly 2^W output vectors of consecutive elements (X spans the aligned part of
+//   A⁻¹'s lane columns); each group is loaded, lane-permuted (vpermd, skipped when the tables make it the
+//   identity, e.g. bit-reverse and bit permutations that keep lanes in order), transposed (T_r) and stored
+//   straight to the output. The group representatives are visited in Gray-code order, so each step is one
+//   XOR of a column (input offset, output vector, lane XOR μ) instead of a table the size of the array.
+//   The complement c adds its vector part to every output vector and its lane part, through D⁻¹, to μ.
+// - Walk (any element size): out[y] = in[A⁻¹·(y ⊕ c)] with y sequential, A⁻¹·(hi·2^k ⊕ lo) =
+//   f_hi ⊕ T[lo] for a 2^k-entry table T of the low output bits and f_hi updated by one XOR per row of 2^k
+//   (the Gray-code rule of the naive pass): one table load, XOR, load and store per element. It is the loop
+//   for 1-, 2- and 16-byte elements and for CPUs without AVX2.
+//
+// Which loop runs, and below which size, is the executor's rule (executor.cpp, docs/DESIGN.md §4.2).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/bmmc.hpp"
+#include "transpose_blocks.hpp"
+
+namespace bmmc::cpu_detail {
+
+struct DirectTables {
+  int n = 0;
+  int elem_bytes = 4;
+  // Blend transposes (the usual case: set when the input vectors' bits reach every output lane bit, e.g.
+  // bit-reverse, transposes of ≥ W bits, random BMMCs): group = 2^W loads from kpos, exchanges of lanes
+  // between registers s and s ⊕ ub[q] for the lanes with bit q set (vpblendd), the full transpose, the
+  // same with ua, and 2^W stores to output vectors vec ⊕ qvec[s]. No lane permutes at all: with the
+  // transpose T in the middle, M = U_a·T·U_b (U = "vector ⊕= B·lane", a blend per register pair) once
+  // the input vectors are relabelled by Mjk⁻¹ (docs/DESIGN.md §4.2). load_swap: the 128-bit half exchange
+  // of the transpose is done by the loads (two 16-byte loads per register) when ub allows it.
+  bool blend = false;
+  bool load_swap = false;
+  std::array<std::uint32_t, 8> kpos{}, qvec{}, pre_xor{};
+  std::uint32_t nat_c = 0;  // the complement's input shift (the output vector and μ ones are vec_c, mu_c)
+  std::array<std::uint32_t, 3> ub{}, ua{};
+  // Lane-permuting transposes (when the blends do not apply: some output lane bits come from input lane
+  // bits only, e.g. transpose:1): the group tables with their representative tables dropped; the
+  // representatives come from these columns instead, one per bit of the group index.
+  std::optional<TransposeTables> groups;
+  std::vector<std::uint32_t> nat_cols, vec_cols, mu_cols;
+  std::uint32_t vec_c = 0, mu_c = 0;  // the complement's output-vector offset and lane XOR
+  bool pre = true, post = true;       // whether the lane permutations before / after the network are needed
+  // Walk: T[lo] = A⁻¹·lo for the low walk_bits output bits, and the flips of the row counter's Gray rule.
+  int walk_bits = 0;
+  std::vector<std::uint32_t> walk_lo;
+  std::vector<BitVec> walk_flip;  // XOR of A⁻¹'s columns walk_bits .. walk_bits + i
+  BitVec walk_c = 0;              // A⁻¹·c
+};
+
+/// Tables for out[A·x ⊕ c] = in[x]: with the register transposes when `transposes` and this CPU can run
+/// them for the element size (else the walk). Throws std::invalid_argument for n > 32. Pure apart from the
+/// CPU check.
+DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes);
+
+/// The units run_direct splits the array into: groups of 2^(2W) elements, or walk rows of 2^walk_bits.
+std::uint64_t direct_units(const DirectTables& t);
+
+/// Units [begin, end) of the permutation; `in` and `out` aligned to the element size only.
+void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
+                std::uint64_t end);
+
+/// "direct-blend-avx2", "direct-transpose-avx2" or "direct-walk".
+std::string direct_kernel_name(const DirectTables& t);
+
+}  // namespace bmmc::cpu_detail
