@@ -120,7 +120,8 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
   if (!naive) variants.erase(variants.begin() + 2);
   // The other phase loop too (gathers where the transposes run, and the reverse where this CPU's measured
   // choice is the gathers), for the comparison.
-  const bool transposes = one_pass.kernel_name().find("transpose") != std::string::npos;
+  const std::string loop = one_pass.kernel_name();
+  const bool transposes = loop.find("transpose") != std::string::npos || loop.find("blend") != std::string::npos;
   CpuPolicy other = options;
   other.register_transpose = !transposes;
   const CpuPermuter alternative(bmmc, elem_bytes, other);

@@ -295,10 +295,11 @@ PassTables pass_tables(const TilePass& p, std::optional<bool> transpose) {
   return t;
 }
 
-// A one-pass plan's tables: the direct loop's where the policy or the size rule asks for it (the plan's own
-// tile tables are still built, which checks a hand-made pass as for any other loop), else the tile loop's.
-PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy) {
-  if (policy.direct == false) return pass_tables(p, policy.register_transpose);
+// A one-pass plan's tables: the direct loop's where the policy or, for the CPU's own plan (own_plan: made
+// from a Bmmc, not handed in — a given plan runs as given), the size rule asks for it; else the tile loop's.
+// The plan's tile tables are built either way, which checks a hand-made pass as for any other loop.
+PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_plan) {
+  if (policy.direct == false || (!own_plan && policy.direct != true)) return pass_tables(p, policy.register_transpose);
   PassTables t{build_tables(p), std::nullopt, std::nullopt};
   cpu_detail::DirectTables d =
       cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true));
@@ -481,21 +482,24 @@ struct CpuPermuter::Prepared {
   int threads = 1;
 };
 
-CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : policy_(policy) {
+CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : CpuPermuter(std::move(plan), policy, false) {}
+
+CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy, bool own_plan) : policy_(policy) {
   check_plan_shape(plan);
   auto p = std::make_shared<Prepared>();
   p->tables.resize(plan.passes.size());
   // Tables are built (and a malformed hand-made pass refused) here, before anything is written.
   for (std::size_t i = 0; i < plan.passes.size(); ++i)
     if (const auto* tp = std::get_if<TilePass>(&plan.passes[i]))
-      p->tables[i] = plan.passes.size() == 1 ? one_pass_tables(*tp, policy) : pass_tables(*tp, policy.register_transpose);
+      p->tables[i] = plan.passes.size() == 1 ? one_pass_tables(*tp, policy, own_plan)
+                                             : pass_tables(*tp, policy.register_transpose);
   p->threads = resolve_cpu_threads(policy.threads, plan.n(), plan.elem_bytes);
   p->plan = std::move(plan);
   prepared_ = std::move(p);
 }
 
 CpuPermuter::CpuPermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy)
-    : CpuPermuter(make_cpu_plan(bmmc, elem_bytes, policy), policy) {}
+    : CpuPermuter(make_cpu_plan(bmmc, elem_bytes, policy), policy, true) {}
 
 const Plan& CpuPermuter::plan() const noexcept { return prepared_->plan; }
 int CpuPermuter::threads() const noexcept { return prepared_->threads; }

@@ -313,13 +313,16 @@ TEST(CpuExecutor, RefusesBadArgumentsAndWritesNothing) {
 }
 
 TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
+  // 256 KiB: the direct loop, so the tile loop it replaces gets a row too.
   const auto rows = bench_cpu(random_bmmc(16, 1), 4, 3, 2);
-  ASSERT_EQ(rows.size(), cpu_has_avx2() ? 5u : 4u);
+  ASSERT_EQ(rows.size(), cpu_has_avx2() ? 6u : 5u);
   EXPECT_EQ(rows[0].variant, "memcpy");
   EXPECT_EQ(rows[3].variant, "one-pass");
-  if (cpu_has_avx2())  // the loop this CPU did not choose
+  if (cpu_has_avx2())  // the loop this CPU did not choose (the walk beside the direct transposes)
     EXPECT_TRUE(rows[4].variant == "one-pass-gather" || rows[4].variant == "one-pass-transpose") << rows[4].variant;
-  EXPECT_EQ(bench_cpu(random_bmmc(16, 1), 16, 1, 1).size(), 4u) << "16-byte elements have one loop only";
+  EXPECT_EQ(rows.back().variant, "one-pass-tiled");
+  EXPECT_EQ(bench_cpu(random_bmmc(16, 1), 16, 1, 1).size(), 5u) << "16-byte elements: the walk and the tile loop";
+  EXPECT_EQ(bench_cpu(random_bmmc(20, 1), 16, 1, 1).size(), 4u) << "16-byte elements above 1 MiB: one loop only";
   for (const BenchRow& r : rows) {
     EXPECT_GT(r.median_ms, 0);
     EXPECT_LE(r.min_ms, r.median_ms);
