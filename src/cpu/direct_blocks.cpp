@@ -425,6 +425,18 @@ bool blend_tables(const Bmmc& bmmc, int elem_bytes, DirectTables& d) {
   return true;
 }
 
+// The most of these element offsets (vector starts) that fall into one 64-byte-line L1 set of 64 sets.
+int set_pile(const std::uint32_t* offsets, int count, int elem_bytes) {
+  int pile = 0;
+  for (int i = 0; i < count; ++i) {
+    int same = 0;
+    for (int j = 0; j < count; ++j)
+      same += ((std::uint64_t{offsets[i]} * elem_bytes >> 6) & 63) == ((std::uint64_t{offsets[j]} * elem_bytes >> 6) & 63);
+    pile = std::max(pile, same);
+  }
+  return pile;
+}
+
 // Shuffle-unit work per group of the blend loop (see make_direct_tables).
 int blend_cost(const DirectTables& d, int W) {
   const int V = 1 << W;
@@ -432,6 +444,18 @@ int blend_cost(const DirectTables& d, int W) {
   if (d.pre) cost += 2 * V;
   for (int q = 0; q < W; ++q) cost += (d.ub[q] != 0) * 2 + (d.ua[q] != 0) * 2;
   return cost;
+}
+
+// d with set_pile filled in from its group's input and output vector offsets.
+DirectTables with_pile(DirectTables d, int V) {
+  const int W = __builtin_ctz(static_cast<unsigned>(V));
+  std::array<std::uint32_t, 8> in{}, out{};
+  for (int v = 0; v < V; ++v) {
+    in[v] = d.groups ? d.groups->kpos[v] : d.kpos[v];
+    out[v] = (d.groups ? d.groups->qvec[v] : d.qvec[v]) << W;
+  }
+  d.set_pile = std::max(set_pile(in.data(), V, d.elem_bytes), set_pile(out.data(), V, d.elem_bytes));
+  return d;
 }
 
 }  // namespace
@@ -472,11 +496,11 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
       // per register), the lane-permuting loop for maps that keep low bits in place (identity-like, T_r
       // with r < W and no permutes at all).
       const int permute_cost = x->swaps * V + (d.pre ? 2 * V : 0) + (d.post ? 2 * V : 0);
-      if (blend && blend_cost(blended, W) <= permute_cost) return blended;
+      if (blend && blend_cost(blended, W) <= permute_cost) return with_pile(std::move(blended), V);
       d.groups = std::move(x);
-      return d;
+      return with_pile(std::move(d), V);
     }
-    if (blend) return blended;
+    if (blend) return with_pile(std::move(blended), 1 << W);
   }
 #else
   (void)transposes;

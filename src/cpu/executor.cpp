@@ -56,6 +56,10 @@ constexpr std::size_t kTileBytesL1 = std::size_t{16} << 10;
 // BENCHMARKS.md "CPU small arrays"; docs/DESIGN.md §4.2 states the rule).
 constexpr std::size_t kDirectTransposeBytes = std::size_t{1} << 20;
 constexpr std::size_t kDirectWalkBytes = std::size_t{1} << 20;
+// ... and up to this size only for maps whose groups pile more than half their vectors into one L1 set
+// (bit-reverse-like: strides of 4 KiB multiples; DirectTables::set_pile): at 512 KiB–1 MiB the tile loop
+// is as fast or faster for them (bit-reverse at 1 MiB: 91 µs tiled, 131 µs direct).
+constexpr std::size_t kDirectPiledBytes = std::size_t{256} << 10;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 
 template <int B>
@@ -303,7 +307,10 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
   PassTables t{build_tables(p), std::nullopt, std::nullopt};
   cpu_detail::DirectTables d =
       cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true));
-  const std::size_t limit = d.groups ? kDirectTransposeBytes : kDirectWalkBytes;
+  const int group_vectors = p.elem_bytes == 4 ? 8 : 4;
+  const std::size_t limit = 2 * d.set_pile > group_vectors ? kDirectPiledBytes
+                           : d.groups || d.blend            ? kDirectTransposeBytes
+                                                            : kDirectWalkBytes;
   if (policy.direct == true || array_bytes(p.n(), p.elem_bytes) <= limit) {
     t.direct = std::move(d);
     return t;

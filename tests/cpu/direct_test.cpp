@@ -120,7 +120,8 @@ TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
       }
 }
 
-// The size rule: a CpuPermuter made from a Bmmc runs the direct loop up to 1 MiB — the blends for general
+// The size rule: a CpuPermuter made from a Bmmc runs the direct loop up to 1 MiB (256 KiB for maps that pile
+// a group into one L1 set) — the blends for general
 // 4/8-byte maps where the CPU has AVX2, the walk for 1/2/16-byte elements — and the tile loop above; a plan
 // handed in runs as given unless CpuPolicy::direct = true; direct = false keeps the tile loop.
 TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
@@ -129,8 +130,15 @@ TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
     const int at_limit = 20 - __builtin_ctz(static_cast<unsigned>(eb));  // 1 MiB
     for (int n : {6, 10, 14, 16, at_limit}) {
       EXPECT_EQ(CpuPermuter(random_bmmc(n, 1), eb).kernel_name(), transposes) << eb << " B, n = " << n;
-      EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name(), transposes) << eb << " B, n = " << n;
+      if (n <= 14) EXPECT_EQ(CpuPermuter(transpose(n, n / 2), eb).kernel_name(), transposes) << eb << " B, n = " << n;
     }
+    // Bit-reverse piles a group's vectors into one L1 set once its strides reach 4 KiB: direct only up to
+    // 256 KiB.
+    for (int n : {6, 10, at_limit - 2})
+      EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name(), transposes) << eb << " B, n = " << n;
+    for (int n : {at_limit - 1, at_limit})
+      EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name().find("direct"), std::string::npos)
+          << eb << " B, n = " << n;
     EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb).kernel_name().find("direct"), std::string::npos);
     EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, -1, std::nullopt, false}).kernel_name().find("direct"),
               std::string::npos);
