@@ -15,10 +15,12 @@
 //   straight to the output. The group representatives are visited in Gray-code order, so each step is one
 //   XOR of a column (input offset, output vector, lane XOR μ) instead of a table the size of the array.
 //   The complement c adds its vector part to every output vector and its lane part, through D⁻¹, to μ.
-// - Walk (any element size): out[y] = in[A⁻¹·(y ⊕ c)] with y sequential, A⁻¹·(hi·2^k ⊕ lo) =
-//   f_hi ⊕ T[lo] for a 2^k-entry table T of the low output bits and f_hi updated by one XOR per row of 2^k
-//   (the Gray-code rule of the naive pass): one table load, XOR, load and store per element. It is the loop
-//   for 1-, 2- and 16-byte elements and for CPUs without AVX2.
+// - Walk (any element size): out[y] = in[A⁻¹·(y ⊕ c)] over blocks y0 ⊕ S, S = the output line's bits ⊕
+//   A·(the input line's bits) (≤ 2^(2L) elements, L = log2 of the elements per 64-byte line, 32 bytes for
+//   1/2-byte elements): a block reads and writes whole lines, so each line is fetched once even for
+//   bit-reverse. Offsets come from a 2^dim(S)-entry table (y, A⁻¹·y), blocks in Gray-code order (one XOR of
+//   a column per block): per element two table loads, two XORs, a load and a store. It is the loop for 1-,
+//   2- and 16-byte elements, for CPUs without AVX2, and for 4/8-byte maps that pile a group into one L1 set.
 //
 // Which loop runs, and below which size, is the executor's rule (executor.cpp, docs/DESIGN.md §4.2).
 #pragma once
@@ -61,10 +63,10 @@ struct DirectTables {
   // lines before the neighbouring group uses the other halves, so the rule sends larger arrays of them to
   // the tile loop (executor.cpp).
   int set_pile = 0;
-  // Walk: T[lo] = A⁻¹·lo for the low walk_bits output bits, and the flips of the row counter's Gray rule.
-  int walk_bits = 0;
-  std::vector<std::uint32_t> walk_lo;
-  std::vector<BitVec> walk_flip;  // XOR of A⁻¹'s columns walk_bits .. walk_bits + i
+  // Walk: the block's output offsets (walk_out) and their sources A⁻¹·y (walk_in); the Gray-walk columns of
+  // the blocks (output y and input A⁻¹·y); A⁻¹·c.
+  std::vector<std::uint32_t> walk_out, walk_in;
+  std::vector<BitVec> walk_ycols, walk_xcols;
   BitVec walk_c = 0;              // A⁻¹·c
 };
 
@@ -73,7 +75,7 @@ struct DirectTables {
 /// CPU check.
 DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes);
 
-/// The units run_direct splits the array into: groups of 2^(2W) elements, or walk rows of 2^walk_bits.
+/// The units run_direct splits the array into: groups of 2^(2W) elements, or walk blocks.
 std::uint64_t direct_units(const DirectTables& t);
 
 /// Units [begin, end) of the permutation; `in` and `out` aligned to the element size only.
