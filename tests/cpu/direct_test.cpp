@@ -101,7 +101,7 @@ TEST(CpuDirect, ManyRandomMapsHitBothTransposeLoops) {
 TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
   for (int eb : {1, 2, 4, 8, 16})
     for (int n = 15; n <= 20; ++n) {
-      if ((std::size_t{eb} << n) > (std::size_t{4} << 20)) continue;  // up to 4 MiB: keeps the ASan run short
+      if ((static_cast<std::size_t>(eb) << n) > (std::size_t{4} << 20)) continue;  // up to 4 MiB: keeps the ASan run short
       const auto seed = static_cast<std::uint64_t>(n * 31 + eb);
       for (const Bmmc& b : {random_bmmc(n, seed), with_complement(random_bpc(n, seed), seed), bit_reverse(n)})
         for (int threads : {1, 2}) {
