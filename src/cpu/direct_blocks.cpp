@@ -172,7 +172,7 @@ __attribute__((target("avx2"), always_inline)) inline void transpose8_after_halv
 }
 
 // Groups [begin, end) of the blend transposes (DirectTables::blend), Gray-code order.
-template <int EB, bool LoadSwap, bool Pre>
+template <int EB, bool LoadSwap, bool Pre, bool Mu>
 __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const unsigned char* in_raw,
                                                   unsigned char* out_raw, std::uint64_t begin, std::uint64_t end) {
   constexpr int W = EB == 4 ? 3 : 2, V = 1 << W, H = V / 2;
@@ -196,15 +196,17 @@ __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const u
     if (g != begin) {
       const int i = __builtin_ctzll(g);
       a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
-      if constexpr (Pre) mu ^= d.mu_cols[i];
+      if constexpr (Mu) mu ^= d.mu_cols[i];
     }
     __m256i r[V];
     if constexpr (Pre) {  // lane XOR E·k ⊕ μ per register (vpermd), then as below without the load swap
       const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
 #pragma GCC unroll 8
-      for (int k = 0; k < V; ++k)
-        r[k] = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k]))),
-                                           _mm256_xor_si256(pre[k], m));
+      for (int k = 0; k < V; ++k) {
+        r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+        // Without μ only the registers with E·k ≠ 0 move (a branch that is the same for every group).
+        if (Mu || d.pre_xor[k] != 0) r[k] = _mm256_permutevar8x32_epi32(r[k], _mm256_xor_si256(pre[k], m));
+      }
       stages<EB>(r, ub);
       if constexpr (EB == 4) {
         transpose8(r);
@@ -403,11 +405,19 @@ bool blend_tables(const Bmmc& bmmc, int elem_bytes, DirectTables& d) {
   struct Shift {
     std::uint32_t nat, vec, mu;
   };
-  auto shift = [&](BitVec x, BitVec y) {  // x = the input part, y = A·x (⊕ c)
+  auto shift_of = [&](BitVec x, BitVec y) {  // x = the input part, y = A·x (⊕ c)
     const auto L = static_cast<std::uint32_t>(y & lane_mask);
     const std::uint32_t k = mul(*Finv, L);
     return Shift{static_cast<std::uint32_t>(x) ^ mul(X, k),
                  static_cast<std::uint32_t>(y >> W) ^ xor_of_columns(ycols, mul(G, L)), mul(E, k)};
+  };
+  // The representative may move by any X·k (same group set): take one whose μ is zero where there is one,
+  // so that groups need no lane XOR beyond the per-register E·k.
+  auto shift = [&](BitVec x, BitVec y) {
+    Shift best = shift_of(x, y);
+    for (std::uint32_t k = 1; k < static_cast<std::uint32_t>(V) && best.mu != 0; ++k)
+      if (const Shift sh = shift_of(x ^ mul(X, k), y ^ A.apply(mul(X, k))); sh.mu == 0) best = sh;
+    return best;
   };
   Subspace gin = xs;
   for (int q = 0; q < W; ++q) gin.insert(BitVec{1} << q);
@@ -420,8 +430,8 @@ bool blend_tables(const Bmmc& bmmc, int elem_bytes, DirectTables& d) {
   if (static_cast<int>(d.nat_cols.size()) != n - 2 * W) return false;
   const Shift sc = shift(0, c);
   d.nat_c = sc.nat, d.vec_c = sc.vec, d.mu_c = sc.mu;
-  d.pre = best > 0 || d.mu_c != 0 ||
-          std::any_of(d.mu_cols.begin(), d.mu_cols.end(), [](std::uint32_t m) { return m != 0; });
+  d.mu = d.mu_c != 0 || std::any_of(d.mu_cols.begin(), d.mu_cols.end(), [](std::uint32_t m) { return m != 0; });
+  d.pre = best > 0 || d.mu;
   // The loads may do the half exchange when there is no lane XOR and no U_b stage touches lane bit W-1
   // or register bit W-1 (then the stages commute with the exchange).
   d.load_swap = !d.pre && d.ub[W - 1] == 0 && std::all_of(d.ub.begin(), d.ub.begin() + W, [&](std::uint32_t col) {
@@ -558,9 +568,10 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 #if BMMC_CPU_DIRECT_AVX2
   if (t.blend) {
     auto loop = [&]<int EB>() {
-      if (t.pre) return groups_blend<EB, false, true>(t, in, out, begin, end);
-      if (t.load_swap) return groups_blend<EB, true, false>(t, in, out, begin, end);
-      return groups_blend<EB, false, false>(t, in, out, begin, end);
+      if (t.mu) return groups_blend<EB, false, true, true>(t, in, out, begin, end);
+      if (t.pre) return groups_blend<EB, false, true, false>(t, in, out, begin, end);
+      if (t.load_swap) return groups_blend<EB, true, false, false>(t, in, out, begin, end);
+      return groups_blend<EB, false, false, false>(t, in, out, begin, end);
     };
     return t.elem_bytes == 4 ? loop.template operator()<4>() : loop.template operator()<8>();
   }

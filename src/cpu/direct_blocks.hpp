@@ -58,6 +58,7 @@ struct DirectTables {
   std::vector<std::uint32_t> nat_cols, vec_cols, mu_cols;
   std::uint32_t vec_c = 0, mu_c = 0;  // the complement's output-vector offset and lane XOR
   bool pre = true, post = true;       // whether the lane permutations before / after the network are needed
+  bool mu = false;                    // blends: whether some group has a lane XOR μ ≠ 0
   // The most of a group's 2^W input (or output) vectors that share one L1 set (byte address bits 6..11):
   // 2^W for bit-reverse-like maps whose vector strides are multiples of 4 KiB. Such groups evict their own
   // lines before the neighbouring group uses the other halves, so the rule sends larger arrays of them to
