@@ -59,8 +59,9 @@ struct DirectTables {
   std::uint32_t vec_c = 0, mu_c = 0;  // the complement's output-vector offset and lane XOR
   bool pre = true, post = true;       // whether the lane permutations before / after the network are needed
   bool mu = false;                    // blends: whether some group has a lane XOR μ ≠ 0
-  // The most of a group's 2^W input (or output) vectors that share one L1 set (byte address bits 6..11):
-  // 2^W for bit-reverse-like maps whose vector strides are multiples of 4 KiB. Such groups evict their own
+  // The most of a group's 2^W input vectors that share one L1 set (byte address bits 6..11), or of its
+  // output vectors if fewer: 2^W for bit-reverse-like maps whose vector strides on both sides are
+  // multiples of 4 KiB. Such groups evict their own
   // lines before the neighbouring group uses the other halves, so the rule sends larger arrays of them to
   // the tile loop (executor.cpp).
   int set_pile = 0;

@@ -121,7 +121,7 @@ TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
 }
 
 // The size rule: a CpuPermuter made from a Bmmc runs the direct loop up to 1 MiB (for 4-byte maps that pile
-// a group into one L1 set 256 KiB; such 8-byte maps take the walk) — the blends for general
+// a group into one L1 set on both sides 128 KiB; such 8-byte maps take the walk) — the blends for general
 // 4/8-byte maps where the CPU has AVX2, the walk for 1/2/16-byte elements — and the tile loop above; a plan
 // handed in runs as given unless CpuPolicy::direct = true; direct = false keeps the tile loop.
 TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
@@ -132,13 +132,15 @@ TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
       EXPECT_EQ(CpuPermuter(random_bmmc(n, 1), eb).kernel_name(), transposes) << eb << " B, n = " << n;
       if (n <= 14) EXPECT_EQ(CpuPermuter(transpose(n, n / 2), eb).kernel_name(), transposes) << eb << " B, n = " << n;
     }
-    // Bit-reverse piles a group's vectors into one L1 set once its strides reach 4 KiB: for 4-byte elements
-    // the blends only up to 256 KiB, for 8-byte elements the walk (whole lines) up to 1 MiB.
+    // Bit-reverse piles a group's input and output vectors into one L1 set each once its strides reach
+    // 4 KiB: for 4-byte elements the blends only up to 128 KiB, for 8-byte elements the walk (whole lines)
+    // up to 1 MiB. Transposes pile on one side only and stay direct (checked above up to n = 14, here at 1 MiB).
     for (int n : {6, 10})
       EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name(), transposes) << eb << " B, n = " << n;
     if (eb == 4) {
-      EXPECT_EQ(CpuPermuter(bit_reverse(at_limit - 2), eb).kernel_name(), transposes);
-      for (int n : {at_limit - 1, at_limit})
+      EXPECT_EQ(CpuPermuter(transpose(at_limit, 7), eb).kernel_name(), transposes);
+      EXPECT_EQ(CpuPermuter(bit_reverse(at_limit - 3), eb).kernel_name(), transposes);
+      for (int n : {at_limit - 2, at_limit - 1, at_limit})
         EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name().find("direct"), std::string::npos) << "n = " << n;
     } else if (cpu_has_avx2()) {
       for (int n : {at_limit - 2, at_limit}) EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name(), "direct-walk");

@@ -219,7 +219,7 @@ void add_bench(CLI::App& app, Action& run) {
           if (o->cpu_tiled) cpu.direct = false;  // else by the size rule
           if (!o->json && !o->csv)
             fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}\n", spec, b.n(),
-                       o->elem_bytes, cpu_kernel_name(make_cpu_plan(b, o->elem_bytes, cpu), cpu));
+                       o->elem_bytes, CpuPermuter(b, o->elem_bytes, cpu).kernel_name());
           // Verified inside bench_cpu against the reference permutation.
           // --variant filters the CPU rows only by leaving out "naive" when it is not named.
           const bool naive = o->variants.empty() ||
