@@ -305,7 +305,10 @@ PassTables pass_tables(const TilePass& p, std::optional<bool> transpose) {
 // from a Bmmc, not handed in — a given plan runs as given), the size rule asks for it; else the tile loop's.
 // The plan's tile tables are built either way, which checks a hand-made pass as for any other loop.
 PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_plan) {
-  if (policy.direct == false || (!own_plan && policy.direct != true)) return pass_tables(p, policy.register_transpose);
+  const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
+  if (policy.direct == false || (!own_plan && policy.direct != true) ||
+      (policy.direct != true && bytes > std::max(kDirectTransposeBytes, kDirectWalkBytes)))
+    return pass_tables(p, policy.register_transpose);  // (no direct tables built for large arrays)
   PassTables t{build_tables(p), std::nullopt, std::nullopt};
   cpu_detail::DirectTables d =
       cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true));
@@ -313,7 +316,7 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
   const std::size_t limit = 2 * d.set_pile > group_vectors ? kDirectPiledBytes
                            : d.groups || d.blend            ? kDirectTransposeBytes
                                                             : kDirectWalkBytes;
-  if (policy.direct == true || array_bytes(p.n(), p.elem_bytes) <= limit) {
+  if (policy.direct == true || bytes <= limit) {
     t.direct = std::move(d);
     return t;
   }
