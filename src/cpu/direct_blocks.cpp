@@ -555,6 +555,8 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
   for (std::uint32_t y : d.walk_out) d.walk_in.push_back(static_cast<std::uint32_t>(ainv.apply(y)));
   for (int b = 0; b < n; ++b)
     if (block.insert(BitVec{1} << b)) d.walk_ycols.push_back(BitVec{1} << b), d.walk_xcols.push_back(ainv.col(b));
+  // The sources of one output line: how many share an L1 set (all 2^L of them for bit-reverse).
+  d.set_pile = set_pile(d.walk_in.data(), 1 << L, elem_bytes);
   d.walk_c = ainv.apply(c);
   return d;
 }

@@ -61,7 +61,7 @@ struct DirectTables {
   bool mu = false;                    // blends: whether some group has a lane XOR μ ≠ 0
   // The most of a group's 2^W input vectors that share one L1 set (byte address bits 6..11), or of its
   // output vectors if fewer: 2^W for bit-reverse-like maps whose vector strides on both sides are
-  // multiples of 4 KiB. Such groups evict their own
+  // multiples of 4 KiB. For the walk: the most of an output line's 2^L sources that share one set. Such groups evict their own
   // lines before the neighbouring group uses the other halves, so the rule sends larger arrays of them to
   // the tile loop (executor.cpp).
   int set_pile = 0;

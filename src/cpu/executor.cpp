@@ -62,6 +62,11 @@ constexpr std::size_t kDirectWalkBytes = std::size_t{1} << 20;
 // or faster for them (bit-reverse, 4-byte: 14.0 µs direct against 13.5 tiled at 128 KiB, 34.5 against 26.9
 // at 256 KiB, 131 against 91 at 1 MiB).
 constexpr std::size_t kDirectPiledBytes = std::size_t{128} << 10;
+// The walk reads the 2^L sources of an output line (L = 5 for 1- and 2-byte elements); when more of them
+// share one L1 set than it has ways (8), as for bit-reverse, the lines thrash once the array leaves L1:
+// direct only up to 32 KiB then (bit-reverse at 64 KiB of 1-byte elements: 96 µs walk, 38 µs tiled).
+constexpr std::size_t kDirectPiledWalkBytes = std::size_t{32} << 10;
+constexpr int kL1Ways = 8;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 
 template <int B>
@@ -313,9 +318,10 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
   cpu_detail::DirectTables d =
       cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true));
   const int group_vectors = p.elem_bytes == 4 ? 8 : 4;
-  const std::size_t limit = 2 * d.set_pile > group_vectors ? kDirectPiledBytes
-                           : d.groups || d.blend            ? kDirectTransposeBytes
-                                                            : kDirectWalkBytes;
+  const bool walk = !d.groups && !d.blend;
+  const std::size_t limit = walk ? (d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes)
+                            : 2 * d.set_pile > group_vectors ? kDirectPiledBytes
+                                                             : kDirectTransposeBytes;
   if (policy.direct == true || bytes <= limit) {
     t.direct = std::move(d);
     return t;

@@ -121,7 +121,8 @@ TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
 }
 
 // The size rule: a CpuPermuter made from a Bmmc runs the direct loop up to 1 MiB (for 4-byte maps that pile
-// a group into one L1 set on both sides 128 KiB; such 8-byte maps take the walk) — the blends for general
+// a group into one L1 set on both sides 128 KiB; such 8-byte maps take the walk; the walk on maps whose
+// line sources crowd one set 32 KiB) — the blends for general
 // 4/8-byte maps where the CPU has AVX2, the walk for 1/2/16-byte elements — and the tile loop above; a plan
 // handed in runs as given unless CpuPolicy::direct = true; direct = false keeps the tile loop.
 TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
@@ -156,6 +157,12 @@ TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
   for (int eb : {1, 2, 16}) {
     EXPECT_EQ(CpuPermuter(random_bmmc(12, 1), eb).kernel_name(), "direct-walk") << eb << " B";
     EXPECT_EQ(CpuPermuter(random_bmmc(21, 1), eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
+  }
+  // The walk on maps whose line sources crowd one L1 set (bit-reverse of 1- and 2-byte elements): up to 32 KiB.
+  for (int eb : {1, 2}) {
+    const int at_32k = 15 - __builtin_ctz(static_cast<unsigned>(eb));
+    EXPECT_EQ(CpuPermuter(bit_reverse(at_32k), eb).kernel_name(), "direct-walk") << eb << " B";
+    EXPECT_EQ(CpuPermuter(bit_reverse(at_32k + 1), eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
   }
   // Below 32 elements the plan is a naive pass: the scatter loop, not the direct one.
   EXPECT_EQ(CpuPermuter(random_bmmc(4, 1), 4).kernel_name(), "scatter");
