@@ -311,8 +311,9 @@ PassTables pass_tables(const TilePass& p, std::optional<bool> transpose) {
 // The plan's tile tables are built either way, which checks a hand-made pass as for any other loop.
 PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_plan) {
   const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
+  // An explicit tile size asks for the tile loop (the direct loop has no tile).
   if (policy.direct == false || (!own_plan && policy.direct != true) ||
-      (policy.direct != true && bytes > std::max(kDirectTransposeBytes, kDirectWalkBytes)))
+      (policy.direct != true && (policy.tile_bits != -1 || bytes > std::max(kDirectTransposeBytes, kDirectWalkBytes))))
     return pass_tables(p, policy.register_transpose);  // (no direct tables built for large arrays)
   PassTables t{build_tables(p), std::nullopt, std::nullopt};
   cpu_detail::DirectTables d =

@@ -149,6 +149,8 @@ TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
     EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb).kernel_name().find("direct"), std::string::npos);
     EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, -1, std::nullopt, false}).kernel_name().find("direct"),
               std::string::npos);
+    EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, 9}).kernel_name().find("direct"), std::string::npos)
+        << "an explicit tile size keeps the tile loop";
     EXPECT_EQ(CpuPermuter(make_cpu_plan(random_bmmc(14, 1), eb)).kernel_name().find("direct"), std::string::npos)
         << "a plan handed in runs as given";
     EXPECT_EQ(CpuPermuter(make_cpu_plan(random_bmmc(14, 1), eb), forced(0, std::nullopt)).kernel_name(), transposes);

@@ -59,8 +59,10 @@ TEST(CpuExecutor, RandomMapsAllElementSizesSmallN) {
     for (int n = 0; n <= 14; ++n)
       for (std::uint64_t seed : {1, 2}) {
         const int threads = 1 + static_cast<int>((n + seed) % 4);
-        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed + 10)})
-          expect_matches(b, eb, CpuPolicy{threads, -1}, seed * 100 + n);
+        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed + 10)}) {
+          expect_matches(b, eb, CpuPolicy{threads, -1}, seed * 100 + n);  // the direct loop (small arrays)
+          expect_matches(b, eb, CpuPolicy{threads, -1, std::nullopt, false}, seed * 100 + n);  // the tile loop
+        }
       }
 }
 
@@ -70,7 +72,10 @@ TEST(CpuExecutor, NamedMaps) {
       const std::vector<Bmmc> maps = {identity(n), bit_reverse(n), reverse(n),  gray(n),
                                       gray_inverse(n), rotate(n, 1), transpose(n, n / 2),
                                       parm_matrix(n, 0b110)};
-      for (const Bmmc& b : maps) expect_matches(b, eb, CpuPolicy{3, -1}, n);
+      for (const Bmmc& b : maps) {
+        expect_matches(b, eb, CpuPolicy{3, -1}, n);
+        expect_matches(b, eb, CpuPolicy{3, -1, std::nullopt, false}, n);
+      }
     }
 }
 

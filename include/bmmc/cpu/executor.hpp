@@ -32,8 +32,8 @@ struct CpuPolicy {
   /// The direct loop instead of a one-pass plan's tile loop (one pass from input to output through
   /// registers, no tile; src/cpu/direct_blocks.hpp): nullopt = for the CPU's own plan (CpuPermuter made
   /// from a Bmmc, bmmc::permute) on arrays up to 1 MiB, where it is faster (docs/DESIGN.md §4.2) — a plan
-  /// handed in runs as given —; true = for any one-pass plan at every size; false = never. With
-  /// register_transpose = false it is the table walk.
+  /// handed in, or an explicit tile_bits, keeps the tile loop —; true = for any one-pass plan at every
+  /// size; false = never. With register_transpose = false it is the table walk.
   std::optional<bool> direct;
 
   friend bool operator==(const CpuPolicy&, const CpuPolicy&) = default;
