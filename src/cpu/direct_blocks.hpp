@@ -77,6 +77,11 @@ struct DirectTables {
 /// CPU check.
 DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes);
 
+/// Fills d's blend fields (kpos, qvec, pre_xor, ub, ua, the Gray columns, load_swap, pre, mu) for 4- or
+/// 8-byte elements and sets d.blend; false (d.blend unset) when the decomposition or its element-by-element
+/// check fails. Pure (blend_tables.cpp).
+bool make_blend_tables(const Bmmc& bmmc, int elem_bytes, DirectTables& d);
+
 /// The units run_direct splits the array into: groups of 2^(2W) elements, or walk blocks.
 std::uint64_t direct_units(const DirectTables& t);
 
