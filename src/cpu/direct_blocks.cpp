@@ -1,6 +1,8 @@
-// The direct loops (see direct_blocks.hpp): register-transpose groups straight from input to output, and the
-// table walk. Kernels are templated on the element size and on which lane permutations are needed, so that
-// a bit-reverse group is 8 loads, the 24-shuffle transpose and 8 stores, with nothing else in the loop.
+// The direct loops (see direct_blocks.hpp): blend and lane-permuting register-transpose groups straight from
+// input to output, and the line-blocked walk; the loop choice between them (make_direct_tables). Kernels are
+// templated on the element size and on which lane permutations are needed, so that a bit-reverse group is
+// 16 half-vector loads, 16 unpacks and 8 stores with nothing else in the loop. The blend tables are built
+// in blend_tables.cpp.
 #include "direct_blocks.hpp"
 
 #include <fmt/format.h>
