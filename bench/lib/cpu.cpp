@@ -120,13 +120,21 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
   if (!naive) variants.erase(variants.begin() + 2);
   // The other phase loop too (gathers where the transposes run, and the reverse where this CPU's measured
   // choice is the gathers), for the comparison.
-  const bool transposes = one_pass.kernel_name().find("transpose") != std::string::npos;
+  const std::string loop = one_pass.kernel_name();
+  const bool transposes = loop.find("transpose") != std::string::npos || loop.find("blend") != std::string::npos;
   CpuPolicy other = options;
   other.register_transpose = !transposes;
   const CpuPermuter alternative(bmmc, elem_bytes, other);
   if (bmmc.n() >= 5 && one_pass.kernel_name() != alternative.kernel_name())
     variants.push_back(
         {transposes ? "one-pass-gather" : "one-pass-transpose", [&] { alternative(i, o); }, ref.get(), {}});
+  // Where the direct loop runs (small arrays), the tile loop it replaces, for the comparison.
+  CpuPolicy tiled = options;
+  tiled.direct = false;
+  const std::optional<CpuPermuter> tile_loop =
+      one_pass.kernel_name().starts_with("direct") ? std::optional<CpuPermuter>(std::in_place, bmmc, elem_bytes, tiled)
+                                                   : std::nullopt;
+  if (tile_loop) variants.push_back({"one-pass-tiled", [&] { (*tile_loop)(i, o); }, ref.get(), {}});
   const std::optional<CpuInPlacePermuter> inplace =
       in_place ? std::optional<CpuInPlacePermuter>(std::in_place, bmmc, elem_bytes, options) : std::nullopt;
   if (inplace)

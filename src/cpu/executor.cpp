@@ -21,6 +21,7 @@
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
 #include "bmmc/plan/planner.hpp"
+#include "direct_blocks.hpp"
 #include "loop_choice.hpp"
 #include "tile_tables.hpp"
 #include "transpose_blocks.hpp"
@@ -50,6 +51,22 @@ constexpr std::size_t kBytesPerThread = std::size_t{512} << 10;
 // whose extra rows make each block read 4 KiB input stretches instead of 128-byte runs; bit permutations
 // keep it in L1 (half of a 32 KiB L1d), where they are as fast or faster with either loop.
 constexpr std::size_t kTileBytesL1 = std::size_t{16} << 10;
+// The direct loops (direct_blocks.hpp) replace the tile loop of a one-pass plan on arrays up to this size,
+// the register transposes for 4/8-byte elements (AVX2) and the walk for the others (measured in
+// BENCHMARKS.md "CPU small arrays"; docs/DESIGN.md §4.2 states the rule).
+constexpr std::size_t kDirectTransposeBytes = std::size_t{1} << 20;
+constexpr std::size_t kDirectWalkBytes = std::size_t{1} << 20;
+// ... and up to this size only for maps whose groups pile more than half their input vectors and more than
+// half their output vectors into one L1 set each (strides of 4 KiB multiples on both sides; DirectTables::
+// set_pile; bit-reverse, not transposes, which pile on one side only): above it the tile loop is as fast
+// or faster for them (bit-reverse, 4-byte: 14.0 µs direct against 13.5 tiled at 128 KiB, 34.5 against 26.9
+// at 256 KiB, 131 against 91 at 1 MiB).
+constexpr std::size_t kDirectPiledBytes = std::size_t{128} << 10;
+// The walk reads the 2^L sources of an output line (L = 5 for 1- and 2-byte elements); when more of them
+// share one L1 set than it has ways (8), as for bit-reverse, the lines thrash once the array leaves L1:
+// direct only up to 32 KiB then (bit-reverse at 64 KiB of 1-byte elements: 96 µs walk, 38 µs tiled).
+constexpr std::size_t kDirectPiledWalkBytes = std::size_t{32} << 10;
+constexpr int kL1Ways = 8;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 
 template <int B>
@@ -268,6 +285,7 @@ unsigned char* kept_scratch() {
 struct PassTables {
   TileTables tile;
   std::optional<TransposeTables> transpose;  // set when the register-transpose loop applies and is enabled
+  std::optional<cpu_detail::DirectTables> direct;  // set when the direct loop runs instead of the tiles
 };
 
 // The gather loop of a pass, as execute_tile_pass picks it.
@@ -279,13 +297,37 @@ bool auto_transposes(int elem_bytes, bool bpc);
 
 // transpose: the policy's register_transpose (nullopt = measured per CPU, loop_choice.hpp).
 PassTables pass_tables(const TilePass& p, std::optional<bool> transpose) {
-  PassTables t{build_tables(p), std::nullopt};
+  PassTables t{build_tables(p), std::nullopt, std::nullopt};
   gather_kernel(p, t.tile, false);  // throws for an unsupported shape
   if (transpose.value_or(true) && cpu_detail::transpose_blocks_supported(p.elem_bytes))
     t.transpose = cpu_detail::make_transpose_tables(t.tile, p.elem_bytes);
   if (t.transpose && !transpose && !auto_transposes(p.elem_bytes, p.bmmc.is_bpc()))
     t.transpose.reset();
   return t;
+}
+
+// A one-pass plan's tables: the direct loop's where the policy or, for the CPU's own plan (own_plan: made
+// from a Bmmc, not handed in — a given plan runs as given), the size rule asks for it; else the tile loop's.
+// The plan's tile tables are built either way, which checks a hand-made pass as for any other loop.
+PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_plan) {
+  const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
+  // An explicit tile size asks for the tile loop (the direct loop has no tile).
+  if (policy.direct == false || (!own_plan && policy.direct != true) ||
+      (policy.direct != true && (policy.tile_bits != -1 || bytes > std::max(kDirectTransposeBytes, kDirectWalkBytes))))
+    return pass_tables(p, policy.register_transpose);  // (no direct tables built for large arrays)
+  PassTables t{build_tables(p), std::nullopt, std::nullopt};
+  cpu_detail::DirectTables d =
+      cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true));
+  const int group_vectors = p.elem_bytes == 4 ? 8 : 4;
+  const bool walk = !d.groups && !d.blend;
+  const std::size_t limit = walk ? (d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes)
+                            : 2 * d.set_pile > group_vectors ? kDirectPiledBytes
+                                                             : kDirectTransposeBytes;
+  if (policy.direct == true || bytes <= limit) {
+    t.direct = std::move(d);
+    return t;
+  }
+  return pass_tables(p, policy.register_transpose);
 }
 
 // The stand-in of a class for loop_choice: 256 KiB arrays (in L2), bit-reverse or a fixed random BMMC, the
@@ -323,11 +365,25 @@ bool auto_transposes(int elem_bytes, bool bpc) {
   });
 }
 
+// The direct loop over its units (groups or walk rows), split over the pool like the tile blocks.
+void execute_direct(const cpu_detail::DirectTables& d, const void* in, void* out, int threads) {
+  const auto* src = static_cast<const unsigned char*>(in);
+  auto* dst = static_cast<unsigned char*>(out);
+  const std::uint64_t units = cpu_detail::direct_units(d);
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, units)));
+  if (threads == 1) return cpu_detail::run_direct(d, src, dst, 0, units);
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, units / (32 * threads));
+  ThreadPool::shared().run(units, chunk, threads, [&](std::uint64_t begin, std::uint64_t end, int) {
+    cpu_detail::run_direct(d, src, dst, begin, end);
+  });
+}
+
 // Blocks go to threads in chunks from a shared counter rather than in fixed slices: on a shared VM a vCPU
 // can stall for milliseconds, and fixed slices then leave the other thread idle for that long (measured:
 // medians 1.5× the minimum on the CI VM with fixed slices). Chunks stay long enough (≥ 16 blocks where
 // there are that many) that the next-block prefetch is lost only at chunk edges.
 void execute_tile_pass(const TilePass& p, const PassTables& pt, const void* in, void* out, int threads) {
+  if (pt.direct) return execute_direct(*pt.direct, in, out, threads);
   const TileTables& t = pt.tile;
   const int run_bytes = p.elem_bytes << t.s;
   const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
@@ -445,21 +501,24 @@ struct CpuPermuter::Prepared {
   int threads = 1;
 };
 
-CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : policy_(policy) {
+CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : CpuPermuter(std::move(plan), policy, false) {}
+
+CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy, bool own_plan) : policy_(policy) {
   check_plan_shape(plan);
   auto p = std::make_shared<Prepared>();
   p->tables.resize(plan.passes.size());
   // Tables are built (and a malformed hand-made pass refused) here, before anything is written.
   for (std::size_t i = 0; i < plan.passes.size(); ++i)
     if (const auto* tp = std::get_if<TilePass>(&plan.passes[i]))
-      p->tables[i] = pass_tables(*tp, policy.register_transpose);
+      p->tables[i] = plan.passes.size() == 1 ? one_pass_tables(*tp, policy, own_plan)
+                                             : pass_tables(*tp, policy.register_transpose);
   p->threads = resolve_cpu_threads(policy.threads, plan.n(), plan.elem_bytes);
   p->plan = std::move(plan);
   prepared_ = std::move(p);
 }
 
 CpuPermuter::CpuPermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy)
-    : CpuPermuter(make_cpu_plan(bmmc, elem_bytes, policy), policy) {}
+    : CpuPermuter(make_cpu_plan(bmmc, elem_bytes, policy), policy, true) {}
 
 const Plan& CpuPermuter::plan() const noexcept { return prepared_->plan; }
 int CpuPermuter::threads() const noexcept { return prepared_->threads; }
@@ -497,6 +556,8 @@ std::string CpuPermuter::kernel_name() const {
     const auto* tp = std::get_if<TilePass>(&prepared_->plan.passes[i]);
     if (tp == nullptr)
       name += "scatter";
+    else if (prepared_->tables[i].direct)
+      name += cpu_detail::direct_kernel_name(*prepared_->tables[i].direct);
     else if (prepared_->tables[i].transpose)
       name += tp->elem_bytes >= 4 ? "transpose-avx2" : "transpose-avx512vbmi";
     else

@@ -53,6 +53,12 @@ struct TransposeTables {
 /// decomposition or its element-by-element check fails (never seen; the gather loop then runs). Pure.
 std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int elem_bytes);
 
+/// The same tables for any linear relabelling K0 of 2^bits elements given by its inverse's columns
+/// (basis[i] = K0⁻¹(e_i), bits = basis.size() ≤ 24, of which the low s ≥ W are "lane-side"): groups of 2^W
+/// vectors of consecutive elements at rep_nat ⊕ kpos[k] land on 2^W vectors of consecutive K0-indices.
+/// make_transpose_tables takes the tile's basis; the direct loop (direct_blocks.hpp) takes K0 = A.
+std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes);
+
 /// True when this CPU can run run_blocks_transpose for this element size (checked at run time): AVX2 for
 /// 4- and 8-byte elements, AVX-512 VBMI (+BW, VL) for 1- and 2-byte elements.
 bool transpose_blocks_supported(int elem_bytes);

@@ -59,8 +59,10 @@ TEST(CpuExecutor, RandomMapsAllElementSizesSmallN) {
     for (int n = 0; n <= 14; ++n)
       for (std::uint64_t seed : {1, 2}) {
         const int threads = 1 + static_cast<int>((n + seed) % 4);
-        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed + 10)})
-          expect_matches(b, eb, CpuPolicy{threads, -1}, seed * 100 + n);
+        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed + 10)}) {
+          expect_matches(b, eb, CpuPolicy{threads, -1}, seed * 100 + n);  // the direct loop (small arrays)
+          expect_matches(b, eb, CpuPolicy{threads, -1, std::nullopt, false}, seed * 100 + n);  // the tile loop
+        }
       }
 }
 
@@ -70,7 +72,10 @@ TEST(CpuExecutor, NamedMaps) {
       const std::vector<Bmmc> maps = {identity(n), bit_reverse(n), reverse(n),  gray(n),
                                       gray_inverse(n), rotate(n, 1), transpose(n, n / 2),
                                       parm_matrix(n, 0b110)};
-      for (const Bmmc& b : maps) expect_matches(b, eb, CpuPolicy{3, -1}, n);
+      for (const Bmmc& b : maps) {
+        expect_matches(b, eb, CpuPolicy{3, -1}, n);
+        expect_matches(b, eb, CpuPolicy{3, -1, std::nullopt, false}, n);
+      }
     }
 }
 
@@ -313,13 +318,16 @@ TEST(CpuExecutor, RefusesBadArgumentsAndWritesNothing) {
 }
 
 TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
+  // 256 KiB: the direct loop, so the tile loop it replaces gets a row too.
   const auto rows = bench_cpu(random_bmmc(16, 1), 4, 3, 2);
-  ASSERT_EQ(rows.size(), cpu_has_avx2() ? 5u : 4u);
+  ASSERT_EQ(rows.size(), cpu_has_avx2() ? 6u : 5u);
   EXPECT_EQ(rows[0].variant, "memcpy");
   EXPECT_EQ(rows[3].variant, "one-pass");
-  if (cpu_has_avx2())  // the loop this CPU did not choose
+  if (cpu_has_avx2())  // the loop this CPU did not choose (the walk beside the direct transposes)
     EXPECT_TRUE(rows[4].variant == "one-pass-gather" || rows[4].variant == "one-pass-transpose") << rows[4].variant;
-  EXPECT_EQ(bench_cpu(random_bmmc(16, 1), 16, 1, 1).size(), 4u) << "16-byte elements have one loop only";
+  EXPECT_EQ(rows.back().variant, "one-pass-tiled");
+  EXPECT_EQ(bench_cpu(random_bmmc(16, 1), 16, 1, 1).size(), 5u) << "16-byte elements: the walk and the tile loop";
+  EXPECT_EQ(bench_cpu(random_bmmc(20, 1), 16, 1, 1).size(), 4u) << "16-byte elements above 1 MiB: one loop only";
   for (const BenchRow& r : rows) {
     EXPECT_GT(r.median_ms, 0);
     EXPECT_LE(r.min_ms, r.median_ms);

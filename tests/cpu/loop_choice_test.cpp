@@ -15,20 +15,23 @@
 namespace bmmc {
 namespace {
 
+// The choice is the tile loops' (the direct loops of small arrays have their own rule: direct_test.cpp).
+const CpuPolicy kTiled{0, -1, std::nullopt, false};
+
 TEST(CpuLoopChoice, DeterministicWithinTheProcess) {
   for (int eb : {1, 2, 4, 8, 16})
     for (int n : {9, 14, 24}) {  // 24: the streamed-output class for every element size
       const Bmmc general = random_bmmc(n, 3), bpc = bit_reverse(n);
-      const std::string g = CpuPermuter(general, eb).kernel_name(), b = CpuPermuter(bpc, eb).kernel_name();
+      const std::string g = CpuPermuter(general, eb, kTiled).kernel_name(), b = CpuPermuter(bpc, eb, kTiled).kernel_name();
       for (std::uint64_t seed : {4, 5, 6}) {
-        EXPECT_EQ(CpuPermuter(random_bmmc(n, seed), eb).kernel_name(), g) << eb << " B, n = " << n;
-        EXPECT_EQ(CpuPermuter(random_bpc(n, seed), eb).kernel_name(), b) << eb << " B, n = " << n;
+        EXPECT_EQ(CpuPermuter(random_bmmc(n, seed), eb, kTiled).kernel_name(), g) << eb << " B, n = " << n;
+        EXPECT_EQ(CpuPermuter(random_bpc(n, seed), eb, kTiled).kernel_name(), b) << eb << " B, n = " << n;
       }
       // From several threads at once: still one answer.
       std::vector<std::string> names(8);
       std::vector<std::thread> threads;
       for (int t = 0; t < 8; ++t)
-        threads.emplace_back([&, t] { names[t] = CpuPermuter(random_bmmc(n, 10 + t), eb).kernel_name(); });
+        threads.emplace_back([&, t] { names[t] = CpuPermuter(random_bmmc(n, 10 + t), eb, kTiled).kernel_name(); });
       for (auto& t : threads) t.join();
       for (const std::string& name : names) EXPECT_EQ(name, g) << eb << " B, n = " << n;
       if (eb == 16) EXPECT_EQ(g, "gather") << "16-byte elements have no transpose loop";
@@ -37,10 +40,10 @@ TEST(CpuLoopChoice, DeterministicWithinTheProcess) {
 
 TEST(CpuLoopChoice, ExplicitPolicyOverrides) {
   const Bmmc b = random_bmmc(16, 1);
-  EXPECT_EQ(CpuPermuter(b, 4, CpuPolicy{0, -1, false}).kernel_name(), "gather");
-  const std::string forced = CpuPermuter(b, 4, CpuPolicy{0, -1, true}).kernel_name();
+  EXPECT_EQ(CpuPermuter(b, 4, CpuPolicy{0, -1, false, false}).kernel_name(), "gather");
+  const std::string forced = CpuPermuter(b, 4, CpuPolicy{0, -1, true, false}).kernel_name();
   EXPECT_TRUE(forced == "transpose-avx2" || forced == "gather") << forced;  // gather: a CPU without AVX2
-  const std::string chosen = CpuPermuter(b, 4).kernel_name();
+  const std::string chosen = CpuPermuter(b, 4, kTiled).kernel_name();
   EXPECT_TRUE(chosen == forced || chosen == "gather") << chosen;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "bmmc/core/named.hpp"
@@ -44,6 +45,20 @@ TEST(SmallArrays, EveryElementSizeUpToN16MatchesTheReference) {
         ASSERT_EQ(std::memcmp(out.data(), ref.data(), bytes), 0) << eb << " B, n = " << n;
       }
     }
+}
+
+// The front door runs the direct loop (no tile) on arrays up to 1 MiB and the tile loop above (src/cpu/
+// direct_blocks.hpp; the rule in docs/DESIGN.md §4.2), and the cached Permuter is the one that ran.
+TEST(SmallArrays, DirectLoopUpToOneMebibyte) {
+  PermuterOptions cpu;
+  cpu.backend = Backend::Cpu;
+  for (int eb : {1, 4, 8, 16}) {
+    const int at_limit = 20 - __builtin_ctz(static_cast<unsigned>(eb));
+    for (int n : {8, 14, at_limit})
+      EXPECT_EQ(Permuter(random_bmmc(n, 1), eb, cpu).kernel_name().rfind("direct", 0), 0u) << eb << " B, n = " << n;
+    EXPECT_EQ(Permuter(random_bmmc(at_limit + 1, 1), eb, cpu).kernel_name().find("direct"), std::string::npos)
+        << eb << " B";
+  }
 }
 
 TEST(SmallArrays, SpecCallsHitTheCache) {

@@ -32,7 +32,7 @@ struct BenchOptions {
   bool json = false, csv = false, streaming = false, host_overhead = false;
   int vector_bits = -1, elems_per_thread = 0, threads = 0;
   int cpu_tile = -1;
-  bool cpu_gather = false, cpu_transpose = false;
+  bool cpu_gather = false, cpu_transpose = false, cpu_direct = false, cpu_tiled = false;
   bool in_place = false;
   std::vector<std::string> block_orders = {"default"};  ///< one one-pass case per launch order
   bool probe = true;                                 ///< DRAM probe rows beside one-pass cases
@@ -183,6 +183,9 @@ void add_bench(CLI::App& app, Action& run) {
   auto* gather = sub->add_flag("--cpu-gather", o->cpu_gather,
                                "CPU: run the gather loop (default: the faster loop on this CPU, measured)");
   sub->add_flag("--cpu-transpose", o->cpu_transpose, "CPU: run the register-transpose loop")->excludes(gather);
+  auto* direct = sub->add_flag("--cpu-direct", o->cpu_direct,
+                               "CPU: run the direct loop (no tile) at any size (default: up to 1 MiB, see DESIGN §4.2)");
+  sub->add_flag("--cpu-tiled", o->cpu_tiled, "CPU: run the tile loop also on small arrays")->excludes(direct);
   sub->add_flag("--streaming", o->streaming, "JIT kernels use __ldcs/__stcs");
   sub->add_option("--block-order", o->block_orders,
                   "one-pass launch order(s): default, coordinate, input, output, balanced (one row each)")
@@ -232,9 +235,11 @@ void add_bench(CLI::App& app, Action& run) {
           cpu.tile_bits = o->cpu_tile;
           if (o->cpu_gather) cpu.register_transpose = false;
           if (o->cpu_transpose) cpu.register_transpose = true;  // else measured per CPU
+          if (o->cpu_direct) cpu.direct = true;
+          if (o->cpu_tiled) cpu.direct = false;  // else by the size rule
           if (!o->json && !o->csv)
             fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}\n", spec, b.n(),
-                       o->elem_bytes, cpu_kernel_name(make_cpu_plan(b, o->elem_bytes, cpu), cpu));
+                       o->elem_bytes, CpuPermuter(b, o->elem_bytes, cpu).kernel_name());
           // Verified inside bench_cpu against the reference permutation.
           // --variant filters the CPU rows only by leaving out "naive" when it is not named.
           const bool naive = o->variants.empty() ||

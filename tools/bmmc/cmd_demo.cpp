@@ -88,7 +88,7 @@ void demo(DemoOptions o) {
     }
     const auto one = std::find_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.variant == "one-pass"; });
     fmt::print("{:<16} {:<8} {:>10.2f} {:>9.2f} {:>9.1f}%  {}\n", spec, to_string(p.classify()), one->median_ms,
-               one->gbps, one->pct_memcpy, cpu_kernel_name(make_cpu_plan(p, 4, options), options));
+               one->gbps, one->pct_memcpy, CpuPermuter(p, 4, options).kernel_name());
   }
   fmt::print("\nAll results checked against out[A·x ^ c] == in[x] for every x (the reference loop).\n");
 }

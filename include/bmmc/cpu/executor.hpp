@@ -29,6 +29,12 @@ struct CpuPolicy {
   /// faster of the two on this CPU, measured once per process for each element size and kind of
   /// permutation (src/cpu/loop_choice.hpp); true / false force one.
   std::optional<bool> register_transpose;
+  /// The direct loop instead of a one-pass plan's tile loop (one pass from input to output through
+  /// registers, no tile; src/cpu/direct_blocks.hpp): nullopt = for the CPU's own plan (CpuPermuter made
+  /// from a Bmmc, bmmc::permute) on arrays up to 1 MiB, where it is faster (docs/DESIGN.md §4.2) — a plan
+  /// handed in, or an explicit tile_bits, keeps the tile loop —; true = for any one-pass plan at every
+  /// size; false = never. With register_transpose = false it is the table walk.
+  std::optional<bool> direct;
 
   friend bool operator==(const CpuPolicy&, const CpuPolicy&) = default;
 };
@@ -64,12 +70,16 @@ class CpuPermuter {
   /// (a single thread, with no pool hand-off, below 1 MiB).
   int threads() const noexcept;
   std::size_t temp_bytes() const noexcept;
-  /// The inner loop(s) that run, one name per pass joined by " + ": "transpose-avx2" (4/8-byte elements),
+  /// The inner loop(s) that run, one name per pass joined by " + ": "direct-transpose-avx2" / "direct-walk"
+  /// (the direct loops: a one-pass CPU plan made from a Bmmc, on arrays up to 1 MiB, or any one-pass plan
+  /// with CpuPolicy::direct = true), "transpose-avx2" (4/8-byte elements),
   /// "transpose-avx512vbmi" (1/2-byte elements) — register transposes —, "gather" (per-element loads;
   /// vpgather for 4/8-byte elements on arrays that are streamed), "scatter" (a naive pass).
   std::string kernel_name() const;
 
  private:
+  // own_plan: the plan was made here from a Bmmc (the direct loop's size rule applies), not handed in.
+  CpuPermuter(Plan plan, const CpuPolicy& policy, bool own_plan);
   struct Prepared;
   std::shared_ptr<const Prepared> prepared_;
   CpuPolicy policy_;

@@ -1,0 +1,432 @@
+// The direct loops (see direct_blocks.hpp): blend and lane-permuting register-transpose groups straight from
+// input to output, and the line-blocked walk; the loop choice between them (make_direct_tables). Kernels are
+// templated on the element size and on which lane permutations are needed, so that a bit-reverse group is
+// 16 half-vector loads, 16 unpacks and 8 stores with nothing else in the loop. The blend tables are built
+// in blend_tables.cpp.
+#include "direct_blocks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include "avx2_transpose.hpp"
+#include "bmmc/core/bit_matrix.hpp"
+#include "bmmc/core/subspace.hpp"
+
+namespace bmmc::cpu_detail {
+
+namespace {
+
+// The walk's block: the output lines' bits plus the images of the input lines' bits, so that a block reads
+// and writes whole 64-byte lines (32-byte halves for 1- and 2-byte elements, which keeps the table at
+// ≤ 2^10 entries, 8 KiB).
+constexpr int walk_line_bits(int elem_bytes) { return elem_bytes == 16 ? 2 : elem_bytes == 8 ? 3 : elem_bytes == 4 ? 4 : 5; }
+
+template <int B>
+struct Elem {
+  unsigned char b[B];
+};
+
+template <int B>
+void walk(const DirectTables& t, const unsigned char* in_raw, unsigned char* out_raw, std::uint64_t begin,
+          std::uint64_t end) {
+  using E = Elem<B>;
+  constexpr int kLine = walk_line_bits(B);
+  const auto* in = reinterpret_cast<const E*>(in_raw);
+  auto* out = reinterpret_cast<E*>(out_raw);
+  const std::uint32_t* xlo = t.walk_in.data();   // A⁻¹·j for the 2^L output offsets j of a line
+  const std::uint32_t* yhi = t.walk_out.data();  // the block's line offsets (output) ...
+  const std::uint32_t* xhi = t.walk_in.data();   // ... and their sources (the same table, every 2^L-th entry)
+  const std::size_t lines = t.walk_out.size() >> kLine;
+  // Coset (y0, x0 = A⁻¹·(y0 ⊕ c)) of block index `begin` in Gray-code order, then one column per step.
+  const std::uint64_t gray = begin ^ (begin >> 1);
+  BitVec y0 = 0, x0 = t.walk_c;
+  for (std::size_t i = 0; i < t.walk_ycols.size(); ++i)
+    if ((gray >> i) & 1) y0 ^= t.walk_ycols[i], x0 ^= t.walk_xcols[i];
+  for (std::uint64_t g = begin; g < end; ++g) {
+    if (g != begin) {
+      const int i = __builtin_ctzll(g);
+      y0 ^= t.walk_ycols[i], x0 ^= t.walk_xcols[i];
+    }
+    if (t.n < kLine) {  // fewer elements than a line: one block, element by element
+      for (std::size_t j = 0; j < t.walk_out.size(); ++j) out[y0 ^ yhi[j]] = in[x0 ^ xhi[j]];
+      continue;
+    }
+    for (std::size_t h = 0; h < lines; ++h) {
+      E* dst = out + (y0 ^ yhi[h << kLine]);  // a whole line: the low output bits are the table's first L
+      const BitVec src = x0 ^ xhi[h << kLine];
+#pragma GCC unroll 32
+      for (int j = 0; j < (1 << kLine); ++j) dst[j] = in[src ^ xlo[j]];
+    }
+  }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define BMMC_CPU_DIRECT_AVX2 1
+
+// Groups [begin, end) in Gray-code order of the group index: one column XOR per step.
+template <int EB, int Swaps, bool Pre, bool Post>
+__attribute__((target("avx2"))) void groups_avx2(const DirectTables& d, const unsigned char* in_raw,
+                                                 unsigned char* out_raw, std::uint64_t begin, std::uint64_t end) {
+  constexpr int W = EB == 4 ? 3 : 2, V = 1 << W;
+  constexpr int Scale = EB / 4;  // 32-bit lanes per element
+  using E = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
+  const auto* in = reinterpret_cast<const E*>(in_raw);
+  auto* out = reinterpret_cast<E*>(out_raw);
+  const TransposeTables& x = *d.groups;
+  __m256i pre[V], post[V];
+  std::uint32_t kpos[V], qvec[V];
+  for (int v = 0; v < V; ++v) {
+    pre[v] = lane_index<EB>(x.pre[v]), post[v] = lane_index<EB>(x.post[v]);
+    kpos[v] = x.kpos[v], qvec[v] = x.qvec[v];
+  }
+  const std::uint64_t gray = begin ^ (begin >> 1);
+  std::uint32_t a = xor_of_columns(d.nat_cols, gray);
+  std::uint32_t vec = xor_of_columns(d.vec_cols, gray) ^ d.vec_c;
+  std::uint32_t mu = xor_of_columns(d.mu_cols, gray) ^ d.mu_c;
+  for (std::uint64_t g = begin; g < end; ++g) {
+    if (g != begin) {
+      const int i = __builtin_ctzll(g);
+      a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
+      if constexpr (Post) mu ^= d.mu_cols[i];
+    }
+    __m256i r[V];
+#pragma GCC unroll 8
+    for (int k = 0; k < V; ++k) {
+      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+      if constexpr (Pre) r[k] = _mm256_permutevar8x32_epi32(r[k], pre[k]);
+    }
+    if constexpr (EB == 4 && Swaps == 3) {
+      transpose8(r);
+    } else {
+      if constexpr (Swaps >= 1) swap_halves<V>(r);
+      if constexpr (Swaps >= 2) swap_quads<V>(r);
+    }
+    [[maybe_unused]] const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
+#pragma GCC unroll 8
+    for (int l = 0; l < V; ++l) {
+      __m256i v = r[l];
+      if constexpr (Post) v = _mm256_permutevar8x32_epi32(v, _mm256_xor_si256(post[l], m));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ qvec[l]} << W)), v);
+    }
+  }
+}
+
+// Exchanges the lanes in Mask between registers s and s ⊕ Col (one vpblendd each way per pair).
+template <int V, int Col, int Mask>
+__attribute__((target("avx2"), always_inline)) inline void exchange(__m256i r[V]) {
+  constexpr int top = 1 << (31 - __builtin_clz(static_cast<unsigned>(Col)));
+#pragma GCC unroll 8
+  for (int s = 0; s < V; ++s) {
+    if (s & top) continue;
+    const __m256i a = r[s], b = r[s ^ Col];
+    r[s] = _mm256_blend_epi32(a, b, Mask);
+    r[s ^ Col] = _mm256_blend_epi32(b, a, Mask);
+  }
+}
+
+// One U stage (lane bit q, Mask = its lanes): the column is known only at run time, so a switch picks the
+// unrolled exchange; the branch is the same for every group and predicted.
+template <int V, int Mask>
+__attribute__((target("avx2"), always_inline)) inline void stage(__m256i r[V], std::uint32_t col) {
+  switch (col) {
+    case 1: return exchange<V, 1, Mask>(r);
+    case 2: return exchange<V, 2, Mask>(r);
+    case 3: return exchange<V, 3, Mask>(r);
+  }
+  if constexpr (V == 8) {
+    switch (col) {
+      case 4: return exchange<V, 4, Mask>(r);
+      case 5: return exchange<V, 5, Mask>(r);
+      case 6: return exchange<V, 6, Mask>(r);
+      case 7: return exchange<V, 7, Mask>(r);
+    }
+  }
+}
+
+// vector ⊕= B·lane for B's columns cols[0..W-1] (one stage per lane bit with a non-zero column).
+template <int EB>
+__attribute__((target("avx2"), always_inline)) inline void stages(__m256i* r, const std::uint32_t* cols) {
+  if constexpr (EB == 4) {
+    if (cols[0]) stage<8, 0xAA>(r, cols[0]);
+    if (cols[1]) stage<8, 0xCC>(r, cols[1]);
+    if (cols[2]) stage<8, 0xF0>(r, cols[2]);
+  } else {
+    if (cols[0]) stage<4, 0xCC>(r, cols[0]);
+    if (cols[1]) stage<4, 0xF0>(r, cols[1]);
+  }
+}
+
+// The 8×8 transpose without its last stage (the 128-bit half exchange), for registers whose halves were
+// exchanged by the loads: transpose8(r) = transpose8_after_halves(halves exchanged of r).
+__attribute__((target("avx2"), always_inline)) inline void transpose8_after_halves(__m256i r[8]) {
+  const __m256i t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);
+  const __m256i t2 = _mm256_unpacklo_epi32(r[2], r[3]), t3 = _mm256_unpackhi_epi32(r[2], r[3]);
+  const __m256i t4 = _mm256_unpacklo_epi32(r[4], r[5]), t5 = _mm256_unpackhi_epi32(r[4], r[5]);
+  const __m256i t6 = _mm256_unpacklo_epi32(r[6], r[7]), t7 = _mm256_unpackhi_epi32(r[6], r[7]);
+  r[0] = _mm256_unpacklo_epi64(t0, t2), r[1] = _mm256_unpackhi_epi64(t0, t2);
+  r[2] = _mm256_unpacklo_epi64(t1, t3), r[3] = _mm256_unpackhi_epi64(t1, t3);
+  r[4] = _mm256_unpacklo_epi64(t4, t6), r[5] = _mm256_unpackhi_epi64(t4, t6);
+  r[6] = _mm256_unpacklo_epi64(t5, t7), r[7] = _mm256_unpackhi_epi64(t5, t7);
+}
+
+// Groups [begin, end) of the blend transposes (DirectTables::blend), Gray-code order.
+template <int EB, bool LoadSwap, bool Pre, bool Mu>
+__attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const unsigned char* in_raw,
+                                                  unsigned char* out_raw, std::uint64_t begin, std::uint64_t end) {
+  constexpr int W = EB == 4 ? 3 : 2, V = 1 << W, H = V / 2;
+  using E = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
+  const auto* in = reinterpret_cast<const E*>(in_raw);
+  auto* out = reinterpret_cast<E*>(out_raw);
+  constexpr int Scale = EB / 4;  // 32-bit lanes per element
+  std::uint32_t kpos[V], qvec[V], ub[W], ua[W];
+  __m256i pre[V];
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int v = 0; v < V; ++v) {
+    kpos[v] = d.kpos[v], qvec[v] = d.qvec[v];
+    pre[v] = _mm256_xor_si256(iota, _mm256_set1_epi32(static_cast<int>(d.pre_xor[v] * Scale)));
+  }
+  for (int q = 0; q < W; ++q) ub[q] = d.ub[q], ua[q] = d.ua[q];
+  const std::uint64_t gray = begin ^ (begin >> 1);
+  std::uint32_t a = xor_of_columns(d.nat_cols, gray) ^ d.nat_c;
+  std::uint32_t vec = xor_of_columns(d.vec_cols, gray) ^ d.vec_c;
+  std::uint32_t mu = xor_of_columns(d.mu_cols, gray) ^ d.mu_c;
+  for (std::uint64_t g = begin; g < end; ++g) {
+    if (g != begin) {
+      const int i = __builtin_ctzll(g);
+      a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
+      if constexpr (Mu) mu ^= d.mu_cols[i];
+    }
+    __m256i r[V];
+    if constexpr (Pre) {  // lane XOR E·k ⊕ μ per register (vpermd), then as below without the load swap
+      const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
+#pragma GCC unroll 8
+      for (int k = 0; k < V; ++k) {
+        r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+        // Without μ only the registers with E·k ≠ 0 move (a branch that is the same for every group).
+        if (Mu || d.pre_xor[k] != 0) r[k] = _mm256_permutevar8x32_epi32(r[k], _mm256_xor_si256(pre[k], m));
+      }
+      stages<EB>(r, ub);
+      if constexpr (EB == 4) {
+        transpose8(r);
+      } else {
+        swap_halves<V>(r);
+        swap_quads<V>(r);
+      }
+    } else if constexpr (LoadSwap) {
+#pragma GCC unroll 4
+      for (int k = 0; k < H; ++k) {
+        const auto* lo = reinterpret_cast<const __m128i*>(in + (a ^ kpos[k]));
+        const auto* hi = reinterpret_cast<const __m128i*>(in + (a ^ kpos[k + H]));
+        r[k] = _mm256_loadu2_m128i(hi, lo);
+        r[k + H] = _mm256_loadu2_m128i(hi + 1, lo + 1);
+      }
+      stages<EB>(r, ub);
+      if constexpr (EB == 4)
+        transpose8_after_halves(r);
+      else
+        swap_quads<V>(r);
+    } else {
+#pragma GCC unroll 8
+      for (int k = 0; k < V; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+      stages<EB>(r, ub);
+      if constexpr (EB == 4) {
+        transpose8(r);
+      } else {
+        swap_halves<V>(r);
+        swap_quads<V>(r);
+      }
+    }
+    stages<EB>(r, ua);
+#pragma GCC unroll 8
+    for (int s = 0; s < V; ++s)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ qvec[s]} << W)), r[s]);
+  }
+}
+
+using GroupLoop = void (*)(const DirectTables&, const unsigned char*, unsigned char*, std::uint64_t, std::uint64_t);
+
+template <int EB, int Swaps>
+GroupLoop pick_lanes(bool pre, bool post) {
+  if (pre) return post ? &groups_avx2<EB, Swaps, true, true> : &groups_avx2<EB, Swaps, true, false>;
+  return post ? &groups_avx2<EB, Swaps, false, true> : &groups_avx2<EB, Swaps, false, false>;
+}
+
+template <int EB, int... Swaps>
+GroupLoop pick_swaps(int swaps, bool pre, bool post, std::integer_sequence<int, Swaps...>) {
+  GroupLoop loop = nullptr;
+  ((swaps == Swaps ? (loop = pick_lanes<EB, Swaps>(pre, post), 0) : 0), ...);
+  return loop;
+}
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
+// Whether every vector's lane permutation is the identity.
+bool identity_lanes(const std::array<std::array<std::int32_t, 32>, 32>& perm, int lanes) {
+  for (int v = 0; v < lanes; ++v)
+    for (int j = 0; j < lanes; ++j)
+      if (perm[v][j] != j) return false;
+  return true;
+}
+
+// The most of these element offsets (vector starts) that fall into one 64-byte-line L1 set of 64 sets.
+int set_pile(const std::uint32_t* offsets, int count, int elem_bytes) {
+  int pile = 0;
+  for (int i = 0; i < count; ++i) {
+    int same = 0;
+    for (int j = 0; j < count; ++j)
+      same += ((std::uint64_t{offsets[i]} * elem_bytes >> 6) & 63) == ((std::uint64_t{offsets[j]} * elem_bytes >> 6) & 63);
+    pile = std::max(pile, same);
+  }
+  return pile;
+}
+
+// Shuffle-unit work per group of the blend loop (see make_direct_tables).
+int blend_cost(const DirectTables& d, int W) {
+  const int V = 1 << W;
+  int cost = W == 3 ? 24 : 8;  // the transpose's shuffles (unpacks and 128-bit permutes)
+  if (d.pre) cost += 2 * V;
+  for (int q = 0; q < W; ++q) cost += (d.ub[q] != 0) * 2 + (d.ua[q] != 0) * 2;
+  return cost;
+}
+
+// d with set_pile filled in from its group's input and output vector offsets.
+DirectTables with_pile(DirectTables d, int V) {
+  const int W = __builtin_ctz(static_cast<unsigned>(V));
+  std::array<std::uint32_t, 8> in{}, out{};
+  for (int v = 0; v < V; ++v) {
+    in[v] = d.groups ? d.groups->kpos[v] : d.kpos[v];
+    out[v] = (d.groups ? d.groups->qvec[v] : d.qvec[v]) << W;
+  }
+  // Both sides: a group whose input and output vectors each crowd one set (bit-reverse) evicts its own lines
+  // before its neighbours use their other halves; one crowded side (transposes) does not hurt measurably.
+  d.set_pile = std::min(set_pile(in.data(), V, d.elem_bytes), set_pile(out.data(), V, d.elem_bytes));
+  return d;
+}
+
+// 8-byte groups (4 vectors) that pile more than half their vectors into one L1 set lose to the walk, which
+// reads and writes whole lines (bit-reverse at 128 KiB: 10.7 µs walk, 12.9 blends, 11.6 tiled); 4-byte
+// groups still win (4.6 against 20 µs).
+bool walk_instead(const DirectTables& d) { return d.elem_bytes == 8 && 2 * d.set_pile > 4; }
+
+}  // namespace
+
+DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes) {
+  const int n = bmmc.n();
+  if (n > 32) throw std::invalid_argument(fmt::format("direct CPU loop: n = {} is above 32", n));
+  DirectTables d;
+  d.n = n;
+  d.elem_bytes = elem_bytes;
+  const BitMatrix ainv = bmmc.matrix().inverse();
+  const BitVec c = bmmc.complement();
+#if BMMC_CPU_DIRECT_AVX2
+  if (transposes && (elem_bytes == 4 || elem_bytes == 8) && has_avx2()) {
+    DirectTables blended = d;
+    const bool blend = make_blend_tables(bmmc, elem_bytes, blended);
+    // K0 = A: the group basis is A⁻¹'s columns (K0⁻¹(e_i) = A⁻¹·e_i).
+    std::vector<BitVec> basis(n);
+    for (int i = 0; i < n; ++i) basis[i] = ainv.col(i);
+    const int W = elem_bytes == 4 ? 3 : 2;
+    if (std::optional<TransposeTables> x = make_group_tables(basis, W, elem_bytes)) {
+      const int V = 1 << W;
+      for (std::size_t g = 1; g < x->rep_nat.size(); g *= 2) {
+        d.nat_cols.push_back(x->rep_nat[g]);
+        d.vec_cols.push_back(x->rep_vec[g]);
+        d.mu_cols.push_back(x->rep_mu[g]);
+      }
+      x->rep_nat = {}, x->rep_vec = {}, x->rep_mu = {};
+      // post[l][j] = D⁻¹(j ⊕ E_l) is affine in j, so reading output lane j ⊕ c_lo is a lane XOR by D⁻¹·c_lo.
+      const auto c_lo = static_cast<std::uint32_t>(c & static_cast<BitVec>(V - 1));
+      d.vec_c = static_cast<std::uint32_t>(c >> W);
+      d.mu_c = static_cast<std::uint32_t>(x->post[0][c_lo] ^ x->post[0][0]);
+      d.pre = !identity_lanes(x->pre, V);
+      d.post = !identity_lanes(x->post, V) || d.mu_c != 0 ||
+               std::any_of(d.mu_cols.begin(), d.mu_cols.end(), [](std::uint32_t m) { return m != 0; });
+      // The cheaper of the two loops by shuffle-unit work per group (vpermd counted as 2, a blend stage
+      // of 2^W vpblendd as 2): the blends win for general maps (no post permute, at most one lane permute
+      // per register), the lane-permuting loop for maps that keep low bits in place (identity-like, T_r
+      // with r < W and no permutes at all).
+      const int permute_cost = x->swaps * V + (d.pre ? 2 * V : 0) + (d.post ? 2 * V : 0);
+      if (blend && blend_cost(blended, W) <= permute_cost) {
+        if (DirectTables b = with_pile(std::move(blended), V); !walk_instead(b)) return b;
+      } else {
+        d.groups = std::move(x);
+        if (DirectTables g = with_pile(std::move(d), V); !walk_instead(g)) return g;
+      }
+    } else if (blend) {
+      if (DirectTables b = with_pile(std::move(blended), 1 << W); !walk_instead(b)) return b;
+    }
+  }
+#else
+  (void)transposes;
+#endif
+  d = DirectTables{};  // the walk (from scratch: the transposing attempts above may have filled d)
+  d.n = n, d.elem_bytes = elem_bytes;
+  // Block S = output bits 0..L-1 ⊕ A·(input bits 0..L-1); blocks = cosets y0 ⊕ S, y0 over unit directions
+  // outside S; within a block the output offsets ascend in the low bits, so stores fill lines in order.
+  const int L = std::min(n, walk_line_bits(elem_bytes));
+  Subspace block(n);
+  std::vector<BitVec> sbasis;
+  for (int i = 0; i < L; ++i)
+    if (block.insert(BitVec{1} << i)) sbasis.push_back(BitVec{1} << i);
+  for (int i = 0; i < L; ++i)  // A·e_i with the low L bits cleared (same span): line offsets stay aligned
+    if (const BitVec v = bmmc.matrix().col(i) & ~low_mask(L); block.insert(v)) sbasis.push_back(v);
+  d.walk_out = xor_table(std::vector<std::uint32_t>(sbasis.begin(), sbasis.end()));
+  for (std::uint32_t y : d.walk_out) d.walk_in.push_back(static_cast<std::uint32_t>(ainv.apply(y)));
+  for (int b = 0; b < n; ++b)
+    if (block.insert(BitVec{1} << b)) d.walk_ycols.push_back(BitVec{1} << b), d.walk_xcols.push_back(ainv.col(b));
+  // The sources of one output line: how many share an L1 set (all 2^L of them for bit-reverse).
+  d.set_pile = set_pile(d.walk_in.data(), 1 << L, elem_bytes);
+  d.walk_c = ainv.apply(c);
+  return d;
+}
+
+std::uint64_t direct_units(const DirectTables& t) {
+  if (t.blend) return std::uint64_t{1} << (t.n - 2 * (t.elem_bytes == 4 ? 3 : 2));
+  if (t.groups) return std::uint64_t{1} << (t.n - 2 * t.groups->lane_bits);
+  return std::uint64_t{1} << t.walk_ycols.size();
+}
+
+void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
+                std::uint64_t end) {
+#if BMMC_CPU_DIRECT_AVX2
+  if (t.blend) {
+    auto loop = [&]<int EB>() {
+      if (t.mu) return groups_blend<EB, false, true, true>(t, in, out, begin, end);
+      if (t.pre) return groups_blend<EB, false, true, false>(t, in, out, begin, end);
+      if (t.load_swap) return groups_blend<EB, true, false, false>(t, in, out, begin, end);
+      return groups_blend<EB, false, false, false>(t, in, out, begin, end);
+    };
+    return t.elem_bytes == 4 ? loop.template operator()<4>() : loop.template operator()<8>();
+  }
+  if (t.groups) {
+    const GroupLoop loop =
+        t.elem_bytes == 4
+            ? pick_swaps<4>(t.groups->swaps, t.pre, t.post, std::make_integer_sequence<int, 4>{})
+            : pick_swaps<8>(t.groups->swaps, t.pre, t.post, std::make_integer_sequence<int, 3>{});
+    if (loop == nullptr) throw std::logic_error("run_direct: no loop for these group tables");
+    return loop(t, in, out, begin, end);
+  }
+#endif
+  switch (t.elem_bytes) {
+    case 1: return walk<1>(t, in, out, begin, end);
+    case 2: return walk<2>(t, in, out, begin, end);
+    case 4: return walk<4>(t, in, out, begin, end);
+    case 8: return walk<8>(t, in, out, begin, end);
+    case 16: return walk<16>(t, in, out, begin, end);
+  }
+  throw std::invalid_argument(fmt::format("run_direct: unsupported element size {}", t.elem_bytes));
+}
+
+std::string direct_kernel_name(const DirectTables& t) {
+  return t.blend ? "direct-blend-avx2" : t.groups ? "direct-transpose-avx2" : "direct-walk";
+}
+
+}  // namespace bmmc::cpu_detail

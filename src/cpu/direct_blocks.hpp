@@ -1,0 +1,95 @@
+// Internal to the CPU backend: the direct loops for arrays that fit in cache — one pass from input to
+// output through registers, with no tile.
+//
+// Why. The tile loops (transpose_blocks.hpp, executor.cpp) read and write every element twice (input →
+// tile → output) so that a block's input runs and output runs are both whole cache lines; for arrays that
+// stream from DRAM that is what makes them run at memcpy speed. An array that fits in L2 has no lines to
+// save, and there the round trip itself was the cost: 4.2–5× a single-thread memcpy at 64–256 KiB
+// (BENCHMARKS.md "CPU small arrays"). The direct loops touch every element once:
+//
+// - Transposes (4- and 8-byte elements, AVX2): the group algebra of transpose_blocks.hpp with the output
+//   array in the role of the tile, i.e. K0 = A. A group is 2^W input vectors of 2^W consecutive elements at
+//   a ⊕ X·k that A maps onto exactly 2^W output vectors of consecutive elements (X spans the aligned part of
+//   A⁻¹'s lane columns); each group is loaded, lane-permuted (vpermd, skipped when the tables make it the
+//   identity, e.g. bit-reverse and bit permutations that keep lanes in order), transposed (T_r) and stored
+//   straight to the output. The group representatives are visited in Gray-code order, so each step is one
+//   XOR of a column (input offset, output vector, lane XOR μ) instead of a table the size of the array.
+//   The complement c adds its vector part to every output vector and its lane part, through D⁻¹, to μ.
+// - Walk (any element size): out[y] = in[A⁻¹·(y ⊕ c)] over blocks y0 ⊕ S, S = the output line's bits ⊕
+//   A·(the input line's bits) (≤ 2^(2L) elements, L = log2 of the elements per 64-byte line, 32 bytes for
+//   1/2-byte elements): a block reads and writes whole lines, so each line is fetched once even for
+//   bit-reverse. Offsets come from a 2^dim(S)-entry table (y, A⁻¹·y), blocks in Gray-code order (one XOR of
+//   a column per block): per element two table loads, two XORs, a load and a store. It is the loop for 1-,
+//   2- and 16-byte elements, for CPUs without AVX2, and for 4/8-byte maps that pile a group into one L1 set.
+//
+// Which loop runs, and below which size, is the executor's rule (executor.cpp, docs/DESIGN.md §4.2).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/bmmc.hpp"
+#include "transpose_blocks.hpp"
+
+namespace bmmc::cpu_detail {
+
+struct DirectTables {
+  int n = 0;
+  int elem_bytes = 4;
+  // Blend transposes (the usual case: set when the input vectors' bits reach every output lane bit, e.g.
+  // bit-reverse, transposes of ≥ W bits, random BMMCs): group = 2^W loads from kpos, exchanges of lanes
+  // between registers s and s ⊕ ub[q] for the lanes with bit q set (vpblendd), the full transpose, the
+  // same with ua, and 2^W stores to output vectors vec ⊕ qvec[s]. No lane permutes at all: with the
+  // transpose T in the middle, M = U_a·T·U_b (U = "vector ⊕= B·lane", a blend per register pair) once
+  // the input vectors are relabelled by Mjk⁻¹ (docs/DESIGN.md §4.2). load_swap: the 128-bit half exchange
+  // of the transpose is done by the loads (two 16-byte loads per register) when ub allows it.
+  bool blend = false;
+  bool load_swap = false;
+  std::array<std::uint32_t, 8> kpos{}, qvec{}, pre_xor{};
+  std::uint32_t nat_c = 0;  // the complement's input shift (the output vector and μ ones are vec_c, mu_c)
+  std::array<std::uint32_t, 3> ub{}, ua{};
+  // Lane-permuting transposes (when the blends do not apply: some output lane bits come from input lane
+  // bits only, e.g. transpose:1): the group tables with their representative tables dropped; the
+  // representatives come from these columns instead, one per bit of the group index.
+  std::optional<TransposeTables> groups;
+  std::vector<std::uint32_t> nat_cols, vec_cols, mu_cols;
+  std::uint32_t vec_c = 0, mu_c = 0;  // the complement's output-vector offset and lane XOR
+  bool pre = true, post = true;       // whether the lane permutations before / after the network are needed
+  bool mu = false;                    // blends: whether some group has a lane XOR μ ≠ 0
+  // The most of a group's 2^W input vectors that share one L1 set (byte address bits 6..11), or of its
+  // output vectors if fewer: 2^W for bit-reverse-like maps whose vector strides on both sides are
+  // multiples of 4 KiB. For the walk: the most of an output line's 2^L sources that share one set. Such groups evict their own
+  // lines before the neighbouring group uses the other halves, so the rule sends larger arrays of them to
+  // the tile loop (executor.cpp).
+  int set_pile = 0;
+  // Walk: the block's output offsets (walk_out) and their sources A⁻¹·y (walk_in); the Gray-walk columns of
+  // the blocks (output y and input A⁻¹·y); A⁻¹·c.
+  std::vector<std::uint32_t> walk_out, walk_in;
+  std::vector<BitVec> walk_ycols, walk_xcols;
+  BitVec walk_c = 0;              // A⁻¹·c
+};
+
+/// Tables for out[A·x ⊕ c] = in[x]: with the register transposes when `transposes` and this CPU can run
+/// them for the element size (else the walk). Throws std::invalid_argument for n > 32. Pure apart from the
+/// CPU check.
+DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes);
+
+/// Fills d's blend fields (kpos, qvec, pre_xor, ub, ua, the Gray columns, load_swap, pre, mu) for 4- or
+/// 8-byte elements and sets d.blend; false (d.blend unset) when the decomposition or its element-by-element
+/// check fails. Pure (blend_tables.cpp).
+bool make_blend_tables(const Bmmc& bmmc, int elem_bytes, DirectTables& d);
+
+/// The units run_direct splits the array into: groups of 2^(2W) elements, or walk blocks.
+std::uint64_t direct_units(const DirectTables& t);
+
+/// Units [begin, end) of the permutation; `in` and `out` aligned to the element size only.
+void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
+                std::uint64_t end);
+
+/// "direct-blend-avx2", "direct-transpose-avx2" or "direct-walk".
+std::string direct_kernel_name(const DirectTables& t);
+
+}  // namespace bmmc::cpu_detail

@@ -1,0 +1,176 @@
+// The direct loops for in-cache arrays (src/cpu/direct_blocks.hpp) against the reference permutation:
+// n = 0..20, every element size, random BMMCs and BPCs with and without complements, named maps, both
+// transposing loops (blends and lane permutes) and the walk, 1 and 2 threads, inputs and outputs offset by
+// one element from a cache line (unaligned vector accesses); and where the size rule picks them: the CPU's
+// own one-pass plan up to 1 MiB, never a plan handed in unless CpuPolicy::direct asks for it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/named.hpp"
+#include "bmmc/cpu/executor.hpp"
+#include "bmmc/cpu/reference.hpp"
+
+namespace bmmc {
+namespace {
+
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
+
+// 64-byte aligned storage with room for an offset.
+struct Buf {
+  explicit Buf(std::size_t bytes) : words(bytes / 8 + 24, 0) {}
+  unsigned char* at(std::size_t offset) {
+    auto p = reinterpret_cast<std::uintptr_t>(words.data());
+    return reinterpret_cast<unsigned char*>((p + 63) & ~std::uintptr_t{63}) + offset;
+  }
+  std::vector<std::uint64_t> words;
+};
+
+Bmmc with_complement(const Bmmc& b, std::uint64_t seed) {
+  if (b.n() == 0) return b;
+  std::mt19937_64 rng(seed);
+  return Bmmc(b.matrix(), rng() & ((BitVec{1} << b.n()) - 1));
+}
+
+// Runs a CpuPermuter with `policy` on inputs/outputs at the given byte offsets and compares with the
+// reference; returns the loop that ran.
+std::string check(const Bmmc& b, int eb, const CpuPolicy& policy, std::size_t in_off, std::size_t out_off,
+                  std::uint64_t seed) {
+  const std::size_t bytes = (std::size_t{1} << b.n()) * eb;
+  Buf in(bytes), out(bytes), ref(bytes);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < bytes; ++i) in.at(in_off)[i] = static_cast<unsigned char>(1 + rng() % 255);
+  std::memset(out.at(out_off), 0xa5, bytes);
+  permute_reference(b, in.at(in_off), ref.at(0), eb);
+  const CpuPermuter p(b, eb, policy);
+  p(in.at(in_off), out.at(out_off));
+  EXPECT_EQ(std::memcmp(out.at(out_off), ref.at(0), bytes), 0)
+      << p.kernel_name() << ", n = " << b.n() << ", " << eb << " B, threads " << policy.threads << ", offsets "
+      << in_off << "/" << out_off << "\n"
+      << b.to_string();
+  return p.kernel_name();
+}
+
+std::vector<Bmmc> maps_for(int n, std::uint64_t seed) {
+  std::vector<Bmmc> maps = {random_bmmc(n, seed), random_bpc(n, seed), with_complement(random_bmmc(n, seed + 7), seed),
+                            with_complement(random_bpc(n, seed + 7), seed), identity(n), bit_reverse(n)};
+  if (n >= 1) {
+    maps.push_back(with_complement(bit_reverse(n), seed + 1));
+    maps.push_back(gray(n));
+    maps.push_back(rotate(n, 1));
+    maps.push_back(transpose(n, n / 2));
+    maps.push_back(reverse(n));
+  }
+  return maps;
+}
+
+CpuPolicy forced(int threads, std::optional<bool> transposes) { return CpuPolicy{threads, -1, transposes, true}; }
+
+TEST(CpuDirect, EveryElementSizeAndMapUpToN14) {
+  for (int eb : {1, 2, 4, 8, 16})
+    for (int n = 0; n <= 14; ++n)
+      for (const Bmmc& b : maps_for(n, static_cast<std::uint64_t>(n * 10 + eb))) {
+        const auto seed = static_cast<std::uint64_t>(n * 1000 + eb);
+        check(b, eb, forced(1, std::nullopt), 0, 0, seed);
+        check(b, eb, forced(1, false), 0, 0, seed + 1);  // the walk
+      }
+}
+
+TEST(CpuDirect, ManyRandomMapsHitBothTransposeLoops) {
+  // Random BMMCs and BPCs of 4- and 8-byte elements, many seeds: the blend loop with and without the lane
+  // XOR (Mjk singular or not) and, for maps that keep low bits in place, the lane-permuting loop.
+  int blend = 0, permute = 0;
+  for (int eb : {4, 8})
+    for (int n : {6, 7, 9, 12})
+      for (std::uint64_t seed = 1; seed <= 24; ++seed)
+        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed), with_complement(random_bmmc(n, seed), seed)}) {
+          const std::string k = check(b, eb, forced(1, true), 0, 0, seed);
+          blend += k == "direct-blend-avx2";
+          permute += k == "direct-transpose-avx2";
+        }
+  if (cpu_has_avx2()) {
+    EXPECT_GT(blend, 100);
+    EXPECT_GT(permute, 0);
+  }
+}
+
+TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
+  for (int eb : {1, 2, 4, 8, 16})
+    for (int n = 15; n <= 20; ++n) {
+      if ((static_cast<std::size_t>(eb) << n) > (std::size_t{4} << 20)) continue;  // up to 4 MiB: keeps the ASan run short
+      const auto seed = static_cast<std::uint64_t>(n * 31 + eb);
+      for (const Bmmc& b : {random_bmmc(n, seed), with_complement(random_bpc(n, seed), seed), bit_reverse(n)})
+        for (int threads : {1, 2}) {
+          check(b, eb, forced(threads, std::nullopt), 0, 0, seed);
+          check(b, eb, forced(threads, std::nullopt), static_cast<std::size_t>(eb), static_cast<std::size_t>(eb),
+                seed + 1);
+        }
+    }
+  // Offsets below 20 bits too, for the small-n code paths, and the walk with an offset.
+  for (int eb : {1, 2, 4, 8, 16})
+    for (int n : {6, 9, 12})
+      for (const Bmmc& b : {random_bmmc(n, 3), with_complement(bit_reverse(n), 4), gray(n)}) {
+        check(b, eb, forced(1, std::nullopt), static_cast<std::size_t>(eb), 0, 5);
+        check(b, eb, forced(1, std::nullopt), 0, static_cast<std::size_t>(eb), 6);
+        check(b, eb, forced(2, false), static_cast<std::size_t>(eb), static_cast<std::size_t>(eb), 7);
+      }
+}
+
+// The size rule: a CpuPermuter made from a Bmmc runs the direct loop up to 1 MiB (for 4-byte maps that pile
+// a group into one L1 set on both sides 128 KiB; such 8-byte maps take the walk; the walk on maps whose
+// line sources crowd one set 32 KiB) — the blends for general
+// 4/8-byte maps where the CPU has AVX2, the walk for 1/2/16-byte elements — and the tile loop above; a plan
+// handed in runs as given unless CpuPolicy::direct = true; direct = false keeps the tile loop.
+TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
+  const std::string transposes = cpu_has_avx2() ? "direct-blend-avx2" : "direct-walk";
+  for (int eb : {4, 8}) {
+    const int at_limit = 20 - __builtin_ctz(static_cast<unsigned>(eb));  // 1 MiB
+    for (int n : {6, 10, 14, 16, at_limit}) {
+      EXPECT_EQ(CpuPermuter(random_bmmc(n, 1), eb).kernel_name(), transposes) << eb << " B, n = " << n;
+      if (n <= 14) EXPECT_EQ(CpuPermuter(transpose(n, n / 2), eb).kernel_name(), transposes) << eb << " B, n = " << n;
+    }
+    // Bit-reverse piles a group's input and output vectors into one L1 set each once its strides reach
+    // 4 KiB: for 4-byte elements the blends only up to 128 KiB, for 8-byte elements the walk (whole lines)
+    // up to 1 MiB. Transposes pile on one side only and stay direct (checked above up to n = 14, here at 1 MiB).
+    for (int n : {6, 10})
+      EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name(), transposes) << eb << " B, n = " << n;
+    if (eb == 4) {
+      EXPECT_EQ(CpuPermuter(transpose(at_limit, 7), eb).kernel_name(), transposes);
+      EXPECT_EQ(CpuPermuter(bit_reverse(at_limit - 3), eb).kernel_name(), transposes);
+      for (int n : {at_limit - 2, at_limit - 1, at_limit})
+        EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name().find("direct"), std::string::npos) << "n = " << n;
+    } else if (cpu_has_avx2()) {
+      for (int n : {at_limit - 2, at_limit}) EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name(), "direct-walk");
+    }
+    EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb).kernel_name().find("direct"), std::string::npos);
+    EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, -1, std::nullopt, false}).kernel_name().find("direct"),
+              std::string::npos);
+    EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, 9}).kernel_name().find("direct"), std::string::npos)
+        << "an explicit tile size keeps the tile loop";
+    EXPECT_EQ(CpuPermuter(make_cpu_plan(random_bmmc(14, 1), eb)).kernel_name().find("direct"), std::string::npos)
+        << "a plan handed in runs as given";
+    EXPECT_EQ(CpuPermuter(make_cpu_plan(random_bmmc(14, 1), eb), forced(0, std::nullopt)).kernel_name(), transposes);
+    EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb, forced(0, std::nullopt)).kernel_name(), transposes);
+  }
+  for (int eb : {1, 2, 16}) {
+    EXPECT_EQ(CpuPermuter(random_bmmc(12, 1), eb).kernel_name(), "direct-walk") << eb << " B";
+    EXPECT_EQ(CpuPermuter(random_bmmc(21, 1), eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
+  }
+  // The walk on maps whose line sources crowd one L1 set (bit-reverse of 1- and 2-byte elements): up to 32 KiB.
+  for (int eb : {1, 2}) {
+    const int at_32k = 15 - __builtin_ctz(static_cast<unsigned>(eb));
+    EXPECT_EQ(CpuPermuter(bit_reverse(at_32k), eb).kernel_name(), "direct-walk") << eb << " B";
+    EXPECT_EQ(CpuPermuter(bit_reverse(at_32k + 1), eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
+  }
+  // Below 32 elements the plan is a naive pass: the scatter loop, not the direct one.
+  EXPECT_EQ(CpuPermuter(random_bmmc(4, 1), 4).kernel_name(), "scatter");
+  // Maps that keep their low bits in place take the lane-permuting loop (no transpose at all for identity).
+  if (cpu_has_avx2()) EXPECT_EQ(CpuPermuter(identity(12), 4).kernel_name(), "direct-transpose-avx2");
+}
+
+}  // namespace
+}  // namespace bmmc
