@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <stdexcept>
 
 #include "bmmc/core/subspace.hpp"
@@ -91,6 +92,38 @@ FusedLayout window_layout(int T, int R, const Subspace& D) {
   return l;
 }
 
+// The tile's basis: the runs e_0 … e_(c−1) first (lanes 0 … c−1 read consecutive keys), then 5 − c lane
+// coordinates, then the rest. When the first and last windows' directions (G) can avoid coordinates 0 … 4 —
+// G ∩ runs = 0 and room for the lanes — coordinates 5 … hold a basis of G: those windows then have the lanes
+// e_0 … e_4 and the block loads and stores straight into and out of their layouts (no re-layout). Else the
+// same for the first window alone, then the last, else K's own reduced basis order.
+std::vector<BitVec> tile_basis(const Subspace& k, const Subspace* first, const Subspace* last) {
+  const std::vector<BitVec>& kb = k.basis();
+  const int T = k.dim();
+  int c = 0;
+  while (c < std::min(kLanes, T) && kb[c] == BitVec{1} << c) ++c;
+  std::vector<const Subspace*> tries;
+  if (first && last) tries.push_back(nullptr);  // both
+  if (first) tries.push_back(first);
+  if (last && last != first) tries.push_back(last);
+  for (const Subspace* only : tries) {
+    Subspace g = only ? *only : *first + *last;
+    Subspace runs = Subspace::low_bits(k.n(), c);
+    if ((runs + g).dim() != c + g.dim() || g.dim() > T - kLanes) continue;
+    std::vector<BitVec> b(kb.begin(), kb.begin() + c);
+    Subspace span = runs + g;
+    for (BitVec v : kb)  // the other lanes: outside runs + G
+      if (static_cast<int>(b.size()) < std::min(kLanes, T) && span.insert(v)) b.push_back(v);
+    if (static_cast<int>(b.size()) < std::min(kLanes, T)) continue;
+    for (BitVec v : g.basis()) b.push_back(v);
+    Subspace all = Subspace::span(k.n(), b);
+    for (BitVec v : kb)
+      if (all.insert(v)) b.push_back(v);
+    return b;
+  }
+  return kb;
+}
+
 bool holds(const FusedLayout& l, BitVec delta, int T) {
   return Subspace::span(T, l.regs).contains(delta);
 }
@@ -158,35 +191,39 @@ FusedKernelPlan plan_fused_kernel(const FusedTileSpec& s, const FusedCodegenOpti
   if (T > 20) throw std::invalid_argument(fmt::format("fused codegen: a tile of 2^{} keys is too large (at most 2^20)", T));
   for (int m = 0; m < s.n && k.dim() < T; ++m) k.insert(BitVec{1} << m);
   p.tile_dim = T;
-  p.tile = k.basis();
   p.outside = k.coordinate_complement();
-  std::vector<int> pivots;
-  for (BitVec v : p.tile) pivots.push_back(std::countr_zero(v));
-  for (const FusedColumn& c : s.columns) {
-    BitVec delta = 0;
-    for (int i = 0; i < T; ++i) delta |= ((c.dir >> pivots[i]) & 1) << i;
-    if (xor_of_columns(p.tile, delta) != c.dir) throw std::logic_error("fused codegen: a direction left the tile");
-    p.deltas.push_back(delta);
-  }
   const int R = o.reg_bits;
   p.kind = o.kind == FusedKernelKind::Registers && T >= R + kLanes ? FusedKernelKind::Registers : FusedKernelKind::Shared;
-  if (p.kind == FusedKernelKind::Shared) return p;
-  p.reg_bits = R;
-  // Greedy windows: a window grows while its directions span at most R dimensions (the same monotone
-  // feasibility as the pass cut of schedule.hpp, so the greedy count is the fewest for this column order).
+  // Greedy windows (Registers): a window grows while its directions span at most R dimensions (the same
+  // monotone feasibility as the pass cut of schedule.hpp, so the greedy count is the fewest for this column
+  // order). Spans are taken of the global directions: they do not depend on the tile basis chosen below.
   std::vector<Subspace> spans;
   std::vector<std::size_t> starts;
-  for (std::size_t j = 0; j < p.deltas.size(); ++j) {
-    if (!spans.empty()) {
-      Subspace t = spans.back();
-      t.insert(p.deltas[j]);
-      if (t.dim() <= R) {
-        spans.back() = std::move(t);
-        continue;
+  if (p.kind == FusedKernelKind::Registers)
+    for (std::size_t j = 0; j < s.columns.size(); ++j) {
+      if (!spans.empty()) {
+        Subspace t = spans.back();
+        t.insert(s.columns[j].dir);
+        if (t.dim() <= R) {
+          spans.back() = std::move(t);
+          continue;
+        }
       }
+      spans.push_back(Subspace::span(s.n, {s.columns[j].dir}));
+      starts.push_back(j);
     }
-    spans.push_back(Subspace::span(T, {p.deltas[j]}));
-    starts.push_back(j);
+  p.tile = tile_basis(k, spans.empty() ? nullptr : &spans.front(), spans.empty() ? nullptr : &spans.back());
+  for (const FusedColumn& c : s.columns) {
+    const std::optional<BitVec> delta = coordinates(p.tile, c.dir);
+    if (!delta) throw std::logic_error("fused codegen: a direction left the tile");
+    p.deltas.push_back(*delta);
+  }
+  if (p.kind == FusedKernelKind::Shared) return p;
+  p.reg_bits = R;
+  for (Subspace& sp : spans) {  // to tile coordinates
+    std::vector<BitVec> c;
+    for (BitVec v : sp.basis()) c.push_back(*coordinates(p.tile, v));
+    sp = Subspace::span(T, c);
   }
   for (std::size_t w = 0; w < spans.size(); ++w) {
     FusedWindow win;

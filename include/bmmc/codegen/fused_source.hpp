@@ -5,9 +5,9 @@
 // direction, the row that gives a key's logical bit 0, and the bit that says which member of a pair is the
 // "first" one), so this layer needs nothing from the combinators; cuda/program_gpu.hpp builds the spec from a
 // combinators FusedLeafPass. Block b owns the coset x0(b) ⊕ K of the array, where K ⊇ V' is the kernel's
-// tile: V' widened to tile_bits dimensions with the lowest unit vectors it lacks, when n allows. A key of the
-// coset has tile coordinates i (x = x0 ⊕ K·i, K's basis reduced with lowest-bit pivots, so K's leading vectors
-// e_0 … e_(c−1) make every coset whole aligned runs of 2^c keys). A warp's load or store puts tile coordinates
+// tile: V' widened to tile_bits dimensions with the lowest unit vectors it lacks, when n allows (x0 at K's
+// non-pivot positions). A key of the coset has tile coordinates i (x = x0 ⊕ K·i for a basis of K that starts
+// with the vectors e_0 … e_(c−1) K contains: every coset is whole aligned runs of 2^c keys). A warp's load or store puts tile coordinates
 // 0 … 4 on its 32 lanes: 2^c consecutive keys per run (c = 3: 32-byte sectors of 4-byte keys, all bytes used),
 // 2^(5−c) runs per access. The block applies every column in order and writes the coset back in place.
 //
@@ -88,7 +88,9 @@ struct FusedKernelPlan {
   int tile_dim = 0;            ///< T: 2^T keys per block
   FusedKernelKind kind = FusedKernelKind::Shared;
   int reg_bits = 0;            ///< R (Registers)
-  std::vector<BitVec> tile;    ///< K, global vectors, reduced echelon (lowest-bit pivots)
+  /// A basis of K (global vectors): the runs e_0 … e_(c−1) first, then the other lane coordinates, then (when
+  /// possible) a basis of the first and last windows' directions, so those windows load and store directly.
+  std::vector<BitVec> tile;
   std::vector<int> outside;    ///< block index bit k → global bit outside[k] (the non-pivot positions)
   std::vector<BitVec> deltas;  ///< per column: its direction in tile coordinates
   FusedLayout load, store;     ///< Registers: the layouts of the global load and store (lanes = coordinates 0 … 4)
