@@ -297,17 +297,17 @@ std::string emit_cs(const KeyInfo& k) {
     o += "// a = the member with bit first_bit clear, b the other; they swap iff (b < a) == (a takes the min), as the\n"
          "// CPU executor's compare_swap(a, b, low_first) does: a pair that does not compare (NaN) keeps its order when\n"
          "// a takes the min and swaps otherwise\n";
-    o += "static __device__ __forceinline__ void cs(key_t& p, key_t& q, bool pmin, bool pfirst) {\n"
+    o += "static __device__ __forceinline__ void cs(fkey_t& p, fkey_t& q, bool pmin, bool pfirst) {\n"
          "  const bool c = pfirst ? (q < p) : (p < q);\n"
          "  const bool sw = c == (pfirst == pmin);\n"
-         "  const key_t a = p, b = q;\n"
+         "  const fkey_t a = p, b = q;\n"
          "  p = sw ? b : a;\n"
          "  q = sw ? a : b;\n"
          "}\n";
   } else {
     o += "// integers: equal keys are identical, so which member is 'first' does not matter\n";
-    o += "static __device__ __forceinline__ void cs(key_t& p, key_t& q, bool pmin) {\n"
-         "  const key_t lo = q < p ? q : p, hi = q < p ? p : q;\n"
+    o += "static __device__ __forceinline__ void cs(fkey_t& p, fkey_t& q, bool pmin) {\n"
+         "  const fkey_t lo = q < p ? q : p, hi = q < p ? p : q;\n"
          "  p = pmin ? lo : hi;\n"
          "  q = pmin ? hi : lo;\n"
          "}\n";
@@ -385,7 +385,7 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
   {
     const std::vector<BitVec> offs = slot_offsets(p.load);
     for (int r = 0; r < slots; ++r)
-      o += fmt::format("  key_t v{} = data[g ^ {}{}];\n", r, hex(xor_of_columns(p.tile, offs[r])), sfx);
+      o += fmt::format("  fkey_t v{} = data[g ^ {}{}];\n", r, hex(xor_of_columns(p.tile, offs[r])), sfx);
   }
   bool smem_read = false;  // a later store to the tile must wait for every thread's reads
   int tr = 0;
@@ -505,10 +505,10 @@ KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type,
   else
     o += fmt::format("// kernel: shared memory, one __syncthreads() per column\n");
   o += fmt::format("// launch: grid {} blocks x {} threads, dynamic shared {} bytes\n", ks.grid, ks.block, ks.shared_bytes);
-  o += fmt::format("typedef {} key_t;\n", k.type);
+  o += fmt::format("typedef {} fkey_t;\n", k.type);
   o += emit_cs(k);
-  o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_fused(key_t* __restrict__ data) {{\n", ks.block);
-  o += "  extern __shared__ unsigned long long tile_words[];\n  key_t* const tile = (key_t*)tile_words;\n";
+  o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_fused(fkey_t* __restrict__ data) {{\n", ks.block);
+  o += "  extern __shared__ unsigned long long tile_words[];\n  fkey_t* const tile = (fkey_t*)tile_words;\n";
   o += p.kind == FusedKernelKind::Registers ? generate_registers(s, p, k, idx, sfx) : generate_shared(s, p, k, idx, sfx);
   o += "}\n";
   ks.source = std::move(o);

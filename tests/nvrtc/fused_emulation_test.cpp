@@ -47,7 +47,6 @@ std::barrier<>* bmmc_bar;
 #define __syncthreads() bmmc_bar->arrive_and_wait()
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
 inline int __popcll(unsigned long long v) { return __builtin_popcountll(v); }
-#define key_t bmmc_key_t
 )";
 
 namespace fs = std::filesystem;
@@ -75,7 +74,7 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
     fused_leaf_pass_cpu(*fp, lp.n, expect.data(), t, 1);
     src += fmt::format("#define bmmc_fused bmmc_fused_{}\nnamespace k{} {{\nunsigned long long tile_words[{}];\n{}}}\n#undef bmmc_fused\n",
                        i, i, (ks.shared_bytes + 7) / 8, ks.source);
-    calls += fmt::format("  run({}ull, {}u, [](void* d) {{ k{}::bmmc_fused_{}((k{}::bmmc_key_t*)d); }}, data.data());\n",
+    calls += fmt::format("  run({}ull, {}u, [](void* d) {{ k{}::bmmc_fused_{}((k{}::fkey_t*)d); }}, data.data());\n",
                          ks.grid, ks.block, i, i, i);
     ++i;
   }

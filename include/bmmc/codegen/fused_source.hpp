@@ -111,7 +111,7 @@ void check_fused_tile(const FusedTileSpec& spec);
 /// span at most R dimensions). Registers falls back to Shared when T < reg_bits + 5.
 FusedKernelPlan plan_fused_kernel(const FusedTileSpec& spec, const FusedCodegenOptions& options = {});
 
-/// The CUDA source of `bmmc_fused(key_t* data)` for keys of C type `key_type` ("int", "unsigned int", "float",
+/// The CUDA source of `bmmc_fused(fkey_t* data)` for keys of C type `key_type` ("int", "unsigned int", "float",
 /// "long long", "unsigned long long" or "double"; std::invalid_argument otherwise). grid/block/shared_bytes
 /// give the launch; the source opens with a comment naming the pass and the geometry.
 KernelSource generate_fused(const FusedTileSpec& spec, const std::string& key_type,
