@@ -507,7 +507,12 @@ KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type,
   o += fmt::format("// launch: grid {} blocks x {} threads, dynamic shared {} bytes\n", ks.grid, ks.block, ks.shared_bytes);
   o += fmt::format("typedef {} fkey_t;\n", k.type);
   o += emit_cs(k);
-  o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_fused(fkey_t* __restrict__ data) {{\n", ks.block);
+  // Blocks per SM the registers should allow: as many as 64 registers a thread and the shared memory of an
+  // H100 SM (228 KiB) permit, so that a block's loads overlap another's compare-swaps (1 at 1024 threads).
+  const std::uint64_t by_regs = 65536 / (64 * std::uint64_t{ks.block}), by_smem = (228 * 1024) / std::max<std::uint64_t>(ks.shared_bytes, 1);
+  const std::uint64_t min_blocks = std::max<std::uint64_t>(1, std::min({by_regs, by_smem, std::uint64_t{8}}));
+  o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, {}) bmmc_fused(fkey_t* __restrict__ data) {{\n",
+                   ks.block, min_blocks);
   o += "  extern __shared__ unsigned long long tile_words[];\n  fkey_t* const tile = (fkey_t*)tile_words;\n";
   o += p.kind == FusedKernelKind::Registers ? generate_registers(s, p, k, idx, sfx) : generate_shared(s, p, k, idx, sfx);
   o += "}\n";

@@ -41,7 +41,7 @@ std::barrier<>* bmmc_bar;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __restrict__
 #define __shared__
 #define __syncthreads() bmmc_bar->arrive_and_wait()
