@@ -21,6 +21,7 @@
 #include "bmmc/combinators/sorting_network.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cuda/program_gpu.hpp"
+#include "combinators/random_parm_program.hpp"
 
 #ifndef BMMC_HOST_CXX
 #define BMMC_HOST_CXX "c++"
@@ -121,13 +122,7 @@ TEST(FusedKernelEmulation, GeneratedSourceMatchesTheCpuBitForBit) {
   r4.reg_bits = 4;
   r4.line_bits = 1;
   // A random parm program followed by the network: directions that are not unit vectors, descending leaves.
-  const int n = 12;
-  BitVec m1 = 0, m2 = 0;
-  while (!m1) m1 = rng() & low_mask(n);
-  while (!m2) m2 = rng() & low_mask(n - 1);
-  Program random = then(bmmc_program(random_bmmc(n, rng())), parm(m1, then(compare_swap(n - 1), parm(m2, compare_swap(n - 2)))));
-  random.push(LeafStep{Leaf{LeafKind::CompareSwapDesc}});
-  const LoweredProgram net = lower(sort_network(12)), mixed = lower(then(random, sort_network(n)));
+  const LoweredProgram net = lower(sort_network(12)), mixed = lower(then(test::random_parm_program(12, rng), sort_network(12)));
   EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, regs, rng, dir, "net_int_regs"), 0);
   EXPECT_EQ(emulate<float>(net, DType::Float32, regs, rng, dir, "net_float_regs"), 0);
   EXPECT_EQ(emulate<double>(net, DType::Float64, shared, rng, dir, "net_double_shared"), 0);

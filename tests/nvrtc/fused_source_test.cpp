@@ -20,6 +20,7 @@
 #include "bmmc/core/subspace.hpp"
 #include "bmmc/cuda/nvrtc.hpp"
 #include "bmmc/cuda/program_gpu.hpp"
+#include "combinators/random_parm_program.hpp"
 
 namespace bmmc {
 namespace {
@@ -33,14 +34,7 @@ std::vector<FusedTileSpec> specs_of(const LoweredProgram& lp, const FusionOption
   return out;
 }
 
-Program random_parm_program(int n, std::mt19937_64& rng) {
-  BitVec m1 = 0, m2 = 0;
-  while (!m1) m1 = rng() & low_mask(n);
-  while (!m2) m2 = rng() & low_mask(n - 1);
-  Program p = then(bmmc_program(random_bmmc(n, rng())), parm(m1, then(compare_swap(n - 1), parm(m2, compare_swap(n - 2)))));
-  p.push(LeafStep{Leaf{LeafKind::CompareSwapDesc}});
-  return p;
-}
+using test::random_parm_program;
 
 // Tile coordinate of (thread, slot) in a layout.
 BitVec coord(const FusedLayout& l, BitVec thread, BitVec slot) {
