@@ -119,12 +119,18 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     for (Op& op : ops_)
       if (op.fused) todo.push_back(&op);
     const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
     std::atomic<std::size_t> next{0};
     auto work = [&] {
       for (std::size_t i; (i = next++) < todo.size();) todo[i]->kernel = cache.get(todo[i]->fused->source, todo[i]->fused->kernel_name, arch);
     };
     std::vector<std::future<void>> running;
-    for (std::size_t w = 1; w < std::min(workers, todo.size()); ++w) running.push_back(std::async(std::launch::async, work));
+    for (std::size_t w = 1; w < std::min(workers, todo.size()); ++w)
+      running.push_back(std::async(std::launch::async, [&] {
+        check(cudaSetDevice(device), "cudaSetDevice(compile worker)");  // the caller's device, not device 0
+        work();
+      }));
     work();
     for (auto& r : running) r.get();  // rethrows a compile error
   }
