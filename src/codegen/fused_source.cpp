@@ -20,8 +20,6 @@ namespace {
 
 constexpr int kLanes = 5;  // a warp's 32 lanes read one line of 32 keys
 
-bool independent_of(const Subspace& s, BitVec v) { return !s.contains(v); }
-
 // Adds unit vectors e_m, m in `order`, to `basis` (and `span`) while they are outside the span, until `want`
 // vectors were added.
 void add_units(Subspace& span, std::vector<BitVec>& basis, const std::vector<int>& order, int want) {
@@ -358,10 +356,6 @@ std::string emit_column_bits(const FusedKernelPlan& p, const FusedColumn& c, con
   return o;
 }
 
-std::string emit_matvec_threads(const std::string& var, const std::vector<BitVec>& cols, const char* type) {
-  return matvec(var, "th", cols, type);
-}
-
 std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p, const KeyInfo& k,
                                const char* idx, const char* sfx) {
   const int R = p.reg_bits, slots = 1 << R;
@@ -395,12 +389,12 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     o += fmt::format("  // re-layout {} through shared memory (tile index = tile coordinate; lanes on 32 banks)\n", tr);
     if (smem_read) o += "  __syncthreads();\n";
     o += fmt::format("  {{\n  unsigned {} = 0u;\n", a);
-    o += emit_matvec_threads(a, from.threads, "unsigned int");
+    o += matvec(a, "th", from.threads, "unsigned int");
     const std::vector<BitVec> fo = slot_offsets(from), to_offs = slot_offsets(to);
     for (int r = 0; r < slots; ++r) o += fmt::format("  tile[{} ^ {}u] = v{};\n", a, hex(fo[r]), r);
     o += "  }\n  __syncthreads();\n";
     o += fmt::format("  {{\n  unsigned {} = 0u;\n", b);
-    o += emit_matvec_threads(b, to.threads, "unsigned int");
+    o += matvec(b, "th", to.threads, "unsigned int");
     for (int r = 0; r < slots; ++r) o += fmt::format("  v{} = tile[{} ^ {}u];\n", r, b, hex(to_offs[r]));
     o += "  }\n";
     smem_read = true;
