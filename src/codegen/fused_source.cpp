@@ -19,6 +19,8 @@ using namespace codegen;
 namespace {
 
 constexpr int kLanes = 5;  // a warp's 32 lanes read one line of 32 keys
+constexpr int kMaxThreadBits = 10;  // 1024 threads per block
+constexpr std::uint64_t kMaxSharedBytes = 227 * 1024;  // dynamic shared memory a block may opt into (sm_90)
 
 // Adds unit vectors e_m, m in `order`, to `basis` (and `span`) while they are outside the span, until `want`
 // vectors were added.
@@ -129,18 +131,24 @@ bool holds(const FusedLayout& l, BitVec delta, int T) {
 }  // namespace
 
 const char* to_string(FusedKernelKind k) noexcept {
-  return k == FusedKernelKind::Registers ? "registers" : "shared";
+  switch (k) {
+    case FusedKernelKind::Shared: return "shared";
+    case FusedKernelKind::Registers: return "registers";
+    case FusedKernelKind::Pipelined: return "pipelined";
+  }
+  return "?";
 }
 
 int FusedKernelPlan::threads_per_block() const noexcept {
-  if (kind == FusedKernelKind::Registers) return 1 << (tile_dim - reg_bits);
+  if (kind != FusedKernelKind::Shared) return 1 << (tile_dim - reg_bits);
   return tile_dim <= 1 ? 1 : 1 << std::min(tile_dim - 1, 8);
 }
 
 int FusedKernelPlan::transitions() const noexcept {
-  if (kind != FusedKernelKind::Registers) return 1;  // the load and the store go through the tile
-  int t = 0;
-  const FusedLayout* cur = &load;
+  if (kind == FusedKernelKind::Shared) return 1;  // the load and the store go through the tile
+  // Pipelined: the first window reads the prefetched tile from shared memory.
+  int t = kind == FusedKernelKind::Pipelined ? 1 : 0;
+  const FusedLayout* cur = kind == FusedKernelKind::Pipelined ? &windows.front().layout : &load;
   for (const FusedWindow& w : windows) {
     if (!(w.layout == *cur)) ++t;
     cur = &w.layout;
@@ -190,14 +198,21 @@ FusedKernelPlan plan_fused_kernel(const FusedTileSpec& s, const FusedCodegenOpti
   for (int m = 0; m < s.n && k.dim() < T; ++m) k.insert(BitVec{1} << m);
   p.tile_dim = T;
   p.outside = k.coordinate_complement();
-  const int R = o.reg_bits;
-  p.kind = o.kind == FusedKernelKind::Registers && T >= R + kLanes ? FusedKernelKind::Registers : FusedKernelKind::Shared;
+  // A block has at most 1024 threads: a large tile raises R to T − 10 (more keys per thread), and a tile that
+  // would need more than 2^6 keys per thread, or has fewer than 2^(R+5) keys, runs on the shared kernel.
+  const int R = std::max(o.reg_bits, T - kMaxThreadBits);
+  // Pipelined needs two tiles of shared memory; where they do not fit, the registers kernel runs instead.
+  const bool registers = o.kind != FusedKernelKind::Shared && T >= R + kLanes && R <= 6;
+  const bool two_tiles = (std::uint64_t{2} << T) * static_cast<std::uint64_t>(o.key_bytes) <= kMaxSharedBytes;
+  p.kind = !registers ? FusedKernelKind::Shared
+           : o.kind == FusedKernelKind::Pipelined && two_tiles ? FusedKernelKind::Pipelined
+                                                               : FusedKernelKind::Registers;
   // Greedy windows (Registers): a window grows while its directions span at most R dimensions (the same
   // monotone feasibility as the pass cut of schedule.hpp, so the greedy count is the fewest for this column
   // order). Spans are taken of the global directions: they do not depend on the tile basis chosen below.
   std::vector<Subspace> spans;
   std::vector<std::size_t> starts;
-  if (p.kind == FusedKernelKind::Registers)
+  if (p.kind != FusedKernelKind::Shared)
     for (std::size_t j = 0; j < s.columns.size(); ++j) {
       if (!spans.empty()) {
         Subspace t = spans.back();
@@ -313,15 +328,17 @@ std::string emit_cs(const KeyInfo& k) {
   return o;
 }
 
-// x0: block index bit k deposited at global position outside[k]; runs of consecutive positions in one shift.
-std::string emit_x0(const FusedKernelPlan& p, const char* idx, const char* sfx) {
-  std::string o = fmt::format("  const {} b = blockIdx.x;\n  {} x0 = 0{};\n", idx, idx, sfx);
+// `var` = the coset origin of block `b`: block index bit k deposited at global position outside[k]; runs of
+// consecutive positions in one shift.
+std::string emit_x0(const FusedKernelPlan& p, const std::string& b, const std::string& var, const char* idx,
+                    const char* sfx) {
+  std::string o = fmt::format("  {} {} = 0{};\n", idx, var, sfx);
   const auto& out = p.outside;
   for (std::size_t k = 0; k < out.size();) {
     std::size_t e = k + 1;
     while (e < out.size() && out[e] == out[e - 1] + 1) ++e;
     const int len = static_cast<int>(e - k), shift = out[k] - static_cast<int>(k);
-    o += fmt::format("  x0 |= (b & {}{}) << {};\n", hex(low_mask(len) << k), sfx, shift);
+    o += fmt::format("  {} |= (({}) & {}{}) << {};\n", var, b, hex(low_mask(len) << k), sfx, shift);
     k = e;
   }
   return o;
@@ -359,9 +376,8 @@ std::string emit_column_bits(const FusedKernelPlan& p, const FusedColumn& c, con
 std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p, const KeyInfo& k,
                                const char* idx, const char* sfx) {
   const int R = p.reg_bits, slots = 1 << R;
-  std::string o;
-  o += emit_x0(p, idx, sfx);
-  o += "  const unsigned th = threadIdx.x;\n";
+  const bool pipelined = p.kind == FusedKernelKind::Pipelined;
+  std::string o = "  const unsigned th = threadIdx.x;\n";
   auto global_cols = [&](const std::vector<BitVec>& vs) {
     std::vector<BitVec> g;
     for (BitVec v : vs) g.push_back(xor_of_columns(p.tile, v));
@@ -372,14 +388,49 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     for (int i = 0; i < slots; ++i) r.push_back(xor_of_columns(l.regs, static_cast<std::uint64_t>(i)));
     return r;
   };
-  // Load: lanes read consecutive keys of one line per slot.
-  o += "  // load: register slot r of thread th holds the key at x0 ^ K·(U·th ^ W·r); lanes = tile coordinates 0..4\n";
-  o += fmt::format("  {} g = x0;\n", idx);
-  o += matvec("g", "th", global_cols(p.load.threads), idx);
-  {
+  const FusedLayout* cur = &p.load;
+  if (!pipelined) {
+    o += fmt::format("  const {} b = blockIdx.x;\n", idx);
+    o += emit_x0(p, "b", "x0", idx, sfx);
+    // Load: lanes read consecutive keys of one line per slot.
+    o += "  // load: register slot r of thread th holds the key at x0 ^ K·(U·th ^ W·r); lanes = tile coordinates 0..4\n";
+    o += fmt::format("  {} g = x0;\n", idx);
+    o += matvec("g", "th", global_cols(p.load.threads), idx);
     const std::vector<BitVec> offs = slot_offsets(p.load);
     for (int r = 0; r < slots; ++r)
       o += fmt::format("  fkey_t v{} = data[g ^ {}{}];\n", r, hex(xor_of_columns(p.tile, offs[r])), sfx);
+  } else {
+    // Persistent blocks: tile b + gridDim.x is copied into `next` (cp.async, no registers) while tile b is
+    // worked on; the copy lands at index = tile coordinate, so the first window reads it like a re-layout.
+    const std::uint64_t tiles = p.blocks(), size = std::uint64_t{1} << p.tile_dim;
+    const FusedLayout io = io_layout(p.tile_dim, R, 0);
+    auto prefetch = [&](const std::string& origin) {
+      std::string e = fmt::format("    unsigned c = 0u;\n{}    {} g = {};\n", matvec("c", "th", io.threads, "unsigned int", "    "),
+                                  idx, origin);
+      e += matvec("g", "th", global_cols(io.threads), idx, "    ");
+      const std::vector<BitVec> offs = slot_offsets(io);
+      for (int r = 0; r < slots; ++r)
+        e += fmt::format("    cp_async(&next[c ^ {}u], &data[g ^ {}{}]);\n", hex(offs[r]), hex(xor_of_columns(p.tile, offs[r])), sfx);
+      return e;
+    };
+    o += fmt::format("  fkey_t* const next = tile + {};  // the prefetched tile (the re-layouts use tile[0 .. {}))\n", size, size);
+    o += "  {  // prologue: this block's first tile\n";
+    o += emit_x0(p, "blockIdx.x", "xn", idx, sfx);
+    o += prefetch("xn");
+    o += "  }\n";
+    o += fmt::format("  for ({} b = blockIdx.x; b < {}{}; b += gridDim.x) {{\n", idx, tiles, sfx);
+    o += emit_x0(p, "b", "x0", idx, sfx);
+    o += "  cp_async_wait_all();\n  __syncthreads();\n";
+    const FusedLayout& first = p.windows.front().layout;
+    o += "  unsigned f = 0u;\n" + matvec("f", "th", first.threads, "unsigned int");
+    const std::vector<BitVec> fo = slot_offsets(first);
+    for (int r = 0; r < slots; ++r) o += fmt::format("  fkey_t v{} = next[f ^ {}u];\n", r, hex(fo[r]));
+    o += "  __syncthreads();  // every thread has read `next`: the next tile may land there\n";
+    o += fmt::format("  if (b + gridDim.x < {}{}) {{\n", tiles, sfx);
+    o += emit_x0(p, "b + gridDim.x", "xn", idx, sfx);
+    o += prefetch("xn");
+    o += "  }\n";
+    cur = &first;
   }
   bool smem_read = false;  // a later store to the tile must wait for every thread's reads
   int tr = 0;
@@ -399,7 +450,6 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     o += "  }\n";
     smem_read = true;
   };
-  const FusedLayout* cur = &p.load;
   for (std::size_t w = 0; w < p.windows.size(); ++w) {
     const FusedWindow& win = p.windows[w];
     o += fmt::format("  // ---- window {}: columns {}..{} on registers\n", w, win.first, win.last - 1);
@@ -430,6 +480,7 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
   o += matvec("h", "th", global_cols(p.store.threads), idx);
   const std::vector<BitVec> offs = slot_offsets(p.store);
   for (int r = 0; r < slots; ++r) o += fmt::format("  data[h ^ {}{}] = v{};\n", hex(xor_of_columns(p.tile, offs[r])), sfx, r);
+  if (pipelined) o += "  }\n";
   return o;
 }
 
@@ -437,8 +488,8 @@ std::string generate_shared(const FusedTileSpec& s, const FusedKernelPlan& p, co
                             const char* sfx) {
   const int T = p.tile_dim, threads = p.threads_per_block();
   const std::uint64_t size = std::uint64_t{1} << T;
-  std::string o;
-  o += emit_x0(p, idx, sfx);
+  std::string o = fmt::format("  const {} b = blockIdx.x;\n", idx);
+  o += emit_x0(p, "b", "x0", idx, sfx);
   o += "  const unsigned th = threadIdx.x;\n";
   const std::vector<BitVec> cols(p.tile.begin(), p.tile.end());
   auto global_of = [&](const std::string& var) {
@@ -476,15 +527,23 @@ std::string generate_shared(const FusedTileSpec& s, const FusedKernelPlan& p, co
 
 }  // namespace
 
-KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type, const FusedCodegenOptions& opt) {
+std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes) {
+  const std::uint64_t by_regs = 65536 / (64 * std::uint64_t{std::max(threads, 1u)});
+  const std::uint64_t by_smem = (228 * 1024) / std::max<std::uint64_t>(shared_bytes, 1);
+  return std::max<std::uint64_t>(1, std::min({by_regs, by_smem, std::uint64_t{8}}));
+}
+
+KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type, const FusedCodegenOptions& options) {
   const KeyInfo k = key_info(key_type);
+  FusedCodegenOptions opt = options;
+  opt.key_bytes = k.bytes;
   const FusedKernelPlan p = plan_fused_kernel(s, opt);
   const auto [idx, sfx] = index_type(p.n);
   KernelSource ks;
   ks.kernel_name = "bmmc_fused";
   ks.block = static_cast<unsigned>(p.threads_per_block());
   ks.grid = p.blocks();
-  ks.shared_bytes = (std::uint64_t{1} << p.tile_dim) * static_cast<std::uint64_t>(k.bytes);
+  ks.shared_bytes = (std::uint64_t{p.kind == FusedKernelKind::Pipelined ? 2u : 1u} << p.tile_dim) * static_cast<std::uint64_t>(k.bytes);
   if (ks.grid > 0x7fffffffull) throw std::invalid_argument("fused codegen: more than 2^31-1 blocks; n is too large");
   std::string o;
   o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): fused compare-swap pass (docs/DESIGN.md §10)\n";
@@ -493,22 +552,38 @@ KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type,
   o += "// K (global vectors):";
   for (BitVec v : p.tile) o += fmt::format(" {:#x}", v);
   o += "\n";
-  if (p.kind == FusedKernelKind::Registers)
-    o += fmt::format("// kernel: registers, {} keys per thread, {} windows, {} shared-memory round trips\n", 1 << p.reg_bits,
-                     p.windows.size(), p.transitions());
+  if (p.kind != FusedKernelKind::Shared)
+    o += fmt::format("// kernel: {}, {} keys per thread, {} windows, {} shared-memory round trips{}\n", to_string(p.kind),
+                     1 << p.reg_bits, p.windows.size(), p.transitions(),
+                     p.kind == FusedKernelKind::Pipelined
+                         ? "; persistent blocks (tiles b, b + gridDim.x, ...: any grid up to the one below), the next "
+                           "tile copied into shared memory with cp.async while this one is worked on"
+                         : "");
   else
     o += fmt::format("// kernel: shared memory, one __syncthreads() per column\n");
   o += fmt::format("// launch: grid {} blocks x {} threads, dynamic shared {} bytes\n", ks.grid, ks.block, ks.shared_bytes);
   o += fmt::format("typedef {} fkey_t;\n", k.type);
   o += emit_cs(k);
-  // Blocks per SM the registers should allow: as many as 64 registers a thread and the shared memory of an
-  // H100 SM (228 KiB) permit, so that a block's loads overlap another's compare-swaps (1 at 1024 threads).
-  const std::uint64_t by_regs = 65536 / (64 * std::uint64_t{ks.block}), by_smem = (228 * 1024) / std::max<std::uint64_t>(ks.shared_bytes, 1);
-  const std::uint64_t min_blocks = std::max<std::uint64_t>(1, std::min({by_regs, by_smem, std::uint64_t{8}}));
+  if (p.kind == FusedKernelKind::Pipelined) {
+    const std::string size = std::to_string(k.bytes);
+    o += "static __device__ __forceinline__ void cp_async(fkey_t* s, const fkey_t* g) {\n"
+         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+         "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], " + size + ";\\n\" :: \"r\"((unsigned)__cvta_generic_to_shared(s)), \"l\"(g) : \"memory\");\n"
+         "#else\n"
+         "  *s = *g;\n"
+         "#endif\n"
+         "}\n"
+         "static __device__ __forceinline__ void cp_async_wait_all() {\n"
+         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+         "  asm volatile(\"cp.async.wait_all;\\n\" ::: \"memory\");\n"
+         "#endif\n"
+         "}\n";
+  }
+  const std::uint64_t min_blocks = fused_blocks_per_sm(ks.block, ks.shared_bytes);
   o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, {}) bmmc_fused(fkey_t* __restrict__ data) {{\n",
                    ks.block, min_blocks);
   o += "  extern __shared__ unsigned long long tile_words[];\n  fkey_t* const tile = (fkey_t*)tile_words;\n";
-  o += p.kind == FusedKernelKind::Registers ? generate_registers(s, p, k, idx, sfx) : generate_shared(s, p, k, idx, sfx);
+  o += p.kind != FusedKernelKind::Shared ? generate_registers(s, p, k, idx, sfx) : generate_shared(s, p, k, idx, sfx);
   o += "}\n";
   ks.source = std::move(o);
   return ks;

@@ -31,7 +31,7 @@ ExecStrategy parse_exec_strategy(const char* name) {
 }
 
 FusionOptions gpu_fusion_options(int key_bytes) noexcept {
-  return key_bytes <= 4 ? FusionOptions{15, 3} : FusionOptions{14, 2};
+  return key_bytes <= 4 ? FusionOptions{14, 3} : FusionOptions{13, 2};
 }
 
 namespace {

@@ -72,8 +72,20 @@ FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& o, DType t) {
   c.tile_bits = fusion_options(o, t).tile_bits;
   c.reg_bits = o.reg_bits;
   c.kind = o.fused_kernel;
+  c.key_bytes = dtype_bytes(t);
   return c;
 }
+
+namespace {
+
+int sm_count() {
+  int device = 0, sms = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute(MultiProcessorCount)");
+  return std::max(sms, 1);
+}
+
+}  // namespace
 
 GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOptions& options) : n_(lp.n), type_(t) {
   GpuOptions go;
@@ -83,14 +95,19 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
   auto add_permute = [&](const Bmmc& b) {
     auto& p = permuters[b];
     if (!p) p = std::make_shared<const CudaPermuter>(b, dtype_bytes(t), go);
-    ops_.push_back(Op{p, nullptr, {}, {}, {}});
+    Op op;
+    op.permute = p;
+    ops_.push_back(std::move(op));
     ++permutation_passes_;
   };
   auto add_leaf = [&](const Bmmc& layout, const Leaf& leaf) {
     if (leaf_bits(leaf) != 1)
       throw std::invalid_argument(fmt::format("GPU: leaf {} has chunks of 2^{}; only pairs run on the GPU yet",
                                               to_string(leaf.kind), leaf_bits(leaf)));
-    ops_.push_back(Op{nullptr, nullptr, {}, leaf_geometry(layout, 1), leaf});
+    Op op;
+    op.geometry = leaf_geometry(layout, 1);
+    op.leaf = leaf;
+    ops_.push_back(std::move(op));
     ++leaf_passes_;
   };
   const FusionOptions fusion = fusion_options(options, t);
@@ -103,8 +120,14 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     if (const auto* p = std::get_if<PermutePass>(&pass)) {
       add_permute(p->perm);
     } else if (const auto* f = std::get_if<FusedLeafPass>(&pass)) {
-      auto src = std::make_shared<const KernelSource>(generate_fused(fused_tile_spec(*f, lp.n), cuda_key_type(t), codegen));
-      ops_.push_back(Op{nullptr, std::move(src), {}, {}, {}});
+      const FusedTileSpec spec = fused_tile_spec(*f, lp.n);
+      Op op;
+      op.fused = std::make_shared<const KernelSource>(generate_fused(spec, cuda_key_type(t), codegen));
+      op.grid = op.fused->grid;
+      if (plan_fused_kernel(spec, codegen).kind == FusedKernelKind::Pipelined)  // persistent: as many as fit at once
+        op.grid = std::min<std::uint64_t>(op.grid, static_cast<std::uint64_t>(sm_count()) *
+                                                       fused_blocks_per_sm(op.fused->block, op.fused->shared_bytes));
+      ops_.push_back(std::move(op));
       ++leaf_passes_;
       ++fused_passes_;
     } else {
@@ -165,7 +188,7 @@ void GpuProgram::operator()(void* data, cudaStream_t stream, void* temp) const {
       std::swap(cur, other);
     } else if (op.fused) {
       void* args[] = {&cur};
-      launch(op.kernel, dim3(static_cast<unsigned>(op.fused->grid)), dim3(op.fused->block), op.fused->shared_bytes,
+      launch(op.kernel, dim3(static_cast<unsigned>(op.grid)), dim3(op.fused->block), op.fused->shared_bytes,
              stream, args);
     } else {
       launch_leaf_pass(op.geometry, op.leaf, cur, type_, stream);

@@ -1,8 +1,10 @@
 // The fused strategy on the GPU (docs/DESIGN.md §10): the sorting network against std::sort for every key type
-// and n = 0..20 (int32 up to 26), random / sorted / reversed / few-distinct keys, both kernels; random parm
+// and n = 0..20 (int32 up to 26), random / sorted / reversed / few-distinct keys, the three kernels; random parm
 // programs with small tiles against the interpreter; float keys with NaN and ±0 bit for bit against the CPU's
 // fused executor with the same cut; and nothing written outside the array. Without a GPU every test SKIPS.
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -106,6 +108,13 @@ TEST(GpuFused, Int32Large) {
 
 TEST(GpuFused, SharedKernelAndOtherCuts) {
   REQUIRE_GPU();
+  GpuProgramOptions registers;  // one tile per block, no copy-ahead; 2^15 tiles (pipelined falls back to it there)
+  registers.fused_kernel = FusedKernelKind::Registers;
+  check_sorts<std::int32_t>(DType::Int32, {3, 10, 15, 19, 22}, registers);
+  check_sorts<double>(DType::Float64, {11, 18}, registers);
+  GpuProgramOptions t15;
+  t15.tile_bits = 15;
+  check_sorts<float>(DType::Float32, {15, 21}, t15);
   GpuProgramOptions shared;
   shared.fused_kernel = FusedKernelKind::Shared;
   check_sorts<std::int32_t>(DType::Int32, {1, 5, 9, 13, 16, 20}, shared);
@@ -134,9 +143,14 @@ TEST(GpuFused, RandomParmProgramsMatchTheInterpreter) {
     o.tile_bits = 6 + static_cast<int>(rng() % 10);
     o.line_bits = static_cast<int>(rng() % 4);
     o.reg_bits = 3 + static_cast<int>(rng() % 3);
-    o.fused_kernel = r % 4 == 3 ? FusedKernelKind::Shared : FusedKernelKind::Registers;
-    ASSERT_EQ(run_fused(lower(p), in, DType::Int32, o), expect)
-        << "n " << n << " tile " << o.tile_bits << " line " << o.line_bits << " R " << o.reg_bits << "\n" << p.to_string();
+    o.fused_kernel = r % 4 == 3 ? FusedKernelKind::Shared : r % 4 == 1 ? FusedKernelKind::Registers : FusedKernelKind::Pipelined;
+    const std::string what = fmt::format("r {} n {} tile {} line {} R {} {}", r, n, o.tile_bits, o.line_bits, o.reg_bits,
+                                         to_string(o.fused_kernel));
+    try {
+      ASSERT_EQ(run_fused(lower(p), in, DType::Int32, o), expect) << what << "\n" << p.to_string();
+    } catch (const std::exception& e) {
+      FAIL() << what << ": " << e.what();
+    }
   }
 }
 
@@ -150,7 +164,7 @@ TEST(GpuFused, FloatNanAndSignedZerosBitForBitAsTheCpu) {
       const int c = static_cast<int>(rng() % 8);
       x = c == 0 ? std::numeric_limits<float>::quiet_NaN() : c == 1 ? -0.0f : c == 2 ? 0.0f : static_cast<float>(rng() % 100) - 50;
     }
-    for (FusedKernelKind kind : {FusedKernelKind::Registers, FusedKernelKind::Shared}) {
+    for (FusedKernelKind kind : {FusedKernelKind::Pipelined, FusedKernelKind::Registers, FusedKernelKind::Shared}) {
       GpuProgramOptions o;
       o.fused_kernel = kind;
       auto cpu = in;
@@ -164,8 +178,8 @@ TEST(GpuFused, FloatNanAndSignedZerosBitForBitAsTheCpu) {
 TEST(GpuFused, PassCountsOfTheNetwork) {
   REQUIRE_GPU();
   const GpuProgram p(lower(sort_network(24)), DType::Int32);
-  EXPECT_EQ(p.passes(), 19u);
-  EXPECT_EQ(p.fused_passes(), 19u);
+  EXPECT_EQ(p.passes(), 22u);
+  EXPECT_EQ(p.fused_passes(), 22u);
   EXPECT_EQ(p.temp_bytes(), 0u);
 }
 

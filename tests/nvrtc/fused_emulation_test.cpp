@@ -38,6 +38,7 @@ constexpr const char* kShim = R"(#include <barrier>
 #include <vector>
 struct bmmc_dim3 { unsigned x = 0, y = 0, z = 0; };
 thread_local bmmc_dim3 threadIdx, blockIdx;
+bmmc_dim3 gridDim;
 std::barrier<>* bmmc_bar;
 #define __global__
 #define __device__
@@ -71,16 +72,21 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
   for (const ScheduledPass& p : schedule(lp, ExecStrategy::Fused, fusion_options(go, t))) {
     const auto* fp = std::get_if<FusedLeafPass>(&p);
     if (!fp) continue;
-    const KernelSource ks = generate_fused(fused_tile_spec(*fp, lp.n), cuda_key_type(t), fused_codegen_options(go, t));
+    const FusedTileSpec spec = fused_tile_spec(*fp, lp.n);
+    const KernelSource ks = generate_fused(spec, cuda_key_type(t), fused_codegen_options(go, t));
+    // Pipelined blocks are persistent: run 3 of them, so that each works on several tiles.
+    const bool persistent = plan_fused_kernel(spec, fused_codegen_options(go, t)).kind == FusedKernelKind::Pipelined;
+    const std::uint64_t grid = persistent ? std::min<std::uint64_t>(ks.grid, 3) : ks.grid;
     fused_leaf_pass_cpu(*fp, lp.n, expect.data(), t, 1);
     src += fmt::format("#define bmmc_fused bmmc_fused_{}\nnamespace k{} {{\nunsigned long long tile_words[{}];\n{}}}\n#undef bmmc_fused\n",
                        i, i, (ks.shared_bytes + 7) / 8, ks.source);
     calls += fmt::format("  run({}ull, {}u, [](void* d) {{ k{}::bmmc_fused_{}((k{}::fkey_t*)d); }}, data.data());\n",
-                         ks.grid, ks.block, i, i, i);
+                         grid, ks.block, i, i, i);
     ++i;
   }
   src += R"(template <class F>
 void run(unsigned long long grid, unsigned block, F kernel, void* data) {
+  gridDim.x = (unsigned)grid;
   for (unsigned long long b = 0; b < grid; ++b) {
     std::barrier<> bar(block);
     bmmc_bar = &bar;
@@ -115,6 +121,9 @@ TEST(FusedKernelEmulation, GeneratedSourceMatchesTheCpuBitForBit) {
   GpuProgramOptions regs;  // registers, 32 keys per thread, tiles of 2^10 (32 threads)
   regs.tile_bits = 10;
   regs.line_bits = 3;
+  regs.fused_kernel = FusedKernelKind::Registers;
+  GpuProgramOptions piped = regs;
+  piped.fused_kernel = FusedKernelKind::Pipelined;
   GpuProgramOptions shared = regs;
   shared.fused_kernel = FusedKernelKind::Shared;
   shared.tile_bits = 9;
@@ -125,6 +134,8 @@ TEST(FusedKernelEmulation, GeneratedSourceMatchesTheCpuBitForBit) {
   const LoweredProgram net = lower(sort_network(12)), mixed = lower(then(test::random_parm_program(12, rng), sort_network(12)));
   EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, regs, rng, dir, "net_int_regs"), 0);
   EXPECT_EQ(emulate<float>(net, DType::Float32, regs, rng, dir, "net_float_regs"), 0);
+  EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, piped, rng, dir, "net_int_pipelined"), 0);
+  EXPECT_EQ(emulate<double>(mixed, DType::Float64, piped, rng, dir, "mixed_double_pipelined"), 0);
   EXPECT_EQ(emulate<double>(net, DType::Float64, shared, rng, dir, "net_double_shared"), 0);
   EXPECT_EQ(emulate<float>(mixed, DType::Float32, r4, rng, dir, "mixed_float_r4"), 0);
   EXPECT_EQ(emulate<std::uint64_t>(mixed, DType::UInt64, regs, rng, dir, "mixed_u64_regs"), 0);

@@ -73,6 +73,7 @@ void check_plan(const FusedTileSpec& s, const FusedCodegenOptions& o, const std:
   for (BitVec v : s.tile) EXPECT_TRUE(Subspace::span(s.n, p.tile).contains(v)) << what << ": K misses V'";
   EXPECT_EQ(static_cast<int>(p.outside.size()), s.n - T);
   for (std::size_t j = 0; j < s.columns.size(); ++j) EXPECT_EQ(xor_of_columns(p.tile, p.deltas[j]), s.columns[j].dir);
+  EXPECT_LE(p.threads_per_block(), 1024) << what;
   if (p.kind != FusedKernelKind::Registers) return;
   const int R = p.reg_bits;
   check_layout(p.load, T, R, what + " load");
@@ -120,6 +121,28 @@ TEST(FusedKernelPlan, RandomProgramsHaveSoundLayouts) {
   }
 }
 
+TEST(FusedKernelPlan, LargeTilesRaiseTheKeysPerThread) {
+  // 2^15 keys with 2^3 keys per thread would be 4096 threads: R becomes 5 (GPU test RandomParmPrograms, r 17).
+  const auto specs = specs_of(lower(sort_network(20)), {15, 3});
+  const FusedKernelPlan p = plan_fused_kernel(specs[1], {15, 3, FusedKernelKind::Registers});
+  EXPECT_EQ(p.kind, FusedKernelKind::Registers);
+  EXPECT_EQ(p.reg_bits, 5);
+  EXPECT_EQ(p.threads_per_block(), 1024);
+  EXPECT_EQ(plan_fused_kernel(specs[1], {15, 4, FusedKernelKind::Registers}).threads_per_block(), 1024);
+  EXPECT_EQ(plan_fused_kernel(specs[1], {17, 5, FusedKernelKind::Registers}).kind, FusedKernelKind::Shared);  // 128 keys a thread
+  // Pipelined needs two tiles of shared memory: 2 x 64 KiB fits, 2 x 128 KiB does not (registers instead).
+  const auto specs14 = specs_of(lower(sort_network(20)), {14, 3});
+  EXPECT_EQ(plan_fused_kernel(specs14[1], {14, 5, FusedKernelKind::Pipelined, 4}).kind, FusedKernelKind::Pipelined);
+  EXPECT_EQ(plan_fused_kernel(specs14[1], {15, 5, FusedKernelKind::Pipelined, 4}).kind, FusedKernelKind::Registers);
+  EXPECT_EQ(plan_fused_kernel(specs14[1], {14, 5, FusedKernelKind::Pipelined, 8}).kind, FusedKernelKind::Registers);
+  EXPECT_EQ(plan_fused_kernel(specs[1], {14, 5, FusedKernelKind::Pipelined, 4}).kind, FusedKernelKind::Registers);  // V' has 15 dims
+  const KernelSource ks = generate_fused(specs14[1], "float", {14, 5, FusedKernelKind::Pipelined});
+  EXPECT_EQ(ks.shared_bytes, 2u * (4u << 14));
+  EXPECT_NE(ks.source.find("cp.async"), std::string::npos);
+  EXPECT_EQ(fused_blocks_per_sm(ks.block, ks.shared_bytes), 1u);
+  EXPECT_EQ(fused_blocks_per_sm(256, 32768), 4u);
+}
+
 TEST(FusedKernelPlan, SmallTilesUseTheSharedKernel) {
   const LoweredProgram lp = lower(sort_network(6));
   for (const FusedTileSpec& s : specs_of(lp, {12, 3})) {
@@ -163,7 +186,7 @@ TEST(FusedKernelNvrtc, EveryKeyTypeAndShapeCompilesForSm90) {
     const FusionOptions f = gpu_fusion_options(bytes);
     const std::vector<FusedTileSpec> specs = specs_of(lower(sort_network(24)), f);
     for (std::size_t i : {std::size_t{0}, specs.size() / 2, specs.size() - 1})
-      for (FusedKernelKind kind : {FusedKernelKind::Registers, FusedKernelKind::Shared})
+      for (FusedKernelKind kind : {FusedKernelKind::Pipelined, FusedKernelKind::Registers, FusedKernelKind::Shared})
         jobs.emplace_back(fmt::format("{} pass {} {}", key, i, to_string(kind)),
                           generate_fused(specs[i], key, {f.tile_bits, 5, kind}).source);
   }

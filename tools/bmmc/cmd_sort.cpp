@@ -41,7 +41,7 @@ struct SortOptions {
   bool stats = false, compare_cub = false, jit = false, check = false;
   int reps = 1;
   int tile_bits = 0, line_bits = -1, reg_bits = 5;  // fused; unset: the backend's default cut
-  std::string fused_kernel = "registers";
+  std::string fused_kernel = "pipelined";
 };
 
 std::vector<std::byte> random_keys(int n, DType t, std::uint64_t seed) {
@@ -109,8 +109,8 @@ void sort_command(const SortOptions& o) {
   std::vector<std::byte> output(bytes);
   std::vector<double> times, copy_times;  // copy_times: cudaMemcpy D2D of the same bytes (GPU)
   std::size_t passes = 0;
-  if (o.fused_kernel != "registers" && o.fused_kernel != "shared")
-    throw UsageError(fmt::format("--fused-kernel '{}': expected registers or shared", o.fused_kernel));
+  if (o.fused_kernel != "pipelined" && o.fused_kernel != "registers" && o.fused_kernel != "shared")
+    throw UsageError(fmt::format("--fused-kernel '{}': expected pipelined, registers or shared", o.fused_kernel));
   if (o.tile_bits < 0 || o.tile_bits > 24 || o.line_bits > 24 || o.reg_bits < 1 || o.reg_bits > 6)
     throw UsageError("--tile-bits must be in 1..24, --line-bits below it, --reg-bits in 1..6");
   std::string fused_info;  // --stats: what the fused passes are
@@ -136,7 +136,9 @@ void sort_command(const SortOptions& o) {
     go.tile_bits = o.tile_bits;
     go.line_bits = o.line_bits;
     go.reg_bits = o.reg_bits;
-    go.fused_kernel = o.fused_kernel == "shared" ? FusedKernelKind::Shared : FusedKernelKind::Registers;
+    go.fused_kernel = o.fused_kernel == "shared"      ? FusedKernelKind::Shared
+                      : o.fused_kernel == "registers" ? FusedKernelKind::Registers
+                                                      : FusedKernelKind::Pipelined;
     const auto c0 = std::chrono::steady_clock::now();
     const GpuProgram program(lp, t, go);
     const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
@@ -237,16 +239,17 @@ void add_sort_command(CLI::App& app, Action& run) {
   sub->add_option("--dtype", opts->dtype, "Key type: int32, float32, uint32, int64, uint64, float64")
       ->capture_default_str();
   sub->add_option("--strategy", opts->strategy,
-                  "fused (runs of compare-swap columns that fit one tile in one pass over memory: tiles of 2^15 "
-                  "4-byte or 2^14 8-byte keys on the GPU, 2^14 on the CPU), folded (one pass per column) or "
+                  "fused (runs of compare-swap columns that fit one tile in one pass over memory: tiles of 2^14 "
+                  "4-byte or 2^13 8-byte keys on the GPU, 2^14 on the CPU), folded (one pass per column) or "
                   "permute-then-leaf (a BMMC pass, then a compare-swap pass, per stage)")
       ->capture_default_str();
   sub->add_option("--tile-bits", opts->tile_bits, "Fused: log2 of the tile (default: the backend's)");
   sub->add_option("--line-bits", opts->line_bits,
                   "Fused: log2 of the runs of consecutive keys a tile is made of (default: GPU 3 or 2 = 32 bytes, CPU 4)");
   sub->add_option("--fused-kernel", opts->fused_kernel,
-                  "GPU fused: registers (keys in registers, shared memory between register windows) or shared "
-                  "(shared memory per column)")
+                  "GPU fused: pipelined (keys in registers, shared memory between register windows, persistent "
+                  "blocks that copy the next tile in while working on this one), registers (the same without the "
+                  "copy-ahead; one tile per block) or shared (shared memory per column)")
       ->capture_default_str();
   sub->add_option("--reg-bits", opts->reg_bits, "GPU fused registers kernel: log2 of the keys per thread")
       ->capture_default_str();

@@ -22,6 +22,10 @@
 //    loaded by the new one). Shared memory is indexed by the tile coordinate itself, and every layout's lane
 //    vectors u_0 … u_4 have low five coordinates e_0 … e_4, so the 32 lanes of any access hit 32 distinct
 //    banks (16 distinct 8-byte slots per half-warp for 8-byte keys): no swizzle is needed.
+//  - Pipelined: Registers with persistent blocks (block g works on tiles g, g + gridDim.x, ...) and a second
+//    tile of shared memory: while a block works on one tile, the next one is copied there with cp.async (no
+//    registers held), so a block's loads overlap its own compare-swaps; the first window reads the copy. Where
+//    two tiles do not fit (227 KiB), Registers runs instead.
 //
 // Pair semantics (both kernels, exactly those of the CPU executor, execute_cpu.cpp): the pair {x, x ⊕ dir};
 // the member whose logical bit 0 (parity(row & x) ⊕ c0) is 0 takes the min (the max when descending); with
@@ -57,13 +61,14 @@ struct FusedTileSpec {
   friend bool operator==(const FusedTileSpec&, const FusedTileSpec&) = default;
 };
 
-enum class FusedKernelKind { Shared, Registers };
+enum class FusedKernelKind { Shared, Registers, Pipelined };
 const char* to_string(FusedKernelKind k) noexcept;
 
 struct FusedCodegenOptions {
   int tile_bits = 13;  ///< the kernel's tile has min(n, max(tile_bits, dim(V' + lines))) dimensions
-  int reg_bits = 5;    ///< Registers: 2^reg_bits keys per thread (1..6)
+  int reg_bits = 5;    ///< Registers: 2^reg_bits keys per thread (1..6; raised to T − 10 so a block has ≤ 1024 threads)
   FusedKernelKind kind = FusedKernelKind::Registers;
+  int key_bytes = 4;   ///< Pipelined: two tiles of 2^T keys of this size must fit a block's shared memory
   friend bool operator==(const FusedCodegenOptions&, const FusedCodegenOptions&) = default;
 };
 
@@ -108,8 +113,13 @@ struct FusedKernelPlan {
 void check_fused_tile(const FusedTileSpec& spec);
 
 /// The kernel's plan: the tile K, the windows and their layouts (greedy: a window grows while its directions
-/// span at most R dimensions). Registers falls back to Shared when T < reg_bits + 5.
+/// span at most R dimensions). R = max(reg_bits, T − 10) (at most 1024 threads); Registers falls back to Shared
+/// when T < R + 5 or R > 6.
 FusedKernelPlan plan_fused_kernel(const FusedTileSpec& spec, const FusedCodegenOptions& options = {});
+
+/// Blocks per SM that 64 registers a thread and an H100 SM's 228 KiB of shared memory allow (1..8): the
+/// kernels' __launch_bounds__ minimum, and the persistent grid of Pipelined kernels (times the SM count).
+std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes);
 
 /// The CUDA source of `bmmc_fused(fkey_t* data)` for keys of C type `key_type` ("int", "unsigned int", "float",
 /// "long long", "unsigned long long" or "double"; std::invalid_argument otherwise). grid/block/shared_bytes

@@ -28,7 +28,7 @@ struct GpuProgramOptions {
   bool jit = false;  ///< JIT-compiled permutation kernels instead of the generic ones
   /// Fused: the cut into tiles (unset, 0 and −1: gpu_fusion_options(key bytes) of schedule.hpp) and the kernel.
   int tile_bits = 0, line_bits = -1;
-  FusedKernelKind fused_kernel = FusedKernelKind::Registers;
+  FusedKernelKind fused_kernel = FusedKernelKind::Pipelined;
   int reg_bits = 5;  ///< Registers: 2^reg_bits keys per thread
   friend bool operator==(const GpuProgramOptions&, const GpuProgramOptions&) = default;
 };
@@ -65,8 +65,9 @@ class GpuProgram {
  private:
   struct Op {
     std::shared_ptr<const CudaPermuter> permute;  ///< set for a permutation pass
-    std::shared_ptr<const KernelSource> fused;    ///< set for a fused pass (with `kernel`)
+    std::shared_ptr<const KernelSource> fused;    ///< set for a fused pass (with `kernel` and `grid`)
     Kernel kernel;
+    std::uint64_t grid = 0;                       ///< blocks launched (Pipelined: persistent, at most the SMs can hold)
     LeafGeometry geometry;                     ///< else a leaf pass
     Leaf leaf;
   };
