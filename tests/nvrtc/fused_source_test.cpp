@@ -122,7 +122,8 @@ TEST(FusedKernelPlan, RandomProgramsHaveSoundLayouts) {
 }
 
 TEST(FusedKernelPlan, LargeTilesRaiseTheKeysPerThread) {
-  // 2^15 keys with 2^3 keys per thread would be 4096 threads: R becomes 5 (GPU test RandomParmPrograms, r 17).
+  // 2^15 keys with 2^3 keys per thread would be 4096 threads: R becomes 5 (the GPU test RandomParmPrograms failed
+  // at a1f4646 on its r = 4: 2^14 keys, R = 3, 2048 threads).
   const auto specs = specs_of(lower(sort_network(20)), {15, 3});
   const FusedKernelPlan p = plan_fused_kernel(specs[1], {15, 3, FusedKernelKind::Registers});
   EXPECT_EQ(p.kind, FusedKernelKind::Registers);
