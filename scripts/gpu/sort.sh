@@ -38,7 +38,7 @@ run() { run_n "$N" "$@"; }
   run --strategy folded
   run --strategy permute-then-leaf
   run --strategy folded --dtype float32
-  run --strategy fused --fused-kernel shared
+  run --strategy fused --fused-kernel registers
   for n in $SIZES; do run_n "$n" --strategy fused; done
 } > "$EXTRA_OUT/all.txt"
 
