@@ -30,6 +30,10 @@ ExecStrategy parse_exec_strategy(const char* name) {
   throw std::invalid_argument(fmt::format("unknown strategy '{}'; expected folded, permute-then-leaf or fused", v));
 }
 
+FusionOptions gpu_fusion_options(int key_bytes) noexcept {
+  return key_bytes <= 4 ? FusionOptions{14, 3} : FusionOptions{13, 2};
+}
+
 namespace {
 
 // Greedy interval partition of the folded leaf passes into tiles (see schedule.hpp).

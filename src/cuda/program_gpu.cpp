@@ -3,15 +3,89 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <future>
+#include <thread>
 #include <unordered_map>
 #include <stdexcept>
 
 #include "bmmc/combinators/schedule.hpp"
 #include "bmmc/core/buffers.hpp"
+#include "bmmc/core/subspace.hpp"
+#include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/leaf_kernels.hpp"
 
 namespace bmmc {
+
+const char* cuda_key_type(DType t) {
+  switch (t) {
+    case DType::Int32: return "int";
+    case DType::UInt32: return "unsigned int";
+    case DType::Float32: return "float";
+    case DType::Int64: return "long long";
+    case DType::UInt64: return "unsigned long long";
+    case DType::Float64: return "double";
+  }
+  throw std::invalid_argument("cuda_key_type: unknown DType");
+}
+
+FusedTileSpec fused_tile_spec(const FusedLeafPass& pass, int n) {
+  if (Subspace::span(n, pass.tile).basis() != pass.tile)
+    throw std::invalid_argument("fused pass: the tile basis is not in Subspace's reduced echelon form");
+  std::vector<int> pivots;
+  for (BitVec v : pass.tile) pivots.push_back(std::countr_zero(v));
+  FusedTileSpec s;
+  s.n = n;
+  s.tile = pass.tile;
+  for (const LeafPass& l : pass.leaves) {
+    if (leaf_bits(l.leaf) != 1)
+      throw std::invalid_argument(fmt::format("fused pass: leaf {} has chunks of 2^{}; only pairs fuse",
+                                              to_string(l.leaf.kind), leaf_bits(l.leaf)));
+    FusedColumn c;
+    c.dir = l.layout.inverse().matrix().col(0);
+    c.row = l.layout.matrix().row(0);
+    c.c0 = static_cast<int>(l.layout.complement() & 1);
+    c.descending = l.leaf.kind == LeafKind::CompareSwapDesc;
+    BitVec delta = 0;  // the direction's tile coordinates, as the CPU executor computes them
+    for (std::size_t k = 0; k < pivots.size(); ++k) delta |= ((c.dir >> pivots[k]) & 1) << k;
+    if (delta == 0 || xor_of_columns(pass.tile, delta) != c.dir)
+      throw std::invalid_argument(fmt::format("fused pass: a pair along {:#x} leaves its tile", c.dir));
+    c.first_bit = pivots[63 - std::countl_zero(delta)];
+    s.columns.push_back(c);
+  }
+  return s;
+}
+
+FusionOptions fusion_options(const GpuProgramOptions& o, DType t) {
+  FusionOptions f = gpu_fusion_options(dtype_bytes(t));
+  if (o.tile_bits) f.tile_bits = o.tile_bits;
+  if (o.line_bits >= 0) f.line_bits = o.line_bits;
+  return f;
+}
+
+FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& o, DType t) {
+  FusedCodegenOptions c;
+  c.tile_bits = fusion_options(o, t).tile_bits;
+  c.reg_bits = o.reg_bits;
+  c.kind = o.fused_kernel;
+  c.key_bytes = dtype_bytes(t);
+  return c;
+}
+
+namespace {
+
+int sm_count() {
+  int device = 0, sms = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute(MultiProcessorCount)");
+  return std::max(sms, 1);
+}
+
+}  // namespace
 
 GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOptions& options) : n_(lp.n), type_(t) {
   GpuOptions go;
@@ -21,27 +95,77 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
   auto add_permute = [&](const Bmmc& b) {
     auto& p = permuters[b];
     if (!p) p = std::make_shared<const CudaPermuter>(b, dtype_bytes(t), go);
-    ops_.push_back(Op{p, {}, {}});
+    Op op;
+    op.permute = p;
+    ops_.push_back(std::move(op));
     ++permutation_passes_;
   };
   auto add_leaf = [&](const Bmmc& layout, const Leaf& leaf) {
     if (leaf_bits(leaf) != 1)
       throw std::invalid_argument(fmt::format("GPU: leaf {} has chunks of 2^{}; only pairs run on the GPU yet",
                                               to_string(leaf.kind), leaf_bits(leaf)));
-    ops_.push_back(Op{nullptr, leaf_geometry(layout, 1), leaf});
+    Op op;
+    op.geometry = leaf_geometry(layout, 1);
+    op.leaf = leaf;
+    ops_.push_back(std::move(op));
     ++leaf_passes_;
   };
-  if (options.strategy == ExecStrategy::Fused)
-    throw std::invalid_argument(
-        "GPU: the fused strategy (several leaves per tile pass) runs on the CPU only so far; use folded on the GPU");
-  for (const ScheduledPass& pass : schedule(lp, options.strategy)) {
-    if (const auto* p = std::get_if<PermutePass>(&pass))
+  const FusionOptions fusion = fusion_options(options, t);
+  if (options.strategy == ExecStrategy::Fused && fusion.tile_bits + (dtype_bytes(t) == 8) > 15)
+    throw std::invalid_argument(fmt::format(
+        "GPU fused pass: a tile of 2^{} keys of {} bytes exceeds the 128 KiB of shared memory a block may use here",
+        fusion.tile_bits, dtype_bytes(t)));
+  const FusedCodegenOptions codegen = fused_codegen_options(options, t);
+  for (const ScheduledPass& pass : schedule(lp, options.strategy, fusion)) {
+    if (const auto* p = std::get_if<PermutePass>(&pass)) {
       add_permute(p->perm);
-    else
+    } else if (const auto* f = std::get_if<FusedLeafPass>(&pass)) {
+      const FusedTileSpec spec = fused_tile_spec(*f, lp.n);
+      Op op;
+      op.fused = std::make_shared<const KernelSource>(generate_fused(spec, cuda_key_type(t), codegen));
+      op.grid = op.fused->grid;
+      if (plan_fused_kernel(spec, codegen).kind == FusedKernelKind::Pipelined)  // persistent: as many as fit at once
+        op.grid = std::min<std::uint64_t>(op.grid, static_cast<std::uint64_t>(sm_count()) *
+                                                       fused_blocks_per_sm(op.fused->block, op.fused->shared_bytes));
+      ops_.push_back(std::move(op));
+      ++leaf_passes_;
+      ++fused_passes_;
+    } else {
       add_leaf(std::get<LeafPass>(pass).layout, std::get<LeafPass>(pass).leaf);
+    }
+  }
+  if (fused_passes_) {
+    // NVRTC compiles are independent: run them on every core (the cache compiles each key once).
+    KernelCache& cache = default_kernel_cache();
+    const int arch = device_arch();
+    std::vector<Op*> todo;
+    for (Op& op : ops_)
+      if (op.fused) todo.push_back(&op);
+    const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t i; (i = next++) < todo.size();) todo[i]->kernel = cache.get(todo[i]->fused->source, todo[i]->fused->kernel_name, arch);
+    };
+    std::vector<std::future<void>> running;
+    for (std::size_t w = 1; w < std::min(workers, todo.size()); ++w)
+      running.push_back(std::async(std::launch::async, [&] {
+        check(cudaSetDevice(device), "cudaSetDevice(compile worker)");  // the caller's device, not device 0
+        work();
+      }));
+    work();
+    for (auto& r : running) r.get();  // rethrows a compile error
   }
   // Permutations ping-pong between data and temp; an odd count leaves the result in temp: one copy back.
   passes_ = permutation_passes_ + leaf_passes_ + (permutation_passes_ % 2);
+}
+
+std::vector<KernelSource> GpuProgram::fused_sources() const {
+  std::vector<KernelSource> out;
+  for (const Op& op : ops_)
+    if (op.fused) out.push_back(*op.fused);
+  return out;
 }
 
 std::size_t GpuProgram::temp_bytes() const noexcept {
@@ -62,6 +186,10 @@ void GpuProgram::operator()(void* data, cudaStream_t stream, void* temp) const {
     if (op.permute) {
       (*op.permute)(cur, other, stream);
       std::swap(cur, other);
+    } else if (op.fused) {
+      void* args[] = {&cur};
+      launch(op.kernel, dim3(static_cast<unsigned>(op.grid)), dim3(op.fused->block), op.fused->shared_bytes,
+             stream, args);
     } else {
       launch_leaf_pass(op.geometry, op.leaf, cur, type_, stream);
     }

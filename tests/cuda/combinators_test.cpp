@@ -13,6 +13,7 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/program_gpu.hpp"
+#include "combinators/random_parm_program.hpp"
 #include "cuda/gpu_test_support.hpp"
 
 namespace bmmc {
@@ -39,12 +40,7 @@ TEST(GpuCombinators, RandomParmProgramsMatchTheInterpreter) {
   std::mt19937_64 rng(11);
   for (int r = 0; r < 30; ++r) {
     const int n = 3 + static_cast<int>(rng() % 14);
-    BitVec m1 = 0, m2 = 0;
-    while (!m1) m1 = rng() & low_mask(n);
-    while (!m2) m2 = rng() & low_mask(n - 1);
-    Program p = then(bmmc_program(random_bmmc(n, rng())),
-                     parm(m1, then(compare_swap(n - 1), parm(m2, compare_swap(n - 2)))));
-    p.push(LeafStep{Leaf{LeafKind::CompareSwapDesc}});
+    const Program p = test::random_parm_program(n, rng);
     std::vector<std::int32_t> in(std::size_t{1} << n);
     for (auto& x : in) x = static_cast<std::int32_t>(rng() % 1000);
     auto expect = in;

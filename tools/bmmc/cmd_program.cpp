@@ -1,5 +1,7 @@
 // bmmc program NAME --n N: prints a combinator program as written, after the rewrite rules (simplify: fusion,
-// cancellation, parm of bmmc), and lowered to "permute, then leaf" stages with the pass counts.
+// cancellation, parm of bmmc), lowered to "permute, then leaf" stages with the pass counts, and the fused
+// schedule (docs/DESIGN.md §10: runs of columns that fit one tile as one pass) with its passes over memory.
+// --json prints the counts instead (at least "passes": the fused schedule's passes over memory).
 //
 // NAME is one of the paper's §7.1 programs: sort, merge, vcolumn. Deep programs are long, so the written form
 // is cut at --depth levels of parm nesting and the stage list at --stages lines.
@@ -10,6 +12,7 @@
 
 #include "bmmc/combinators/lower.hpp"
 #include "bmmc/combinators/rewrite.hpp"
+#include "bmmc/combinators/schedule.hpp"
 #include "bmmc/combinators/sorting_network.hpp"
 #include "cli_common.hpp"
 
@@ -21,8 +24,28 @@ struct ProgramOptions {
   int n = -1;
   int depth = 3;
   int stages = 40;
-  bool expand = false;
+  bool expand = false, json = false;
+  int tile_bits = 0, line_bits = -1;  // unset: the GPU's cut for 4-byte keys (gpu_fusion_options)
 };
+
+// The fused schedule's passes, one line each: "pass i: fused, k columns, tile 2^t (runs of 2^c)" or "permute".
+std::string fused_lines(const std::vector<ScheduledPass>& passes, std::size_t max_lines) {
+  std::string s;
+  for (std::size_t i = 0; i < passes.size() && i < max_lines; ++i) {
+    if (const auto* f = std::get_if<FusedLeafPass>(&passes[i])) {
+      int run = 0;
+      while (run < static_cast<int>(f->tile.size()) && f->tile[run] == BitVec{1} << run) ++run;
+      s += fmt::format("  pass {}: fused, {} columns in tiles of 2^{} keys (runs of 2^{})\n", i, f->leaves.size(),
+                       f->tile.size(), run);
+    } else if (std::holds_alternative<PermutePass>(passes[i])) {
+      s += fmt::format("  pass {}: permute {}\n", i, to_string(std::get<PermutePass>(passes[i]).perm.classify()));
+    } else {
+      s += fmt::format("  pass {}: leaf\n", i);
+    }
+  }
+  if (passes.size() > max_lines) s += fmt::format("  ... ({} more)\n", passes.size() - max_lines);
+  return s;
+}
 
 Program build(const std::string& name, int n) {
   if (n < 0 || n > 34) throw UsageError(fmt::format("--n must be in 0..34, got {}", n));
@@ -34,6 +57,35 @@ Program build(const std::string& name, int n) {
 
 void program_command(const ProgramOptions& o) {
   const Program p = build(o.name, o.n);
+  FusionOptions fusion = gpu_fusion_options(4);
+  if (o.tile_bits) fusion.tile_bits = o.tile_bits;
+  if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
+  if (fusion.tile_bits < 1 || fusion.tile_bits > 24 || fusion.line_bits < 0 || fusion.line_bits >= fusion.tile_bits)
+    throw UsageError(fmt::format("--tile-bits {} and --line-bits {}: expected 0 <= line bits < tile bits <= 24",
+                                 fusion.tile_bits, fusion.line_bits));
+  if (o.json) {
+    const LoweredProgram lp = lower(p);
+    const auto fused = schedule(lp, ExecStrategy::Fused, fusion);
+    std::size_t fused_passes = 0, permutations = 0;
+    for (const ScheduledPass& sp : fused) {
+      fused_passes += std::holds_alternative<FusedLeafPass>(sp);
+      permutations += std::holds_alternative<PermutePass>(sp);
+    }
+    nlohmann::ordered_json j;
+    j["program"] = o.name;
+    j["n"] = o.n;
+    j["strategy"] = "fused";
+    j["tile_bits"] = fusion.tile_bits;
+    j["line_bits"] = fusion.line_bits;
+    j["passes"] = fused.size();
+    j["fused_passes"] = fused_passes;
+    j["permutation_passes"] = permutations;
+    j["columns"] = lp.leaf_atoms;
+    j["passes_folded"] = lp.passes_folded();
+    j["passes_permute_then_leaf"] = lp.passes_permute_then_leaf();
+    print_json(j);
+    return;
+  }
   fmt::print("== {} {} as written ({} steps in the unshared tree; parm nesting shown to depth {})\n", o.name, o.n,
              p.tree_size(), o.depth);
   fmt::print("{}", p.to_string(o.depth));
@@ -49,6 +101,13 @@ void program_command(const ProgramOptions& o) {
   const LoweredProgram lp = lower(p);
   fmt::print("\n== lowered: stages \"permute, then leaf on every chunk\" (adjacent permutations fused)\n");
   fmt::print("{}", to_string(lp, static_cast<std::size_t>(o.stages)));
+  const auto fused = schedule(lp, ExecStrategy::Fused, fusion);
+  fmt::print("\n== fused (the default of bmmc sort): runs of columns whose pairs fit one tile of 2^{} keys made of runs "
+             "of 2^{}, one pass each\n",
+             fusion.tile_bits, fusion.line_bits);
+  fmt::print("{}", fused_lines(fused, static_cast<std::size_t>(o.stages)));
+  fmt::print("fused: {} passes over memory for {} columns (folded: {})\n", fused.size(), lp.leaf_atoms,
+             lp.passes_folded());
 }
 
 void add_program_command(CLI::App& app, Action& run) {
@@ -61,6 +120,11 @@ void add_program_command(CLI::App& app, Action& run) {
   sub->add_option("--depth", opts->depth, "Show parm nesting to this depth")->capture_default_str();
   sub->add_option("--stages", opts->stages, "Show at most this many lowered stages")->capture_default_str();
   sub->add_flag("--expand", opts->expand, "Also print the program with every parm expanded to bmmc ; two ; bmmc");
+  sub->add_option("--tile-bits", opts->tile_bits,
+                  "Fused schedule: log2 of the tile (default: the GPU's for 4-byte keys, 14)");
+  sub->add_option("--line-bits", opts->line_bits,
+                  "Fused schedule: log2 of the runs of consecutive keys a tile is made of (default 3: 32-byte sectors)");
+  sub->add_flag("--json", opts->json, "Print the pass counts as JSON (\"passes\": the fused schedule's passes over memory)");
   sub->callback([opts, &run] { run = [opts] { program_command(*opts); }; });
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bmmc/combinators/execute_cpu.hpp"
+#include "bmmc/combinators/schedule.hpp"
 #include "bmmc/combinators/sorting_network.hpp"
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/dispatch/array_file.hpp"
@@ -24,6 +25,7 @@
 
 #if BMMC_HAS_CUDA
 #include "bmmc/bench/baseline_sort.hpp"
+#include "bmmc/codegen/fused_source.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/program_gpu.hpp"
@@ -34,10 +36,12 @@ namespace {
 
 struct SortOptions {
   int n = -1;
-  std::string in, out, backend = "auto", dtype = "int32", strategy = "folded";
+  std::string in, out, backend = "auto", dtype = "int32", strategy = "fused";
   std::string random;  // seed, when no --in
   bool stats = false, compare_cub = false, jit = false, check = false;
   int reps = 1;
+  int tile_bits = 0, line_bits = -1, reg_bits = 5;  // fused; unset: the backend's default cut
+  std::string fused_kernel = "pipelined";
 };
 
 std::vector<std::byte> random_keys(int n, DType t, std::uint64_t seed) {
@@ -103,12 +107,22 @@ void sort_command(const SortOptions& o) {
   const double lower_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   std::vector<std::byte> output(bytes);
-  std::vector<double> times;
+  std::vector<double> times, copy_times;  // copy_times: cudaMemcpy D2D of the same bytes (GPU)
   std::size_t passes = 0;
+  if (o.fused_kernel != "pipelined" && o.fused_kernel != "registers" && o.fused_kernel != "shared")
+    throw UsageError(fmt::format("--fused-kernel '{}': expected pipelined, registers or shared", o.fused_kernel));
+  if (o.tile_bits < 0 || o.tile_bits > 24 || o.line_bits > 24 || o.reg_bits < 1 || o.reg_bits > 6)
+    throw UsageError("--tile-bits must be in 1..24, --line-bits below it, --reg-bits in 1..6");
+  std::string fused_info;  // --stats: what the fused passes are
   if (backend == Backend::Cpu) {
+    FusionOptions fusion{14, 4};  // execute_cpu's default: 64 KiB of int32, 64-byte lines
+    if (o.tile_bits) fusion.tile_bits = o.tile_bits;
+    if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
+    if (strategy == ExecStrategy::Fused)
+      fused_info = fmt::format("tiles of 2^{} keys in runs of 2^{}", fusion.tile_bits, fusion.line_bits);
     for (int r = 0; r < o.reps; ++r) {
       std::memcpy(output.data(), input.data(), bytes);
-      const ExecStats st = execute_cpu(lp, output.data(), t, strategy);
+      const ExecStats st = execute_cpu(lp, output.data(), t, strategy, {}, fusion);
       times.push_back(st.ms);
       passes = st.passes;
     }
@@ -119,8 +133,35 @@ void sort_command(const SortOptions& o) {
     GpuProgramOptions go;
     go.strategy = strategy;
     go.jit = o.jit;
+    go.tile_bits = o.tile_bits;
+    go.line_bits = o.line_bits;
+    go.reg_bits = o.reg_bits;
+    go.fused_kernel = o.fused_kernel == "shared"      ? FusedKernelKind::Shared
+                      : o.fused_kernel == "registers" ? FusedKernelKind::Registers
+                                                      : FusedKernelKind::Pipelined;
+    const auto c0 = std::chrono::steady_clock::now();
     const GpuProgram program(lp, t, go);
+    const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
     passes = program.passes();
+    if (program.fused_passes()) {
+      const FusionOptions f = fusion_options(go, t);
+      const FusedCodegenOptions cg = fused_codegen_options(go, t);
+      std::size_t columns = 0, windows = 0, trips = 0;
+      std::string kinds;
+      for (const ScheduledPass& sp : schedule(lp, strategy, f))
+        if (const auto* fp = std::get_if<FusedLeafPass>(&sp)) {
+          const FusedKernelPlan kp = plan_fused_kernel(fused_tile_spec(*fp, lp.n), cg);
+          columns += fp->leaves.size();
+          windows += kp.windows.size();
+          trips += static_cast<std::size_t>(kp.transitions());
+          if (kinds.find(to_string(kp.kind)) == std::string::npos) kinds += std::string(kinds.empty() ? "" : "+") + to_string(kp.kind);
+        }
+      fused_info = fmt::format("{} fused passes ({} kernel, {} keys per thread), tiles of 2^{} keys in runs of 2^{}; "
+                               "{} columns in {} register windows, {} shared-memory round trips per tile in all; "
+                               "program built (codegen + JIT/cache) in {:.0f} ms",
+                               program.fused_passes(), kinds, 1 << cg.reg_bits, f.tile_bits, f.line_bits, columns,
+                               windows, trips, build_ms);
+    }
     d_in = std::make_unique<DeviceBuffer>(bytes);
     DeviceBuffer work(bytes), temp(program.temp_bytes());
     d_in->upload(input.data(), bytes);
@@ -134,6 +175,14 @@ void sort_command(const SortOptions& o) {
       if (r >= 0) times.push_back(b.elapsed_ms_since(a));
     }
     work.download(output.data(), bytes);
+    // One pass over memory for comparison: cudaMemcpy D2D of the same bytes, in the same run.
+    for (int r = -1; r < std::max(o.reps, 5); ++r) {
+      a.record();
+      check(cudaMemcpyAsync(work.get(), d_in->get(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync(copy pass)");
+      b.record();
+      b.synchronize();
+      if (r >= 0) copy_times.push_back(b.elapsed_ms_since(a));
+    }
   }
 #endif
   if (o.check) check_sorted(input, output, t);
@@ -147,6 +196,7 @@ void sort_command(const SortOptions& o) {
                lp.leaf_atoms, lp.passes_unfused());
     fmt::print("  after fusion:  {} stages, {} non-identity permutations; passes permute-then-leaf {}, folded {}\n",
                lp.stages.size(), lp.permutations(), lp.passes_permute_then_leaf(), lp.passes_folded());
+    if (!fused_info.empty()) fmt::print("  fused: {}\n", fused_info);
     fmt::print("  this run: {} passes over memory; {}{}\n", passes,
                fmt::format("median {:.3f} ms, min {:.3f} ms over {} run(s)", median(times),
                            *std::min_element(times.begin(), times.end()), times.size()),
@@ -156,6 +206,12 @@ void sort_command(const SortOptions& o) {
     fmt::print("|{:-<36}|{:-<4}|{:-<9}|{:-<8}|{:-<12}|{:-<12}|{:-<10}|{:-<8}|\n", "", "", "", "", "", "", "", "");
     row(fmt::format("bmmc {} ({})", to_string(strategy), to_string(backend)), o.n, t, std::to_string(passes), times,
         o.check ? "yes" : "-");
+    if (!copy_times.empty()) {
+      row("cudaMemcpy D2D (one pass)", o.n, t, "1", copy_times, "-");
+      const double per_pass = passes ? median(times) / static_cast<double>(passes) : 0;
+      fmt::print("  per pass: {:.1f} us against {:.1f} us for a copy pass ({:.0f}% of copy speed)\n", per_pass * 1e3,
+                 median(copy_times) * 1e3, per_pass > 0 ? 100 * median(copy_times) / per_pass : 0.0);
+    }
   }
 #if BMMC_HAS_CUDA
   if (o.compare_cub) {
@@ -183,9 +239,19 @@ void add_sort_command(CLI::App& app, Action& run) {
   sub->add_option("--dtype", opts->dtype, "Key type: int32, float32, uint32, int64, uint64, float64")
       ->capture_default_str();
   sub->add_option("--strategy", opts->strategy,
-                  "folded (one pass per compare-swap column), permute-then-leaf (a BMMC pass, then a "
-                  "compare-swap pass, per stage) or fused (CPU only: runs of columns that fit one tile of 2^14 "
-                  "keys in one pass)")
+                  "fused (runs of compare-swap columns that fit one tile in one pass over memory: tiles of 2^14 "
+                  "4-byte or 2^13 8-byte keys on the GPU, 2^14 on the CPU), folded (one pass per column) or "
+                  "permute-then-leaf (a BMMC pass, then a compare-swap pass, per stage)")
+      ->capture_default_str();
+  sub->add_option("--tile-bits", opts->tile_bits, "Fused: log2 of the tile (default: the backend's)");
+  sub->add_option("--line-bits", opts->line_bits,
+                  "Fused: log2 of the runs of consecutive keys a tile is made of (default: GPU 3 or 2 = 32 bytes, CPU 4)");
+  sub->add_option("--fused-kernel", opts->fused_kernel,
+                  "GPU fused: pipelined (keys in registers, shared memory between register windows, persistent "
+                  "blocks that copy the next tile in while working on this one), registers (the same without the "
+                  "copy-ahead; one tile per block) or shared (shared memory per column)")
+      ->capture_default_str();
+  sub->add_option("--reg-bits", opts->reg_bits, "GPU fused registers kernel: log2 of the keys per thread")
       ->capture_default_str();
   add_backend_option(sub, opts->backend);
   sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times");

@@ -56,6 +56,12 @@ struct FusionOptions {
   friend bool operator==(const FusionOptions&, const FusionOptions&) = default;
 };
 
+/// The GPU executor's cut (cuda/program_gpu.hpp): tiles of 64 KiB (2^14 keys of 4 bytes, 2^13 of 8 bytes), so
+/// that the pipelined kernel's two tiles take 128 KiB of shared memory, made of 32-byte runs (line_bits 3 or 2:
+/// whole DRAM sectors). For the paper's network at n = 24: 22 passes of 4-byte keys (19 at 2^15, 28 with
+/// 128-byte runs; docs/DESIGN.md §10).
+FusionOptions gpu_fusion_options(int key_bytes) noexcept;
+
 /// The passes, in execution order, that run `lp` with strategy `s`. Fused: the folded schedule with every
 /// maximal run of consecutive leaf passes whose chunk directions, with e_0 … e_(line_bits−1), span at most
 /// tile_bits dimensions as one FusedLeafPass (greedy longest runs: feasibility is monotone in the run, so taking

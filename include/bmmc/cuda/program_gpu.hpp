@@ -1,8 +1,11 @@
-// Running a lowered combinator program (lower.hpp) on device memory, with the same two strategies as the
+// Running a lowered combinator program (lower.hpp) on device memory, with the same strategies as the
 // CPU executor (execute_cpu.hpp) and the same passes: those of schedule.hpp. A permutation pass is a
 // CudaPermuter pass (ping-ponging with a temporary buffer, plus a copy back when the count is odd), a leaf
-// pass an in-place leaf kernel through its layout (leaf_kernels.hpp). Folded is the default;
-// PermuteThenLeaf is the paper's literal compilation with a separate leaf kernel.
+// pass an in-place leaf kernel through its layout (leaf_kernels.hpp), a fused pass one JIT kernel of
+// codegen/fused_source.hpp (in place: a block loads a tile, runs every column of the pass on it, writes it
+// back; compiled in the constructor through the kernel cache, so on disk after the first run). Fused is the
+// default (docs/DESIGN.md §10); Folded makes one pass per column; PermuteThenLeaf is the paper's literal
+// compilation with a separate leaf kernel.
 // GpuProgram does all planning (and, with jit, NVRTC compiles) in its constructor; operator() only enqueues
 // kernels on the stream, so it can be timed with events. Permutation kernels use the precompiled generic
 // kernels by default because a sorting network has hundreds of distinct stage permutations (one NVRTC
@@ -14,15 +17,32 @@
 #include <memory>
 #include <vector>
 
+#include "bmmc/codegen/fused_source.hpp"
 #include "bmmc/combinators/execute_cpu.hpp"
 #include "bmmc/cuda/permute.hpp"
 
 namespace bmmc {
 
 struct GpuProgramOptions {
-  ExecStrategy strategy = ExecStrategy::Folded;
+  ExecStrategy strategy = ExecStrategy::Fused;
   bool jit = false;  ///< JIT-compiled permutation kernels instead of the generic ones
+  /// Fused: the cut into tiles (unset, 0 and −1: gpu_fusion_options(key bytes) of schedule.hpp) and the kernel.
+  int tile_bits = 0, line_bits = -1;
+  FusedKernelKind fused_kernel = FusedKernelKind::Pipelined;
+  int reg_bits = 5;  ///< Registers: 2^reg_bits keys per thread
+  friend bool operator==(const GpuProgramOptions&, const GpuProgramOptions&) = default;
 };
+
+/// The C type the generated kernels use for a DType ("int", "float", "unsigned long long", ...).
+const char* cuda_key_type(DType t);
+/// A fused pass in the code generator's terms (no GPU needed): the tile and, per leaf, its pair direction
+/// M⁻¹·e_0, row 0 and c bit 0 of its layout M, its order, and which member the CPU executor calls the first one
+/// (the one clear at the pivot of the highest tile coordinate of the direction). Throws std::invalid_argument
+/// for a leaf that is not a pair, a tile basis not in Subspace's reduced form, or a pair outside the tile.
+FusedTileSpec fused_tile_spec(const FusedLeafPass& pass, int n);
+/// The FusionOptions and FusedCodegenOptions that `options` selects for keys of type t.
+FusionOptions fusion_options(const GpuProgramOptions& options, DType t);
+FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& options, DType t);
 
 class GpuProgram {
  public:
@@ -37,17 +57,24 @@ class GpuProgram {
   std::size_t passes() const noexcept { return passes_; }
   std::size_t permutation_passes() const noexcept { return permutation_passes_; }
   std::size_t leaf_passes() const noexcept { return leaf_passes_; }
+  /// Of the leaf passes, those that run several columns in one tile (Fused).
+  std::size_t fused_passes() const noexcept { return fused_passes_; }
+  /// The generated source of every fused pass, in order.
+  std::vector<KernelSource> fused_sources() const;
 
  private:
   struct Op {
     std::shared_ptr<const CudaPermuter> permute;  ///< set for a permutation pass
+    std::shared_ptr<const KernelSource> fused;    ///< set for a fused pass (with `kernel` and `grid`)
+    Kernel kernel;
+    std::uint64_t grid = 0;                       ///< blocks launched (Pipelined: persistent, at most the SMs can hold)
     LeafGeometry geometry;                     ///< else a leaf pass
     Leaf leaf;
   };
   int n_;
   DType type_;
   std::vector<Op> ops_;
-  std::size_t passes_ = 0, permutation_passes_ = 0, leaf_passes_ = 0;
+  std::size_t passes_ = 0, permutation_passes_ = 0, leaf_passes_ = 0, fused_passes_ = 0;
 };
 
 }  // namespace bmmc

@@ -1,0 +1,146 @@
+// The fused kernels' generated source, run on the host without a GPU: every pass of a program is emitted,
+// compiled with the host C++ compiler against a small shim (__syncthreads() = a std::barrier, one std::thread
+// per CUDA thread, blocks one after another, shared memory a static array), and run on random keys; the result
+// must equal the CPU executor's fused passes bit for bit — floats with NaN and ±0 included. This checks the
+// emitted index maps, layouts, re-layouts and pair orientations themselves, not a model of them. Skipped when
+// the host compiler the build used is not there.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "bmmc/combinators/sorting_network.hpp"
+#include "bmmc/core/named.hpp"
+#include "bmmc/cuda/program_gpu.hpp"
+#include "combinators/random_parm_program.hpp"
+
+#ifndef BMMC_HOST_CXX
+#define BMMC_HOST_CXX "c++"
+#endif
+
+namespace bmmc {
+namespace {
+
+constexpr const char* kShim = R"(#include <barrier>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+struct bmmc_dim3 { unsigned x = 0, y = 0, z = 0; };
+thread_local bmmc_dim3 threadIdx, blockIdx;
+bmmc_dim3 gridDim;
+std::barrier<>* bmmc_bar;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __restrict__
+#define __shared__
+#define __syncthreads() bmmc_bar->arrive_and_wait()
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+inline int __popcll(unsigned long long v) { return __builtin_popcountll(v); }
+)";
+
+namespace fs = std::filesystem;
+
+// Writes one translation unit with every pass of `lp` (namespace k<i>, kernel renamed bmmc_fused_<i>), the
+// input, and the CPU's result; compiles and runs it; returns its exit status (0: equal).
+template <class T>
+int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std::mt19937_64& rng, const fs::path& dir,
+            const std::string& name) {
+  std::vector<T> data(std::size_t{1} << lp.n);
+  for (auto& x : data) {
+    const int c = static_cast<int>(rng() % 8);
+    if constexpr (std::is_floating_point_v<T>)
+      x = c == 0 ? T(NAN) : c == 1 ? T(-0.0) : c == 2 ? T(0) : T(static_cast<int>(rng() % 200) - 100);
+    else
+      x = static_cast<T>(rng() % 100);
+  }
+  auto expect = data;
+  std::string src = kShim, calls;
+  int i = 0;
+  for (const ScheduledPass& p : schedule(lp, ExecStrategy::Fused, fusion_options(go, t))) {
+    const auto* fp = std::get_if<FusedLeafPass>(&p);
+    if (!fp) continue;
+    const FusedTileSpec spec = fused_tile_spec(*fp, lp.n);
+    const KernelSource ks = generate_fused(spec, cuda_key_type(t), fused_codegen_options(go, t));
+    // Pipelined blocks are persistent: run 3 of them, so that each works on several tiles.
+    const bool persistent = plan_fused_kernel(spec, fused_codegen_options(go, t)).kind == FusedKernelKind::Pipelined;
+    const std::uint64_t grid = persistent ? std::min<std::uint64_t>(ks.grid, 3) : ks.grid;
+    fused_leaf_pass_cpu(*fp, lp.n, expect.data(), t, 1);
+    src += fmt::format("#define bmmc_fused bmmc_fused_{}\nnamespace k{} {{\nunsigned long long tile_words[{}];\n{}}}\n#undef bmmc_fused\n",
+                       i, i, (ks.shared_bytes + 7) / 8, ks.source);
+    calls += fmt::format("  run({}ull, {}u, [](void* d) {{ k{}::bmmc_fused_{}((k{}::fkey_t*)d); }}, data.data());\n",
+                         grid, ks.block, i, i, i);
+    ++i;
+  }
+  src += R"(template <class F>
+void run(unsigned long long grid, unsigned block, F kernel, void* data) {
+  gridDim.x = (unsigned)grid;
+  for (unsigned long long b = 0; b < grid; ++b) {
+    std::barrier<> bar(block);
+    bmmc_bar = &bar;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+      threads.emplace_back([&, t] { threadIdx.x = t; blockIdx.x = (unsigned)b; kernel(data); });
+    for (auto& th : threads) th.join();
+  }
+}
+int main(int, char** argv) {
+  std::vector<char> data()" + std::to_string(data.size() * sizeof(T)) + R"(), expect(data.size());
+  std::ifstream(argv[1], std::ios::binary).read(data.data(), data.size());
+  std::ifstream(argv[2], std::ios::binary).read(expect.data(), expect.size());
+)" + calls + R"(  return std::memcmp(data.data(), expect.data(), data.size()) != 0;
+}
+)";
+  const fs::path cpp = dir / (name + ".cpp"), exe = dir / name, in = dir / (name + ".in"), ex = dir / (name + ".expect");
+  std::ofstream(cpp) << src;
+  std::ofstream(in, std::ios::binary).write(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(T));
+  std::ofstream(ex, std::ios::binary).write(reinterpret_cast<const char*>(expect.data()), expect.size() * sizeof(T));
+  const std::string compile = fmt::format("{} -std=c++20 -O0 -w -pthread {} -o {}", BMMC_HOST_CXX, cpp.string(), exe.string());
+  if (std::system(compile.c_str()) != 0) return 100;
+  return std::system(fmt::format("{} {} {}", exe.string(), in.string(), ex.string()).c_str());
+}
+
+TEST(FusedKernelEmulation, GeneratedSourceMatchesTheCpuBitForBit) {
+  if (std::system(fmt::format("{} --version > /dev/null 2>&1", BMMC_HOST_CXX).c_str()) != 0)
+    GTEST_SKIP() << "no host compiler " << BMMC_HOST_CXX;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("bmmc-fused-emulation-{}", ::getpid());
+  fs::create_directories(dir);
+  std::mt19937_64 rng(18);
+  GpuProgramOptions regs;  // registers, 32 keys per thread, tiles of 2^10 (32 threads)
+  regs.tile_bits = 10;
+  regs.line_bits = 3;
+  regs.fused_kernel = FusedKernelKind::Registers;
+  GpuProgramOptions piped = regs;
+  piped.fused_kernel = FusedKernelKind::Pipelined;
+  GpuProgramOptions shared = regs;
+  shared.fused_kernel = FusedKernelKind::Shared;
+  shared.tile_bits = 9;
+  GpuProgramOptions r4 = regs;
+  r4.reg_bits = 4;
+  r4.line_bits = 1;
+  // A random parm program followed by the network: directions that are not unit vectors, descending leaves.
+  const LoweredProgram net = lower(sort_network(12)), mixed = lower(then(test::random_parm_program(12, rng), sort_network(12)));
+  EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, regs, rng, dir, "net_int_regs"), 0);
+  EXPECT_EQ(emulate<float>(net, DType::Float32, regs, rng, dir, "net_float_regs"), 0);
+  EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, piped, rng, dir, "net_int_pipelined"), 0);
+  EXPECT_EQ(emulate<double>(mixed, DType::Float64, piped, rng, dir, "mixed_double_pipelined"), 0);
+  EXPECT_EQ(emulate<double>(net, DType::Float64, shared, rng, dir, "net_double_shared"), 0);
+  EXPECT_EQ(emulate<float>(mixed, DType::Float32, r4, rng, dir, "mixed_float_r4"), 0);
+  EXPECT_EQ(emulate<std::uint64_t>(mixed, DType::UInt64, regs, rng, dir, "mixed_u64_regs"), 0);
+  if (!HasFailure()) fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace bmmc
