@@ -14,6 +14,7 @@
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/core/involution.hpp"
+#include "bmmc/peer/peer_access.hpp"
 #include "bmmc/peer/peer_permuter.hpp"
 #include "bmmc/peer/peer_swap.hpp"
 #include "timing.hpp"
@@ -115,21 +116,8 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
   }
   // Peer access first, where every pair has it: the bound's cudaMemcpyPeerAsync would otherwise be staged
   // through host memory, and the checks read every source through peer pointers.
-  bool peers = true;
-  for (int a : devices)
-    for (int c : devices)
-      if (a != c) {
-        int can = 0;
-        BMMC_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, c));
-        if (!can) {
-          peers = false;
-          continue;
-        }
-        ScopedDevice on(a);
-        const cudaError_t st = cudaDeviceEnablePeerAccess(c, 0);
-        if (st == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-        else BMMC_CUDA_CHECK(st);
-      }
+  const bool peers = peer_obstacle(devices).empty();
+  if (peers) enable_peer_access(devices);
   std::vector<PeerBenchRow> rows;
   rows.push_back(time_host("local-memcpy", devices, reps, [&] {
     for (std::size_t r = 0; r < g; ++r) {

@@ -34,15 +34,10 @@ KernelSource generate_access_probe(const TilePass& p, const CodegenOptions& opt)
   o += emit_block_index(p, "b");
   o += emit_origin(p, "b", "x0", "z");
   o += emit_phase1_loads(p, opt, "in", "x0", "a");
-  const std::uint64_t low = (std::uint64_t{1} << s) - 1;
-  std::vector<BitVec> warp_wrows(p.write_rows.begin(), p.write_rows.begin() + wb);
-  o += fmt::format("  {} ry = (z & {}{});\n", idx, hex(~low & low_mask(p.n())), sfx);
-  o += matvec("ry", "warp", warp_wrows, idx);
+  o += emit_write_row_origin(p, "z", "ry");
   for (int i = 0; i < p.iters(); ++i) {
     const std::uint64_t offset = xor_of_columns(p.write_rows, static_cast<std::uint64_t>(i) << wb);
-    std::string index = offset ? fmt::format("(ry ^ {}{})", hex(offset), sfx) : std::string("ry");
-    if (k) index = fmt::format("({} >> {})", index, k);
-    o += fmt::format("  out[{} | lane] = a{};\n", index, i);
+    o += fmt::format("  out[{}] = a{};\n", vector_index("ry", offset, sfx, k), i);
   }
   o += "}\n";
   ks.source = std::move(o);

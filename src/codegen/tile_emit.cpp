@@ -28,14 +28,6 @@ std::string make_vector(int bytes, const std::vector<std::string>& words) {
   throw std::logic_error("codegen: no vector type of that size");
 }
 
-// Vector index of a warp access: ((base ^ offset) >> k) | lane, without the no-op parts, so the emitted
-// kernel reads like the paper's appendix ("in[ra | lane]" for one element per lane and a zero offset).
-std::string vector_index(const std::string& base, std::uint64_t offset, const char* sfx, int k) {
-  std::string x = offset ? fmt::format("({} ^ {}{})", base, hex(offset), sfx) : base;
-  if (k) x = fmt::format("({} >> {})", x, k);
-  return x + " | lane";
-}
-
 template <class Col>
 std::string matvec_impl(const std::string& acc, const std::string& v, const std::vector<Col>& cols, const char* type,
                         const char* indent) {
@@ -62,6 +54,22 @@ const char* vector_type(int bytes) {
 }
 
 std::string hex(std::uint64_t v) { return fmt::format("{:#x}", v); }
+
+// Without the no-op parts, so the emitted kernel reads like the paper's appendix ("in[ra | lane]" for one
+// element per lane and a zero offset).
+std::string vector_index(const std::string& base, std::uint64_t offset, const char* sfx, int k) {
+  std::string x = offset ? fmt::format("({} ^ {}{})", base, hex(offset), sfx) : base;
+  if (k) x = fmt::format("({} >> {})", x, k);
+  return x + " | lane";
+}
+
+std::string emit_write_row_origin(const TilePass& p, const std::string& z, const std::string& ry) {
+  const auto [idx, sfx] = index_type(p.n());
+  const std::uint64_t low = (std::uint64_t{1} << p.segment_bits()) - 1;
+  std::vector<BitVec> warp_wrows(p.write_rows.begin(), p.write_rows.begin() + p.warp_bits);
+  return fmt::format("  {} {} = ({} & {}{});\n", idx, ry, z, hex(~low & low_mask(p.n())), sfx) +
+         matvec(ry, "warp", warp_wrows, idx);
+}
 
 std::string matrix_comment(const Bmmc& b) {
   std::string s = fmt::format("// permutation: n = {}, out[A·x ^ c] = in[x] ({}); A, row i = output bit i, column 0 first:\n",
@@ -192,17 +200,15 @@ std::string emit_phase1_stores(const TilePass& p, const std::string& prefix, con
 std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std::string& out, const std::string& z,
                         const std::string& tile_base, const std::string& tag, int dest_local_bits) {
   const auto [idx, sfx] = index_type(p.n());
-  const int n = p.n(), k = p.vector_bits, s = p.segment_bits(), eb = p.elem_bytes;
+  const int k = p.vector_bits, s = p.segment_bits(), eb = p.elem_bytes;
   const int vec = 1 << k, vb = p.vector_bytes(), words_per_vec = vb >= 4 ? vb / 4 : 1;
   const int planes = p.planes(), wb = p.warp_bits;
   const std::uint64_t low = (std::uint64_t{1} << s) - 1;
-  std::vector<BitVec> warp_wrows(p.write_rows.begin(), p.write_rows.begin() + wb);
   std::vector<std::uint32_t> warp_load(p.load_row_cols.begin(), p.load_row_cols.begin() + wb);
   const std::string ry = "ry" + tag, sy = "sy" + tag, tau = "tau" + tag;
   std::string o = "  // phase 2: warp row sigma writes y = y0 ^ U·sigma ^ (lane·2^k + e) from tile word G·(sigma, (lane·2^k + e) ^ delta)\n";
   o += fmt::format("  const unsigned {} = (lane << {}) ^ (unsigned)({} & {}u);\n", tau, k, z, hex(low));
-  o += fmt::format("  {} {} = ({} & {}{});\n", idx, ry, z, hex(~low & low_mask(n)), sfx);
-  o += matvec(ry, "warp", warp_wrows, idx);
+  o += emit_write_row_origin(p, z, ry);
   o += fmt::format("  unsigned {} = 0;\n", sy);
   o += matvec(sy, "warp", warp_load, "unsigned");
   o += matvec(sy, tau, p.load_lane_cols, "unsigned");

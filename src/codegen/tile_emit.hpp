@@ -32,6 +32,11 @@ struct IndexType {
 };
 IndexType index_type(int n);
 
+// Vector index of a warp access: ((base ^ offset) >> k) | lane.
+std::string vector_index(const std::string& base, std::uint64_t offset, const char* sfx, int k);
+// Declares `ry`, the first output index of this warp's row 0 in phase 2: z with its low s bits cleared, plus the
+// write rows of the warp bits.
+std::string emit_write_row_origin(const TilePass& p, const std::string& z, const std::string& ry);
 // Declares `x0` and `z` (block_origin of plan.hpp) for the block index expression `b`, straight-line.
 std::string emit_origin(const TilePass& p, const std::string& b, const std::string& x0, const std::string& z);
 // Declares the block index `b` of this launch: blockIdx.x, or M·blockIdx.x under a launch order M

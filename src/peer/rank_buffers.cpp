@@ -1,4 +1,4 @@
-// Buffer checks, stream ordering and peer access for the peer engines (see rank_buffers.hpp).
+// Buffer checks and stream ordering for the peer engines (see rank_buffers.hpp).
 #include "rank_buffers.hpp"
 
 #include <fmt/format.h>
@@ -72,33 +72,6 @@ int rank_bits_of_devices(const std::vector<int>& devices, int n) {
     if (d < 0 || d >= count)
       throw std::invalid_argument(fmt::format("device {} does not exist: this machine has {} CUDA device(s)", d, count));
   return g;
-}
-
-std::string peer_obstacle(const std::vector<int>& devices) {
-  for (int a : devices)
-    for (int b : devices)
-      if (a != b) {
-        int can = 0;
-        check(cudaDeviceCanAccessPeer(&can, a, b), "cudaDeviceCanAccessPeer");
-        if (!can) return fmt::format("device {} cannot map device {}'s memory (no peer access)", a, b);
-      }
-  return "";
-}
-
-void enable_peer_access(const std::vector<int>& devices) {
-  const std::set<int> distinct(devices.begin(), devices.end());
-  for (int a : distinct) {
-    ScopedDevice on(a);
-    for (int b : distinct)
-      if (a != b) {
-        const cudaError_t st = cudaDeviceEnablePeerAccess(b, 0);
-        if (st == cudaErrorPeerAccessAlreadyEnabled) {
-          (void)cudaGetLastError();
-        } else {
-          check(st, "cudaDeviceEnablePeerAccess", fmt::format("device {} mapping device {}", a, b));
-        }
-      }
-  }
 }
 
 std::vector<cudaStream_t> rank_streams(const std::vector<cudaStream_t>& streams, std::size_t ranks) {

@@ -1,5 +1,6 @@
 // Internal to the peer layer: what every multi-GPU engine of one process does around its kernels — checking the
-// ranks' buffers before anything is enqueued, ordering the ranks' streams with events, and peer access.
+// ranks' buffers before anything is enqueued and ordering the ranks' streams with events (peer access itself is
+// public: bmmc/peer/peer_access.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,6 +10,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "bmmc/peer/peer_access.hpp"
 
 namespace bmmc::peer_detail {
 
@@ -47,10 +50,6 @@ class RankBufferCheck {
 
 // log2 of the device count (a power of two, at most 2^n: dist_rank_bits), after checking that every ordinal exists.
 int rank_bits_of_devices(const std::vector<int>& devices, int n);
-// The reason some device of the list cannot map another's memory, or "".
-std::string peer_obstacle(const std::vector<int>& devices);
-// cudaDeviceEnablePeerAccess between every pair of distinct devices (already enabled is fine).
-void enable_peer_access(const std::vector<int>& devices);
 // streams, or each device's default stream when empty.
 std::vector<cudaStream_t> rank_streams(const std::vector<cudaStream_t>& streams, std::size_t ranks);
 

@@ -126,11 +126,7 @@ inline BlockOrigin block_origin(const TilePass& p, std::uint64_t b) noexcept {
 
 /// The block that launch index i runs: M·i (i itself when block_order is empty).
 inline std::uint64_t launched_block(const TilePass& p, std::uint64_t i) noexcept {
-  if (p.block_order.empty()) return i;
-  std::uint64_t b = 0;
-  for (size_t j = 0; j < p.block_order.size(); ++j)
-    if ((i >> j) & 1) b ^= p.block_order[j];
-  return b;
+  return p.block_order.empty() ? i : xor_of_columns(p.block_order, i);
 }
 
 using Pass = std::variant<NaivePass, TilePass>;
