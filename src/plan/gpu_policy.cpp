@@ -59,8 +59,30 @@ BlockOrder default_gpu_block_order(int elem_bytes) noexcept {
   return elem_bytes >= 4 ? BlockOrder::Input : BlockOrder::Coordinate;
 }
 
+bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept {
+  if (s > bmmc.n()) return false;
+  for (int j = 0; j < s; ++j)
+    if (bmmc.matrix().col(j) >> s) return false;
+  return true;
+}
+
+GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy) {
+  GpuPolicy p = policy;
+  const int n = bmmc.n();
+  if (resolve_variant(policy.variant, n) != Variant::OnePass || policy.vector_bits >= 0) return p;
+  const int wide = std::countr_zero(16u / static_cast<unsigned>(elem_bytes));  // 16-byte lane accesses
+  const int threads = policy.threads_per_block ? policy.threads_per_block : 256;
+  const int thread_bits = std::countr_zero(static_cast<unsigned>(threads));
+  if (policy.elems_per_thread == 0 && n >= wide + kLaneBits + thread_bits && keeps_low_bits(bmmc, wide + kLaneBits)) {
+    p.vector_bits = wide;  // whole 16-byte vectors, one per thread: the copy's own geometry
+    p.elems_per_thread = 1 << wide;
+  }
+  return p;
+}
+
 Plan make_plan(const Bmmc& bmmc, int elem_bytes, const DeviceCaps& caps, const GpuPolicy& policy) {
-  PlanOptions o = gpu_plan_options(policy, bmmc.n(), caps);
+  const GpuPolicy p = default_gpu_geometry(bmmc, elem_bytes, policy);
+  PlanOptions o = gpu_plan_options(p, bmmc.n(), caps);
   o.block_order = policy.block_order.value_or(default_gpu_block_order(elem_bytes));
   return make_plan(bmmc, elem_bytes, o);
 }

@@ -141,6 +141,12 @@ PY
   >"$work/bench.csv" || fail "bench --cpu-gather --cpu-tile"
 grep -q ',naive,' "$work/bench.csv" && fail "--variant one-pass still timed the naive loop"
 grep -q ',one-pass,' "$work/bench.csv" || fail "bench --csv lacks the one-pass row"
+# Specs with commas are quoted fields (RFC 4180), so every row keeps 13 columns.
+"$bmmc" bench --backend cpu --spec axes:64x256:1,0 --reps 1 --variant one-pass --csv >"$work/bench-axes.csv" \
+  || fail "bench --csv axes"
+grep -q '^"axes:64x256:1,0","axes:64x256:1,0' "$work/bench-axes.csv" || fail "bench --csv does not quote a spec with commas"
+python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); sys.exit(any(len(r) != 13 for r in rows))' \
+  "$work/bench-axes.csv" || fail "bench --csv rows do not all have 13 fields"
 
 # --- help describes every option ---------------------------------------------------------------------------
 help=$("$bmmc" --help)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bmmc/core/named.hpp"
+#include "bmmc/core/spec.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
@@ -205,6 +206,33 @@ TEST(GpuPermute, FrontDoorNarrowsLaneAccessesForOffsetViews) {
   const Permuter wide(b, 4, PermuterOptions{Backend::Cuda});
   EXPECT_EQ(wide.alignment(), 8u);
   EXPECT_THROW(wide(in4, out4), std::invalid_argument);
+  // 8-byte elements take 16-byte lanes by default (default_gpu_geometry): a view 8 bytes in narrows them.
+  auto* in8 = static_cast<char*>(in.get()) + 8;
+  auto* out8 = static_cast<char*>(out.get()) + 8;
+  EXPECT_EQ(options_for_pointers({}, in8, out8, 8).gpu.policy.vector_bits, 0);
+  EXPECT_EQ(options_for_pointers({}, in.get(), out.get(), 8).gpu.policy.vector_bits, -1);
+}
+
+TEST(GpuPermute, DefaultGeometryMovesWholeRunsRight) {
+  REQUIRE_GPU();
+  // Maps that keep the low bits get 16-byte lanes and one vector per thread (plan/gpu_policy.hpp); 8-byte
+  // elements 16-byte lanes everywhere. Every element size, against the reference over a poisoned output.
+  for (int eb : {1, 2, 4, 8, 16}) {
+    for (const char* spec : {"axes:16x64x1024:1,0,2", "axes:4x8x32x1024:2,0,1,3", "random-bmmc:5", "identity"}) {
+      const Bmmc b = parse_spec(spec, 20);
+      const std::size_t bytes = (std::size_t{1} << 20) * static_cast<std::size_t>(eb);
+      const auto host = random_bytes(bytes, 31 + eb);
+      std::vector<unsigned char> expect(bytes), got(bytes);
+      permute_reference(b, host.data(), expect.data(), eb);
+      DeviceBuffer in(bytes), out(bytes);
+      in.upload(host.data(), bytes);
+      out.fill_bytes(0xA5);
+      const Permuter p(b, eb, PermuterOptions{Backend::Cuda});
+      p(in.get(), out.get());
+      out.download(got.data(), bytes);
+      EXPECT_EQ(got, expect) << spec << ", " << eb << "-byte elements";
+    }
+  }
 }
 
 TEST(GpuPermute, FrontDoorRunsHostArraysOnTheGpu) {

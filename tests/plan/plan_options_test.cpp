@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "bmmc/core/named.hpp"
+#include "bmmc/core/spec.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
 #include "bmmc/plan/plan_check.hpp"
 
@@ -82,6 +83,52 @@ TEST(GpuPolicy, MapsLaunchTermsOntoPlanTerms) {
   DeviceCaps small = caps;
   small.max_threads_per_block = 512;
   EXPECT_THROW(gpu_plan_options(GpuPolicy{Variant::Auto, 0, 1024}, 20, small), std::invalid_argument);
+}
+
+
+TEST(GpuPolicy, KeepsLowBits) {
+  EXPECT_TRUE(keeps_low_bits(identity(20), 20));
+  EXPECT_FALSE(keeps_low_bits(identity(6), 7));
+  // A 2^3 x 2^7 x 2^10 int32 array with its first two axes swapped moves whole rows of 2^10 elements.
+  const Bmmc rows = parse_spec("axes:8x128x1024:1,0,2");
+  EXPECT_TRUE(keeps_low_bits(rows, 10));
+  EXPECT_FALSE(keeps_low_bits(rows, 11));
+  // A permutation inside the low bits still keeps them (as a set).
+  EXPECT_TRUE(keeps_low_bits(parse_spec("bit-reverse", 7) , 7));
+  EXPECT_FALSE(keeps_low_bits(bit_reverse(20), 1));
+}
+
+TEST(GpuPolicy, DefaultGeometry) {
+  const DeviceCaps caps = default_caps();
+  // Whole runs of >= 128 int32 (512 bytes): 16-byte lanes, one vector per thread, 4 KiB tiles that read one
+  // contiguous piece (rows 0x80, 0x100, 0x200) and, since the map keeps 10 bits, write one too.
+  const Bmmc rows = parse_spec("axes:8x128x1024:1,0,2");
+  const GpuPolicy g = default_gpu_geometry(rows, 4, GpuPolicy{});
+  EXPECT_EQ(g.vector_bits, 2);
+  EXPECT_EQ(g.elems_per_thread, 4);
+  const Plan p = make_plan(rows, 4, caps);
+  const TilePass& t = tile(p);
+  EXPECT_EQ(t.vector_bits, 2);
+  EXPECT_EQ(t.elems_per_thread(), 4);
+  EXPECT_EQ(t.q, 0);
+  EXPECT_EQ(t.read_rows, (std::vector<BitVec>{0x80, 0x100, 0x200}));
+  EXPECT_EQ(t.write_rows, t.read_rows);
+  EXPECT_TRUE(check_plan(p).correct);
+  // int64: the same for whole runs of 64 elements; random BMMCs keep the planner's default (8-byte lanes).
+  EXPECT_EQ(default_gpu_geometry(rows, 8, GpuPolicy{}).elems_per_thread, 2);
+  for (int eb : {4, 8}) {
+    EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), eb, GpuPolicy{}), GpuPolicy{});
+    EXPECT_EQ(tile(make_plan(random_bmmc(24, 1), eb, caps)).vector_bytes(), 8);
+  }
+  // Too small for a 4 KiB tile of 256 threads, a set lane width, other variants: unchanged.
+  EXPECT_EQ(default_gpu_geometry(identity(14), 4, GpuPolicy{}), GpuPolicy{});
+  GpuPolicy set;
+  set.vector_bits = 1;
+  EXPECT_EQ(default_gpu_geometry(rows, 4, set), set);
+  EXPECT_EQ(default_gpu_geometry(rows, 8, GpuPolicy{Variant::TwoPass}), GpuPolicy{Variant::TwoPass});
+  GpuPolicy ept;
+  ept.elems_per_thread = 8;
+  EXPECT_EQ(default_gpu_geometry(rows, 4, ept), ept);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ namespace {
 struct BenchOptions {
   std::vector<std::string> specs;
   std::optional<int> n;
+  int default_n = 30;  ///< n for specs that do not define it when --n is absent (30 on a GPU, 26 on the CPU)
   int elem_bytes = 4;
   std::vector<std::string> variants = {"naive", "tiled", "tiled-banks", "tiled-banks-iters", "two-pass", "one-pass", "generic"};
   int reps = 20;
@@ -41,12 +42,31 @@ struct BenchOptions {
   std::vector<int> devices;      ///< or over this list (a device may repeat)
 };
 
+// The spec at --n; without --n, a spec that defines n (axes:, bits:, matrix:) keeps it and the others get
+// the backend's default n.
+Bmmc bench_spec(const BenchOptions& o, const std::string& spec) {
+  if (o.n) return parse_spec_options({spec, o.n});
+  try {
+    return parse_spec_options({spec, std::nullopt});
+  } catch (const UsageError&) {
+    return parse_spec_options({spec, o.default_n});
+  }
+}
+
 struct Row {
   std::string case_name, spec, variant, backend;
   int n, elem_bytes;
   double median_ms, min_ms, max_ms, gbps, pct_memcpy, first_use_ms;
   bool verified;
 };
+
+// RFC 4180: a field with a comma, quote or line break is quoted (specs such as axes:4x8:1,0 have commas).
+std::string csv_field(const std::string& f) {
+  if (f.find_first_of(",\"\n") == std::string::npos) return f;
+  std::string q = "\"";
+  for (char c : f) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
 
 void emit(const BenchOptions& o, const std::vector<Row>& rows) {
   if (o.json) {
@@ -60,8 +80,8 @@ void emit(const BenchOptions& o, const std::vector<Row>& rows) {
   } else if (o.csv) {
     fmt::print("case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified\n");
     for (const Row& r : rows)
-      fmt::print("{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.1f},{:.1f},{:.1f},{}\n", r.case_name, r.spec, r.variant,
-                 r.backend, r.n, r.elem_bytes, r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms,
+      fmt::print("{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.1f},{:.1f},{:.1f},{}\n", csv_field(r.case_name), csv_field(r.spec),
+                 csv_field(r.variant), r.backend, r.n, r.elem_bytes, r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms,
                  r.verified);
   } else {
     fmt::print("{:<22} {:<18} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n", "case", "variant", "median ms", "min ms",
@@ -77,7 +97,7 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
   std::vector<Row> rows;
   const std::string device = device_caps().name;
   for (size_t i = 0; i < o.specs.size(); ++i) {
-    const Bmmc b = parse_spec_options({o.specs[i], o.n});
+    const Bmmc b = bench_spec(o, o.specs[i]);
     if (o.in_place) {
       GpuOptions g;
       g.codegen.streaming_hints = o.streaming;
@@ -142,7 +162,7 @@ void bench_peer_rows(const BenchOptions& o) {
   for (int d = 0; d < o.gpus; ++d) devices.push_back(d);
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const std::string& spec : o.specs) {
-    const Bmmc b = parse_spec_options({spec, o.n});
+    const Bmmc b = bench_spec(o, spec);
     const DistPlan plan = make_dist_plan(b, dist_rank_bits(devices.size(), b.n()), o.elem_bytes);
     if (!o.json)
       fmt::print("{} (N = {}, {} B elements) over {} ranks on devices {} ({}), k = {}\n", spec, b.n(), o.elem_bytes,
@@ -215,21 +235,21 @@ void add_bench(CLI::App& app, Action& run) {
 #if BMMC_HAS_CUDA
       if (o->gpus > 0 || !o->devices.empty()) {
         if (backend != Backend::Cuda) throw UsageError("--gpus and --devices need the CUDA backend");
-        if (!o->n) o->n = 30;
+        o->default_n = 30;
         bench_peer_rows(*o);
         return;
       }
       if (backend == Backend::Cuda) {
-        if (!o->n) o->n = 30;
+        o->default_n = 30;
         rows = bench_cuda(*o);
       }
 #else
       if (o->gpus > 0 || !o->devices.empty()) throw UsageError("--gpus and --devices need a build with CUDA");
 #endif
       if (backend == Backend::Cpu) {
-        if (!o->n) o->n = 26;
+        o->default_n = 26;
         for (const std::string& spec : o->specs) {
-          const Bmmc b = parse_spec_options({spec, o->n});
+          const Bmmc b = bench_spec(*o, spec);
           CpuPolicy cpu;
           cpu.threads = o->threads;
           cpu.tile_bits = o->cpu_tile;

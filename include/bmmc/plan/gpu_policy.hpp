@@ -41,8 +41,22 @@ PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& c
 /// BENCHMARKS.md "The copy limit").
 BlockOrder default_gpu_block_order(int elem_bytes) noexcept;
 
-/// make_plan(bmmc, elem_bytes, gpu_plan_options(policy, bmmc.n(), caps)) with the launch order
-/// policy.block_order, else default_gpu_block_order(elem_bytes).
+/// True when A maps the low s index bits among themselves (A·e_j has no bit ≥ s for j < s): then
+/// L + A⁻¹L = L, the permutation forces no tile rows (q = 0) and every run of 2^s elements moves whole.
+bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept;
+
+/// The one-pass geometry a GPU plan gets where the policy leaves it open (vector_bits −1 and
+/// elems_per_thread 0), from H100 measurements (BENCHMARKS.md "The copy limit"): a map that keeps the low
+/// s = 5 + log2(16 / elem_bytes) bits (q = 0: permutations of the outer axes, any map of whole runs of ≥ 512
+/// bytes) gets 16-byte lanes and ONE vector per thread — blocks of 4 KiB that read (and, when the map keeps
+/// the low 8 + log2(16 / elem_bytes) bits, write) one contiguous piece, the shape of the plain copy kernel
+/// that reaches cudaMemcpy (int64 256 × 2 × 32 × 8192 with the last axis kept: 97.2% → 98.3% of cudaMemcpy).
+/// Every other map keeps the planner's default (8-byte lane accesses, 16 elements per thread), and so does
+/// a policy that sets either knob.
+GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy);
+
+/// make_plan(bmmc, elem_bytes, gpu_plan_options(default_gpu_geometry(...), bmmc.n(), caps)) with the launch
+/// order policy.block_order, else default_gpu_block_order(elem_bytes).
 Plan make_plan(const Bmmc& bmmc, int elem_bytes, const DeviceCaps& caps, const GpuPolicy& policy = {});
 
 }  // namespace bmmc
