@@ -211,6 +211,14 @@ TEST(GpuPermute, FrontDoorNarrowsLaneAccessesForOffsetViews) {
   auto* out8 = static_cast<char*>(out.get()) + 8;
   EXPECT_EQ(options_for_pointers({}, in8, out8, 8).gpu.policy.vector_bits, 0);
   EXPECT_EQ(options_for_pointers({}, in.get(), out.get(), 8).gpu.policy.vector_bits, -1);
+  // run_trusted (no pointer queries) moves the same bytes and still refuses misaligned and overlapping calls.
+  std::vector<unsigned char> trusted(bytes);
+  DeviceBuffer out2(bytes);
+  wide.run_trusted(in.get(), out2.get());
+  BMMC_CUDA_CHECK(cudaMemcpy(trusted.data(), out2.get(), bytes, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(trusted, expect);
+  EXPECT_THROW(wide.run_trusted(in4, out4), std::invalid_argument);
+  EXPECT_THROW(wide.run_trusted(in.get(), in.get()), std::invalid_argument);
 }
 
 TEST(GpuPermute, DefaultGeometryMovesWholeRunsRight) {

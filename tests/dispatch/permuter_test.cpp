@@ -63,6 +63,11 @@ TEST(FrontDoor, PermuterFromABmmcMatchesTheReferenceForEveryElementSize) {
       std::vector<unsigned char> out(in.size(), 0xA5);
       p(in.data(), out.data());
       EXPECT_EQ(out, reference(b, in, eb)) << "n " << n << " eb " << eb;
+      // run_trusted on the CPU is operator() itself, checks included.
+      std::vector<unsigned char> trusted(in.size(), 0xA5);
+      p.run_trusted(in.data(), trusted.data());
+      EXPECT_EQ(trusted, out) << "n " << n << " eb " << eb;
+      if (n > 0) EXPECT_THROW(p.run_trusted(in.data(), nullptr), std::invalid_argument);
     }
 }
 
