@@ -213,8 +213,10 @@ TEST(GpuPermute, FrontDoorNarrowsLaneAccessesForOffsetViews) {
   EXPECT_EQ(options_for_pointers({}, in.get(), out.get(), 8).gpu.policy.vector_bits, -1);
   // run_trusted (no pointer queries) moves the same bytes and still refuses misaligned and overlapping calls.
   std::vector<unsigned char> trusted(bytes);
-  DeviceBuffer out2(bytes);
-  wide.run_trusted(in.get(), out2.get());
+  DeviceBuffer in2(bytes), out2(bytes);
+  in2.upload(host.data(), bytes);
+  out2.fill_bytes(0xA5);
+  wide.run_trusted(in2.get(), out2.get());
   BMMC_CUDA_CHECK(cudaMemcpy(trusted.data(), out2.get(), bytes, cudaMemcpyDeviceToHost));
   EXPECT_EQ(trusted, expect);
   EXPECT_THROW(wide.run_trusted(in4, out4), std::invalid_argument);
