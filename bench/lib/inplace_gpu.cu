@@ -1,7 +1,6 @@
 // In-place GPU benchmark and the cuStateVec anchor (see include/bmmc/bench/inplace_gpu.hpp).
 #include "bmmc/bench/inplace_gpu.hpp"
 
-#include <dlfcn.h>
 #include <library_types.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "timing.hpp"
+#include "vendor_libs.hpp"
 #include "bmmc/cuda/inplace.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/permute.hpp"
@@ -24,40 +24,8 @@ namespace {
 
 using bench_detail::time_reps;
 
-// The four entry points we call, declared from cuStateVec's documented C API (custatevec.h) so that the
-// benchmark builds without the library: handles are opaque pointers, statuses ints (0 = success).
-struct CuStateVec {
-  using Create = int (*)(void** handle);
-  using Destroy = int (*)(void* handle);
-  using Version = std::size_t (*)();
-  using Swap = int (*)(void* handle, void* sv, cudaDataType_t type, std::uint32_t n_index_bits, const int2* swaps,
-                       std::uint32_t n_swaps, const std::int32_t* mask_bits, const std::int32_t* mask_ordering,
-                       std::uint32_t mask_len);
-  Create create = nullptr;
-  Destroy destroy = nullptr;
-  Version version = nullptr;
-  Swap swap = nullptr;
-};
-
-std::optional<CuStateVec> load_custatevec(std::string* why) {
-  const char* env = std::getenv("BMMC_CUSTATEVEC_LIB");
-  void* lib = dlopen(env ? env : "libcustatevec.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    if (why) *why = dlerror();
-    return std::nullopt;
-  }
-  CuStateVec c;
-  c.create = reinterpret_cast<CuStateVec::Create>(dlsym(lib, "custatevecCreate"));
-  c.destroy = reinterpret_cast<CuStateVec::Destroy>(dlsym(lib, "custatevecDestroy"));
-  c.version = reinterpret_cast<CuStateVec::Version>(dlsym(lib, "custatevecGetVersion"));
-  c.swap = reinterpret_cast<CuStateVec::Swap>(dlsym(lib, "custatevecSwapIndexBits"));
-  if (!c.create || !c.destroy || !c.version || !c.swap) {
-    if (why) *why = "libcustatevec.so.1 lacks one of custatevecCreate/Destroy/GetVersion/SwapIndexBits";
-    return std::nullopt;
-  }
-  return c;
-}
-
+using bench_detail::CuStateVec;
+using bench_detail::load_custatevec;
 
 }  // namespace
 

@@ -1,5 +1,8 @@
 // bench_peer (see include/bmmc/bench/peer_gpu.hpp).
 #include "bmmc/bench/peer_gpu.hpp"
+#include "bmmc/bench/inplace_gpu.hpp"
+
+#include <library_types.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +21,7 @@
 #include "bmmc/peer/peer_permuter.hpp"
 #include "bmmc/peer/peer_swap.hpp"
 #include "timing.hpp"
+#include "vendor_libs.hpp"
 
 namespace bmmc {
 
@@ -53,6 +57,25 @@ __global__ void verify_rank(const unsigned char* out, DistVerifyTables t, u64* b
   if (wrong) atomicAdd(bad, wrong);
 }
 
+// Every 8-byte word of rank r's slice gets splitmix64(r·2^40 + word): distinct, non-zero-ish, the same in
+// every run, and written at memory speed (a host fill of 16–32 GiB per GPU took over a minute).
+__global__ void fill_rank(u64* words, u64 count, u64 rank) {
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x) {
+    u64 z = (rank << 40) + i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    words[i] = z ^ (z >> 31);
+  }
+}
+
+// Bytes of a[0, count) that differ from b[0, count) (either may be a peer pointer).
+__global__ void count_differences(const unsigned char* a, const unsigned char* b, u64 count, u64* bad) {
+  u64 wrong = 0;
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x)
+    wrong += a[i] != b[i];
+  if (wrong) atomicAdd(bad, wrong);
+}
+
 void sync_all(const std::vector<int>& devices) {
   for (int d : devices) {
     ScopedDevice on(d);
@@ -79,6 +102,87 @@ PeerBenchRow time_host(const std::string& name, const std::vector<int>& devices,
   return r;
 }
 
+// NCCL all-to-all of exactly the off-rank chunks the engines move (the plan's counts), over NCCL opened with
+// dlopen (vendor_libs.hpp): the anchor of the portable engine. A row with a note when NCCL is not there.
+PeerBenchRow nccl_alltoall_row(const std::vector<int>& devices, const std::vector<AllToAllStep>& steps,
+                               const std::vector<std::vector<std::uint64_t>>& send_at,
+                               const std::vector<std::vector<std::uint64_t>>& recv_at,
+                               const std::vector<const void*>& ins, const std::vector<void*>& scratches, int eb,
+                               std::size_t bytes, int reps, bool peers) {
+  PeerBenchRow row;
+  row.variant = "nccl-alltoall";
+  std::string why;
+  const auto nccl = bench_detail::load_nccl(&why);
+  if (!nccl) {
+    row.verified = false;
+    row.note = "not measured: NCCL not loaded (" + why + ")";
+    return row;
+  }
+  const std::size_t g = devices.size();
+  std::vector<void*> comms(g, nullptr);
+  std::vector<cudaStream_t> streams(g, nullptr);
+  try {
+    nccl->check(nccl->comm_init_all(comms.data(), static_cast<int>(g), devices.data()), "ncclCommInitAll");
+    for (std::size_t r = 0; r < g; ++r) {
+      ScopedDevice on(devices[r]);
+      BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+    }
+    auto run = [&] {
+      nccl->check(nccl->group_start(), "ncclGroupStart");
+      for (std::size_t r = 0; r < g; ++r)
+        for (std::size_t d = 0; d < g; ++d) {
+          if (d == r) continue;
+          if (const std::uint64_t c = steps[r].send_counts[d])
+            nccl->check(nccl->send(static_cast<const unsigned char*>(ins[r]) + send_at[r][d] * eb, c * eb,
+                                   bench_detail::Nccl::kUint8, static_cast<int>(d), comms[r], streams[r]),
+                        "ncclSend");
+          if (const std::uint64_t c = steps[r].recv_counts[d])
+            nccl->check(nccl->recv(static_cast<unsigned char*>(scratches[r]) + recv_at[r][d] * eb, c * eb,
+                                   bench_detail::Nccl::kUint8, static_cast<int>(d), comms[r], streams[r]),
+                        "ncclRecv");
+        }
+      nccl->check(nccl->group_end(), "ncclGroupEnd");
+    };
+    for (std::size_t r = 0; r < g; ++r) {
+      ScopedDevice on(devices[r]);
+      BMMC_CUDA_CHECK(cudaMemset(scratches[r], 0xA5, bytes));
+    }
+    run();
+    sync_all(devices);
+    u64 wrong = 0;
+    if (peers)
+      for (std::size_t d = 0; d < g; ++d) {
+        ScopedDevice on(devices[d]);
+        DeviceBuffer bad(sizeof(u64));
+        bad.fill_bytes(0);
+        for (std::size_t r = 0; r < g; ++r)
+          if (const std::uint64_t c = steps[r].send_counts[d]; c && r != d)
+            count_differences<<<1024, 256>>>(static_cast<const unsigned char*>(scratches[d]) + recv_at[d][r] * eb,
+                                             static_cast<const unsigned char*>(ins[r]) + send_at[r][d] * eb, c * eb,
+                                             bad.as<u64>());
+        BMMC_CUDA_CHECK(cudaGetLastError());
+        u64 w = 0;
+        bad.download(&w, sizeof w);
+        wrong += w;
+      }
+    row = time_host("nccl-alltoall", devices, reps, run);
+    row.verified = peers && wrong == 0;
+    row.note = "grouped ncclSend/ncclRecv of the off-rank chunks";
+    if (!peers) row.note += "; not verified (no peer access to read the sources)";
+  } catch (const std::exception& e) {
+    row.verified = false;
+    row.note = std::string("not measured: ") + e.what();
+  }
+  for (std::size_t r = 0; r < g; ++r) {
+    if (streams[r]) {
+      cudaSetDevice(devices[r]);
+      cudaStreamDestroy(streams[r]);
+    }
+    if (comms[r]) nccl->comm_destroy(comms[r]);
+  }
+  return row;
+}
+
 }  // namespace
 
 std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<int>& devices, int reps) {
@@ -93,10 +197,11 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     in.emplace_back(bytes);
     out.emplace_back(bytes);
     scratch.emplace_back(bytes);
-    std::vector<unsigned char> host(bytes);
-    for (std::size_t i = 0; i < bytes; ++i) host[i] = static_cast<unsigned char>(1 + (i * 131 + r * 977 + (i >> 13)) % 251);
-    in[r].upload(host.data(), bytes);
+    in[r].fill_bytes(0);  // the tail below a whole word (arrays of fewer than 8 bytes)
+    fill_rank<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
+    BMMC_CUDA_CHECK(cudaGetLastError());
   }
+  sync_all(devices);
   std::vector<const void*> ins;
   std::vector<void*> outs, scratches;
   for (std::size_t r = 0; r < g; ++r) {
@@ -125,7 +230,27 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
       BMMC_CUDA_CHECK(cudaMemcpyAsync(outs[r], ins[r], bytes, cudaMemcpyDeviceToDevice));
     }
   }));
-  // Each rank sends its off-rank bytes in one piece per destination: what any engine must move at least.
+  // Each rank sends its off-rank bytes in one piece per destination: what any engine must move at least. Every
+  // (source, destination) pair copies on its own non-blocking stream of the source device, so that all
+  // directions run at once (on the devices' legacy default streams they serialised: 197 GB/s per direction
+  // measured against 390 GB/s).
+  std::vector<std::vector<cudaStream_t>> pair_streams(g, std::vector<cudaStream_t>(g, nullptr));
+  for (std::size_t r = 0; r < g; ++r) {
+    ScopedDevice on(devices[r]);
+    for (std::size_t d = 0; d < g; ++d)
+      if (d != r) BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&pair_streams[r][d], cudaStreamNonBlocking));
+  }
+  struct StreamsGuard {
+    const std::vector<int>& devices;
+    std::vector<std::vector<cudaStream_t>>& streams;
+    ~StreamsGuard() {
+      for (std::size_t r = 0; r < streams.size(); ++r) {
+        cudaSetDevice(devices[r]);
+        for (cudaStream_t st : streams[r])
+          if (st) cudaStreamDestroy(st);
+      }
+    }
+  } streams_guard{devices, pair_streams};
   rows.push_back(time_host("peer-copy-bound", devices, reps, [&] {
     for (std::size_t r = 0; r < g; ++r) {
       ScopedDevice on(devices[r]);
@@ -133,9 +258,13 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
         if (const std::uint64_t c = steps[r].send_counts[d]; c && d != r)
           BMMC_CUDA_CHECK(cudaMemcpyPeerAsync(static_cast<unsigned char*>(scratches[d]) + recv_at[d][r] * eb, devices[d],
                                               static_cast<const unsigned char*>(ins[r]) + send_at[r][d] * eb,
-                                              devices[r], c * eb));
+                                              devices[r], c * eb, pair_streams[r][d]));
     }
   }));
+  rows.back().note = "cudaMemcpyPeerAsync, one stream per direction";
+  // The same chunks through NCCL (one communicator per device from ncclCommInitAll, every rank's sends and
+  // receives in one group), verified byte for byte against the sources.
+  rows.push_back(nccl_alltoall_row(devices, steps, send_at, recv_at, ins, scratches, eb, bytes, reps, peers));
   // Each destination reads every source through peer pointers (the engines enabled them).
   auto mismatches = [&] {
     u64 wrong = 0;
@@ -214,6 +343,60 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
       r.verified = false;
       r.note = e.what();
       rows.push_back(r);
+    }
+  }
+  // NVIDIA cuStateVec's multi-device index-bit swap on the same data, in place, one handle per device: the
+  // anchor for bit swaps of complex state vectors (8- or 16-byte elements, at most 32 devices, peer access).
+  if (const auto swaps = as_bit_swaps(b); swaps && !swaps->empty() && (eb == 8 || eb == 16) && g <= 32) {
+    PeerBenchRow row;
+    row.variant = "custatevec-swap";
+    std::string why;
+    const auto sv = bench_detail::load_custatevec(&why);
+    if (!sv || !sv->multi_device_swap || !peers) {
+      row.verified = false;
+      row.note = !sv ? "not measured: cuStateVec not loaded (" + why + ")"
+                     : !peers ? "not measured: needs peer access between every pair of devices"
+                              : "not measured: this cuStateVec lacks custatevecMultiDeviceSwapIndexBits";
+      rows.push_back(row);
+    } else {
+      std::vector<void*> handles(g, nullptr);
+      std::vector<int2> pairs;
+      for (const auto& [i, j] : *swaps) pairs.push_back(make_int2(i, j));
+      const cudaDataType_t type = eb == 8 ? CUDA_C_32F : CUDA_C_64F;
+      auto swap = [&] {
+        const int st = sv->multi_device_swap(handles.data(), static_cast<std::uint32_t>(g), outs.data(), type,
+                                             static_cast<std::uint32_t>(b.n() - plan.local_bits),
+                                             static_cast<std::uint32_t>(plan.local_bits), pairs.data(),
+                                             static_cast<std::uint32_t>(pairs.size()), nullptr, nullptr, 0,
+                                             /*CUSTATEVEC_DEVICE_NETWORK_TYPE_SWITCH*/ 1);
+        if (st != 0) throw std::runtime_error("custatevecMultiDeviceSwapIndexBits failed with status " + std::to_string(st));
+      };
+      try {
+        for (std::size_t r = 0; r < g; ++r) {
+          ScopedDevice on(devices[r]);
+          if (sv->create(&handles[r]) != 0) throw std::runtime_error("custatevecCreate failed");
+          BMMC_CUDA_CHECK(cudaMemcpy(outs[r], ins[r], bytes, cudaMemcpyDeviceToDevice));
+        }
+        sync_all(devices);
+        const auto t0 = std::chrono::steady_clock::now();
+        swap();
+        sync_all(devices);
+        const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const bool ok = mismatches() == 0;
+        row = time_host("custatevec-swap", devices, reps, swap);
+        row.first_use_ms = first;
+        row.verified = ok;
+        row.note = "custatevecMultiDeviceSwapIndexBits, cuStateVec " + std::to_string(sv->version());
+      } catch (const std::exception& e) {
+        row.verified = false;
+        row.note = std::string("not measured: ") + e.what();
+      }
+      for (std::size_t r = 0; r < g; ++r)
+        if (handles[r]) {
+          cudaSetDevice(devices[r]);
+          sv->destroy(handles[r]);
+        }
+      rows.push_back(row);
     }
   }
   for (PeerBenchRow& r : rows) {

@@ -1,9 +1,13 @@
-// Benchmark of the single-process multi-GPU engines (bmmc/peer/peer_permuter.hpp) beside their bounds, all
-// measured in the same run: every device copying its own slice (cudaMemcpy D2D, concurrently: the local bound),
-// the peer-copy bound (each rank sends exactly the bytes that must leave it, to their destinations, with
-// cudaMemcpyPeerAsync, all ranks at once), then the push and copy engines. Times are host wall clock from all
-// devices idle to all devices done (median of reps); every engine row is verified on the devices, each
-// destination reading the sources through peer pointers (or the host, where there is no peer access).
+// Benchmark of the single-process multi-GPU engines (bmmc/peer/peer_permuter.hpp) beside their bounds and
+// anchors, all measured in the same run: every device copying its own slice (cudaMemcpy D2D, concurrently: the
+// local bound), the peer-copy bound (each rank sends exactly the bytes that must leave it, to their
+// destinations, with cudaMemcpyPeerAsync, one stream per direction, all at once), NCCL all-to-all of the same
+// chunks (grouped ncclSend/ncclRecv over ncclCommInitAll's communicators), the push and copy engines, for an
+// involution the in-place mode, and for bit swaps of 8- or 16-byte elements NVIDIA cuStateVec's
+// custatevecMultiDeviceSwapIndexBits. NCCL and cuStateVec are opened with dlopen (bench/lib/vendor_libs.hpp):
+// without them their rows carry a note saying why. The data is filled on the devices. Times are host wall
+// clock from all devices idle to all devices done (median of reps); every row that moves data is verified on
+// the devices, each destination reading the sources through peer pointers.
 #pragma once
 
 #include <string>

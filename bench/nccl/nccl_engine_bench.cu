@@ -1,0 +1,220 @@
+// bmmc_nccl_bench: the portable NCCL engine (bmmc/nccl/dist_permuter.hpp) timed beside NCCL's own all-to-all
+// of the same chunks, one process driving every GPU of the machine (one thread per rank, communicators from
+// ncclCommInitAll), as `torchrun`-style one-process-per-GPU users would run it rank by rank.
+//
+//   bmmc_nccl_bench SPEC N ELEM_BYTES [REPS]     e.g.  bmmc_nccl_bench random-bmmc:1 33 8 5
+//
+// Rows (host wall clock from every rank released by a barrier to every rank's stream done, median of REPS):
+// nccl-alltoall (grouped ncclSend/ncclRecv of the plan's off-rank chunks, the engine's exchange alone),
+// nccl-engine (input kept: pre-pass, exchange into scratch, post-pass) and nccl-engine-destroying (the input is
+// the receive buffer). Each engine row is verified on the devices against the push engine of the same
+// permutation (bmmc/peer/peer_permuter.hpp), byte for byte. Built only where NCCL is found (BMMC_NCCL); it is
+// a separate program so that the CLI never needs libnccl.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/core/spec.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/memory.hpp"
+#include "bmmc/dist/alltoall.hpp"
+#include "bmmc/nccl/dist_permuter.hpp"
+#include "bmmc/peer/peer_access.hpp"
+#include "bmmc/peer/peer_permuter.hpp"
+
+namespace {
+
+using namespace bmmc;
+using u64 = unsigned long long;
+
+__global__ void fill_words(u64* w, u64 count, u64 rank) {
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x) {
+    u64 z = (rank << 40) + i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    w[i] = z ^ (z >> 31);
+  }
+}
+
+__global__ void count_differences(const u64* a, const u64* b, u64 count, u64* bad) {
+  u64 wrong = 0;
+  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x)
+    wrong += a[i] != b[i];
+  if (wrong) atomicAdd(bad, wrong);
+}
+
+void nccl_ok(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s SPEC N ELEM_BYTES [REPS]\n", argv[0]);
+    return 2;
+  }
+  const int n = std::atoi(argv[2]), eb = std::atoi(argv[3]), reps = argc > 4 ? std::atoi(argv[4]) : 5;
+  const Bmmc global = parse_spec(argv[1], n);
+  int count = 0;
+  BMMC_CUDA_CHECK(cudaGetDeviceCount(&count));
+  int g = 0;
+  while ((2 << g) <= count) ++g;
+  const int ranks = 1 << g;
+  std::vector<int> devices(ranks);
+  for (int r = 0; r < ranks; ++r) devices[r] = r;
+  const DistPlan plan = make_dist_plan(global, g, eb);
+  const std::size_t bytes = array_bytes(plan.local_bits, eb);
+  const bool peers = peer_obstacle(devices).empty();
+  if (peers) enable_peer_access(devices);
+  std::vector<ncclComm_t> comms(ranks);
+  nccl_ok(ncclCommInitAll(comms.data(), ranks, devices.data()), "ncclCommInitAll");
+  std::vector<DeviceBuffer> in, out, scratch, ref;
+  std::vector<cudaStream_t> streams(ranks);
+  std::vector<DistPermuter> engines;
+  DistOptions opt;
+  opt.check_agreement = false;  // the timed calls; the check costs one all-gather and a stream sync per call
+  for (int r = 0; r < ranks; ++r) {
+    ScopedDevice on(r);
+    in.emplace_back(bytes);
+    out.emplace_back(bytes);
+    scratch.emplace_back(bytes);
+    ref.emplace_back(bytes);
+    fill_words<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
+    BMMC_CUDA_CHECK(cudaGetLastError());
+    BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+    engines.emplace_back(global, eb, comms[r], opt);
+  }
+  // The reference: the push engine of the same permutation (itself verified against the CPU reference by
+  // bmmc_peer_tests and `bmmc bench --gpus`).
+  {
+    std::vector<const void*> ins;
+    std::vector<void*> refs, scr;
+    for (int r = 0; r < ranks; ++r) {
+      ins.push_back(in[r].get());
+      refs.push_back(ref[r].get());
+      scr.push_back(scratch[r].get());
+    }
+    const PeerPermuter push(global, eb, devices);
+    push(ins, refs, push.scratch_bytes() ? scr : std::vector<void*>{});
+    for (int r = 0; r < ranks; ++r) {
+      ScopedDevice on(r);
+      BMMC_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+  }
+  double crossing = 0;  // bytes every rank sends to other ranks, summed
+  std::vector<AllToAllStep> steps;
+  for (int r = 0; r < ranks; ++r) {
+    steps.push_back(alltoall_step(plan, static_cast<BitVec>(r)));
+    for (int d = 0; d < ranks; ++d)
+      if (d != r) crossing += static_cast<double>(steps[r].send_counts[d]) * eb;
+  }
+  // One thread per rank; `body(r)` enqueues on streams[r]; each rep: barrier, enqueue, sync, barrier.
+  auto time_rows = [&](const char* name, const std::function<void(int)>& body, bool verify) {
+    std::vector<std::vector<double>> ms(ranks);
+    std::barrier sync_point(ranks);
+    std::vector<std::exception_ptr> errors(ranks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          BMMC_CUDA_CHECK(cudaSetDevice(r));
+          for (int i = 0; i < reps + 1; ++i) {
+            sync_point.arrive_and_wait();
+            const auto t0 = std::chrono::steady_clock::now();
+            body(r);
+            BMMC_CUDA_CHECK(cudaStreamSynchronize(streams[r]));
+            sync_point.arrive_and_wait();
+            ms[r].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+          }
+        } catch (...) {
+          errors[r] = std::current_exception();
+          sync_point.arrive_and_drop();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    std::vector<double> worst;  // per rep, the slowest rank (the collective is done when every rank is)
+    for (int i = 1; i <= reps; ++i) {
+      double w = 0;
+      for (int r = 0; r < ranks; ++r) w = std::max(w, ms[r][i]);
+      worst.push_back(w);
+    }
+    std::string check = "-";
+    if (verify && peers) {
+      u64 wrong = 0;
+      for (int r = 0; r < ranks; ++r) {
+        ScopedDevice on(r);
+        DeviceBuffer bad(sizeof(u64));
+        bad.fill_bytes(0);
+        count_differences<<<1024, 256>>>(out[r].as<u64>(), ref[r].as<u64>(), bytes / 8, bad.as<u64>());
+        BMMC_CUDA_CHECK(cudaGetLastError());
+        u64 w = 0;
+        bad.download(&w, sizeof w);
+        wrong += w;
+      }
+      check = wrong == 0 ? "yes" : "NO (" + std::to_string(wrong) + " words differ)";
+    }
+    const double med = median(worst);
+    std::printf("%-24s %10.3f ms  %8.1f GB/s per rank sent  verified %s\n", name, med,
+                crossing / ranks / (med * 1e6), check.c_str());
+    std::fflush(stdout);
+    return med;
+  };
+  std::printf("bmmc_nccl_bench: %s, n = %d, %d-byte elements, %d ranks of %.2f GiB, k = %d, %.2f GB cross in all\n",
+              argv[1], n, eb, ranks, bytes / 1073741824.0, plan.k, crossing / 1e9);
+  const double a2a = time_rows("nccl-alltoall", [&](int r) {
+    const AllToAllStep& s = steps[r];
+    const auto send_at = displacements(s.send_counts), recv_at = displacements(s.recv_counts);
+    nccl_ok(ncclGroupStart(), "ncclGroupStart");
+    for (int d = 0; d < ranks; ++d) {
+      if (d == r) continue;
+      if (s.send_counts[d])
+        nccl_ok(ncclSend(in[r].as<unsigned char>() + send_at[d] * eb, s.send_counts[d] * eb, ncclUint8, d, comms[r],
+                         streams[r]), "ncclSend");
+      if (s.recv_counts[d])
+        nccl_ok(ncclRecv(scratch[r].as<unsigned char>() + recv_at[d] * eb, s.recv_counts[d] * eb, ncclUint8, d,
+                         comms[r], streams[r]), "ncclRecv");
+    }
+    nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
+  }, false);
+  for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
+  const double kept = time_rows("nccl-engine", [&](int r) {
+    engines[r](in[r].get(), out[r].get(), scratch[r].get(), streams[r]);
+  }, true);
+  // Destroying: the input is the receive buffer, so each rep starts from a fresh copy of the input (scratch),
+  // whose copy is timed with it; the copy's own time is measured alone and reported beside.
+  for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
+  const double destroying = time_rows("nccl-engine-destroying", [&](int r) {
+    BMMC_CUDA_CHECK(cudaMemcpyAsync(scratch[r].get(), in[r].get(), bytes, cudaMemcpyDeviceToDevice, streams[r]));
+    engines[r].permute_destroying(scratch[r].get(), out[r].get(), streams[r]);
+  }, true);
+  const double copy = time_rows("  (its input copy alone)", [&](int r) {
+    BMMC_CUDA_CHECK(cudaMemcpyAsync(scratch[r].get(), in[r].get(), bytes, cudaMemcpyDeviceToDevice, streams[r]));
+  }, false);
+  std::printf("nccl-engine: %.1f%% of the all-to-all's rate (input kept), %.1f%% destroying (its copy subtracted)\n",
+              100.0 * a2a / kept, 100.0 * a2a / (destroying - copy));
+  for (ncclComm_t c : comms) ncclCommDestroy(c);
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bmmc_nccl_bench: %s\n", e.what());
+  return 1;
+}
