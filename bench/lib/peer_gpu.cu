@@ -20,6 +20,7 @@
 #include "bmmc/peer/peer_access.hpp"
 #include "bmmc/peer/peer_permuter.hpp"
 #include "bmmc/peer/peer_swap.hpp"
+#include "fill_words.cuh"
 #include "timing.hpp"
 #include "vendor_libs.hpp"
 
@@ -55,17 +56,6 @@ __global__ void verify_rank(const unsigned char* out, DistVerifyTables t, u64* b
       }
   }
   if (wrong) atomicAdd(bad, wrong);
-}
-
-// Every 8-byte word of rank r's slice gets splitmix64(r·2^40 + word): distinct, non-zero-ish, the same in
-// every run, and written at memory speed (a host fill of 16–32 GiB per GPU took over a minute).
-__global__ void fill_rank(u64* words, u64 count, u64 rank) {
-  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x) {
-    u64 z = (rank << 40) + i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    words[i] = z ^ (z >> 31);
-  }
 }
 
 // Bytes of a[0, count) that differ from b[0, count) (either may be a peer pointer).
@@ -198,7 +188,7 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     out.emplace_back(bytes);
     scratch.emplace_back(bytes);
     in[r].fill_bytes(0);  // the tail below a whole word (arrays of fewer than 8 bytes)
-    fill_rank<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
+    bench_detail::fill_rank_words<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
     BMMC_CUDA_CHECK(cudaGetLastError());
   }
   sync_all(devices);

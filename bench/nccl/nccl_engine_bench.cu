@@ -33,20 +33,12 @@
 #include "bmmc/nccl/dist_permuter.hpp"
 #include "bmmc/peer/peer_access.hpp"
 #include "bmmc/peer/peer_permuter.hpp"
+#include "../lib/fill_words.cuh"
 
 namespace {
 
 using namespace bmmc;
 using u64 = unsigned long long;
-
-__global__ void fill_words(u64* w, u64 count, u64 rank) {
-  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x) {
-    u64 z = (rank << 40) + i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    w[i] = z ^ (z >> 31);
-  }
-}
 
 __global__ void count_differences(const u64* a, const u64* b, u64 count, u64* bad) {
   u64 wrong = 0;
@@ -97,7 +89,7 @@ int main(int argc, char** argv) try {
     out.emplace_back(bytes);
     scratch.emplace_back(bytes);
     ref.emplace_back(bytes);
-    fill_words<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
+    bench_detail::fill_rank_words<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
     BMMC_CUDA_CHECK(cudaGetLastError());
     BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
     engines.emplace_back(global, eb, comms[r], opt);
