@@ -325,7 +325,10 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
       PeerBenchRow row = time_host("in-place", devices, reps, [&] { p(outs); });
       row.first_use_ms = first;
       row.verified = ok;
-      row.note = p.plan().conjugated() ? "local swap, swap across ranks, local swap" : "swap across ranks";
+      row.note = p.staged_plan() ? std::to_string(p.staged_plan()->chunks()) + " chunks pushed through " +
+                                       std::to_string(p.staging_bytes() >> 20) + " MiB of staging per GPU"
+                 : p.plan().conjugated() ? "local swap, swap across ranks, local swap"
+                                         : "swap across ranks";
       rows.push_back(row);
     } catch (const std::invalid_argument& e) {
       PeerBenchRow r;

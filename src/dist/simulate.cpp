@@ -303,6 +303,28 @@ void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& i
   simulate_dist_push(make_push_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, 0), in, out, {});
 }
 
+void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy) {
+  check_rank_buffers(plan, {}, data);
+  const PushPlan push = make_gpu_push_plan(plan.chunk_map, plan.rank_bits, plan.elem_bytes);
+  const std::size_t chunk = plan.chunk_bytes(), g = data.size();
+  std::vector<Bytes> source(g, Bytes(chunk)), staging(g, Bytes(chunk));
+  for (std::uint64_t c = 0; c < plan.chunks(); ++c) {
+    std::vector<const void*> in(g);
+    std::vector<void*> out(g), scratch(g);
+    for (std::size_t r = 0; r < g; ++r) {
+      std::byte* mine = static_cast<std::byte*>(data[r]) + c * chunk;
+      // The GPU reads and finishes the same chunk (PeerPermuter::permute_in_place); the simulated push wants
+      // disjoint buffers, so it reads a copy: the same bytes, read before any finish writes.
+      std::memcpy(source[r].data(), mine, chunk);
+      std::fill(staging[r].begin(), staging[r].end(), std::byte{0xA5});
+      in[r] = source[r].data();
+      out[r] = mine;
+      scratch[r] = staging[r].data();
+    }
+    simulate_dist_push(push, in, out, scratch, policy);
+  }
+}
+
 DistSimReport simulate_dist_permute_array(const DistPlan& plan, const void* in, void* out,
                                           const DistSimOptions& options) {
   check_buffers(in, out, plan.n(), plan.elem_bytes);

@@ -178,32 +178,12 @@ void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vec
   buffers.check_disjoint();
   const std::vector<cudaStream_t> streams = rank_streams(streams_in, g);
 
-  CallEvents events(s.devices);
-  events.barrier(streams);  // no rank writes into a buffer another stream may still be using
   if (s.engine == PeerEngine::Push) {
-    const TilePass& p = *s.push_pass;
-    std::vector<void*> targets(g);
-    for (std::size_t d = 0; d < g; ++d) targets[d] = s.push.one_pass() ? out[d] : scratch[d];
-    const std::uint64_t per_rank_blocks = s.push_kernel.grid;
-    for (std::size_t r = 0; r < g; ++r) {
-      ScopedDevice on(s.devices[r]);
-      const void* src = in[r];
-      const std::uint64_t base64 = r * per_rank_blocks;
-      const unsigned base32 = static_cast<unsigned>(base64);
-      void* base = needs_64bit_index(p.n()) ? static_cast<void*>(const_cast<std::uint64_t*>(&base64))
-                                            : static_cast<void*>(const_cast<unsigned*>(&base32));
-      void* args[] = {const_cast<void**>(&src), targets.data(), base};
-      launch(s.push_kernels[r], dim3(static_cast<unsigned>(per_rank_blocks)), dim3(s.push_kernel.block),
-             s.push_kernel.shared_bytes, streams[r], args);
-    }
-    events.barrier(streams);  // every rank's pushes into d are done before d goes on
-    if (!s.push.one_pass())
-      for (std::size_t d = 0; d < g; ++d) {
-        ScopedDevice on(s.devices[d]);
-        s.finish[d]->run_on_device_pointers(scratch[d], out[d], streams[d]);
-      }
+    run_push(in, out, scratch, streams);
     return;
   }
+  CallEvents events(s.devices);
+  events.barrier(streams);  // no rank writes into a buffer another stream may still be using
   // Copy engine.
   if (s.steps[0].local_only) {
     for (std::size_t r = 0; r < g; ++r) {
@@ -230,6 +210,59 @@ void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vec
     ScopedDevice on(s.devices[d]);
     s.post[d]->run_on_device_pointers(scratch[d], out[d], streams[d]);
   }
+}
+
+void PeerPermuter::run_push(const std::vector<const void*>& in, const std::vector<void*>& out,
+                            const std::vector<void*>& scratch, const std::vector<cudaStream_t>& streams) const {
+  const State& s = *state_;
+  const std::size_t g = s.devices.size();
+  CallEvents events(s.devices);
+  events.barrier(streams);  // no rank writes into a buffer another stream may still be using
+  const TilePass& p = *s.push_pass;
+  std::vector<void*> targets(g);
+  for (std::size_t d = 0; d < g; ++d) targets[d] = s.push.one_pass() ? out[d] : scratch[d];
+  const std::uint64_t per_rank_blocks = s.push_kernel.grid;
+  for (std::size_t r = 0; r < g; ++r) {
+    ScopedDevice on(s.devices[r]);
+    const void* src = in[r];
+    const std::uint64_t base64 = r * per_rank_blocks;
+    const unsigned base32 = static_cast<unsigned>(base64);
+    void* base = needs_64bit_index(p.n()) ? static_cast<void*>(const_cast<std::uint64_t*>(&base64))
+                                          : static_cast<void*>(const_cast<unsigned*>(&base32));
+    void* args[] = {const_cast<void**>(&src), targets.data(), base};
+    launch(s.push_kernels[r], dim3(static_cast<unsigned>(per_rank_blocks)), dim3(s.push_kernel.block),
+           s.push_kernel.shared_bytes, streams[r], args);
+  }
+  events.barrier(streams);  // every rank's pushes into d are done before d goes on
+  if (!s.push.one_pass())
+    for (std::size_t d = 0; d < g; ++d) {
+      ScopedDevice on(s.devices[d]);
+      s.finish[d]->run_on_device_pointers(scratch[d], out[d], streams[d]);
+    }
+}
+
+void PeerPermuter::permute_in_place(const std::vector<void*>& data, const std::vector<void*>& scratch,
+                                    const std::vector<cudaStream_t>& streams_in) const {
+  const State& s = *state_;
+  const std::size_t g = s.devices.size();
+  if (s.engine != PeerEngine::Push || s.push.one_pass())
+    throw std::invalid_argument(
+        s.engine != PeerEngine::Push
+            ? "PeerPermuter::permute_in_place needs the push engine (this one runs the copy engine)"
+            : "PeerPermuter::permute_in_place needs a two-pass push plan: a one-pass push stores into other ranks' "
+              "data while they may still read it (permute out of place, or in place with PeerSwapPermuter)");
+  if (data.size() != g || scratch.size() != g || (!streams_in.empty() && streams_in.size() != g))
+    throw std::invalid_argument(fmt::format(
+        "PeerPermuter::permute_in_place over {} devices: got {} data buffers, {} scratch buffers and {} streams "
+        "(expected {} each; streams may be empty)",
+        g, data.size(), scratch.size(), streams_in.size(), g));
+  RankBufferCheck buffers(s.devices, local_bytes(), s.alignment);
+  for (std::size_t r = 0; r < g; ++r) {
+    buffers.add(data[r], r, "data");
+    buffers.add(scratch[r], r, "scratch");
+  }
+  buffers.check_disjoint();
+  run_push(std::vector<const void*>(data.begin(), data.end()), data, scratch, rank_streams(streams_in, g));
 }
 
 }  // namespace bmmc

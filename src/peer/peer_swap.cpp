@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <stdexcept>
 
@@ -15,22 +16,70 @@
 #include "bmmc/cuda/kernel_cache.hpp"
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/staged_swap_plan.hpp"
+#include "bmmc/peer/peer_permuter.hpp"
 #include "rank_buffers.hpp"
 
 namespace bmmc {
 
 using namespace peer_detail;
 
+namespace {
+
+// The staged path's device memory and streams: per device two staging chunks and two non-blocking streams (one
+// per chunk in flight), released on the device they belong to.
+struct Staging {
+  std::vector<int> devices;
+  std::vector<std::array<void*, 2>> chunks;
+  std::vector<std::array<cudaStream_t, 2>> streams;
+  Staging(std::vector<int> devs, std::size_t bytes) : devices(std::move(devs)) {
+    chunks.assign(devices.size(), {nullptr, nullptr});
+    streams.assign(devices.size(), {nullptr, nullptr});
+    try {
+      for (std::size_t r = 0; r < devices.size(); ++r) {
+        ScopedDevice on(devices[r]);
+        for (int i = 0; i < 2; ++i) {
+          check(cudaMalloc(&chunks[r][i], bytes), "cudaMalloc (staging)", fmt::format("{} bytes on device {}", bytes, devices[r]));
+          check(cudaStreamCreateWithFlags(&streams[r][i], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+        }
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~Staging() { release(); }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  void release() noexcept {
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      if (cudaSetDevice(devices[r]) != cudaSuccess) continue;
+      for (int i = 0; i < 2; ++i) {
+        if (streams[r][i]) cudaStreamDestroy(streams[r][i]);
+        if (chunks[r][i]) cudaFree(chunks[r][i]);
+        streams[r][i] = nullptr;
+        chunks[r][i] = nullptr;
+      }
+    }
+  }
+};
+
+}  // namespace
+
 struct PeerSwapPermuter::State {
   std::vector<int> devices;
   RankSwapPlan plan;
+  std::optional<StagedSwapPlan> staged;
+  std::unique_ptr<PeerPermuter> chunk_permuter;  // the push engine of f_c, run in place on each chunk
+  std::unique_ptr<Staging> staging;
   KernelSource kernel;
   std::vector<Kernel> kernels;                                  // per rank
   std::vector<std::shared_ptr<CudaInPlacePermuter>> conjugate;  // per rank, when the plan has a Q
   std::size_t alignment = 1;
 };
 
-PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<int> devices, const GpuOptions& options)
+PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<int> devices, const GpuOptions& options,
+                                   std::size_t max_staging_chunk)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   const int g = rank_bits_of_devices(devices, f.n());
@@ -47,6 +96,26 @@ PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<in
   KernelCache& cache = gpu.cache ? *gpu.cache : default_kernel_cache();
   for (int d : s.devices) s.kernels.push_back(cache.get(s.kernel.source, s.kernel.kernel_name, device_arch(d)));
   s.alignment = static_cast<std::size_t>(elem_bytes) << s.plan.vector_bits;
+  // f moves low bits: instead of Q, the cross-rank pass and Q again, chunks through the push engine where f
+  // fixes the top local bits and f_c's push has a finish (a one-pass push may not run in place).
+  if (s.plan.conjugated())
+    if (auto staged = make_staged_swap_plan(f, g, elem_bytes, max_staging_chunk, kMinStagingChunkBits)) {
+      PeerOptions po;
+      po.engine = PeerEngine::Push;
+      po.gpu = gpu;
+      try {
+        auto chunk = std::make_unique<PeerPermuter>(staged->chunk_map, elem_bytes, s.devices, po);
+        if (!chunk->push_plan().one_pass()) {
+          s.staging = std::make_unique<Staging>(s.devices, chunk->scratch_bytes());
+          s.alignment = std::max(s.alignment, chunk->alignment());
+          s.chunk_permuter = std::move(chunk);
+          s.staged = std::move(staged);
+          return;
+        }
+      } catch (const std::invalid_argument&) {
+        // the push engine cannot run the chunks (too small for a warp row, say): the three passes below
+      }
+    }
   if (s.plan.conjugated()) {
     std::map<int, std::shared_ptr<CudaInPlacePermuter>> made;
     for (int d : s.devices) {
@@ -66,11 +135,54 @@ PeerSwapPermuter::PeerSwapPermuter(PeerSwapPermuter&&) noexcept = default;
 PeerSwapPermuter& PeerSwapPermuter::operator=(PeerSwapPermuter&&) noexcept = default;
 
 const RankSwapPlan& PeerSwapPermuter::plan() const noexcept { return state_->plan; }
+const std::optional<StagedSwapPlan>& PeerSwapPermuter::staged_plan() const noexcept { return state_->staged; }
+std::size_t PeerSwapPermuter::staging_bytes() const noexcept {
+  return state_->staged ? 2 * state_->staged->chunk_bytes() : 0;
+}
 std::size_t PeerSwapPermuter::local_bytes() const noexcept {
   return array_bytes(state_->plan.local_bits, state_->plan.elem_bytes);
 }
 std::size_t PeerSwapPermuter::alignment() const noexcept { return state_->alignment; }
 const std::string& PeerSwapPermuter::source() const noexcept { return state_->kernel.source; }
+
+namespace {
+
+// One event recorded on `from` (of `device`) that `to` waits for.
+void stream_waits(int device, cudaStream_t to, cudaStream_t from) {
+  ScopedDevice on(device);
+  cudaEvent_t e;
+  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  check(cudaEventRecord(e, from), "cudaEventRecord");
+  check(cudaStreamWaitEvent(to, e, 0), "cudaStreamWaitEvent");
+  check(cudaEventDestroy(e), "cudaEventDestroy");
+}
+
+}  // namespace
+
+void PeerSwapPermuter::run_staged(const State& s, const std::vector<void*>& data, const std::vector<cudaStream_t>& streams) {
+  const std::size_t g = s.devices.size(), chunk = s.staged->chunk_bytes();
+  // The staging streams start after the caller's streams (which may still write the data) ...
+  for (std::size_t r = 0; r < g; ++r)
+    for (int i = 0; i < 2; ++i) stream_waits(s.devices[r], s.staging->streams[r][i], streams[r]);
+  // ... chunk c runs on stream set c % 2 with staging chunk c % 2: its push overlaps the previous chunk's finish,
+  // and permute_in_place's opening barrier over the set orders it after chunk c − 2 on every rank (whose finish
+  // read the staging this chunk's push overwrites).
+  for (std::uint64_t c = 0; c < s.staged->chunks(); ++c) {
+    const int set = static_cast<int>(c % 2);
+    std::vector<void*> part(g), staging(g);
+    std::vector<cudaStream_t> set_streams(g);
+    for (std::size_t r = 0; r < g; ++r) {
+      part[r] = static_cast<unsigned char*>(data[r]) + c * chunk;
+      staging[r] = s.staging->chunks[r][set];
+      set_streams[r] = s.staging->streams[r][set];
+    }
+    s.chunk_permuter->permute_in_place(part, staging, set_streams);
+  }
+  // ... and the caller's streams go on when both sets are done on their device (a rank's data is written only
+  // by its own finishes).
+  for (std::size_t r = 0; r < g; ++r)
+    for (int i = 0; i < 2; ++i) stream_waits(s.devices[r], streams[r], s.staging->streams[r][i]);
+}
 
 void PeerSwapPermuter::operator()(const std::vector<void*>& data, const std::vector<cudaStream_t>& streams_in) const {
   const State& s = *state_;
@@ -83,6 +195,10 @@ void PeerSwapPermuter::operator()(const std::vector<void*>& data, const std::vec
   for (std::size_t r = 0; r < g; ++r) buffers.add(data[r], r, "data");
   buffers.check_disjoint();
   const std::vector<cudaStream_t> streams = rank_streams(streams_in, g);
+  if (s.staged) {
+    run_staged(s, data, streams);
+    return;
+  }
 
   auto conjugate = [&] {
     for (std::size_t r = 0; r < g && s.plan.conjugated(); ++r) {

@@ -24,8 +24,9 @@
 namespace bmmc {
 namespace {
 
-void expect_swapped(const Bmmc& f, int eb, const std::vector<int>& devices, const std::string& what) {
-  const PeerSwapPermuter p(f, eb, devices);
+void expect_swapped(const Bmmc& f, int eb, const std::vector<int>& devices, const std::string& what,
+                    std::size_t max_staging_chunk = PeerSwapPermuter::kMaxStagingChunk) {
+  const PeerSwapPermuter p(f, eb, devices, {}, max_staging_chunk);
   const std::size_t g = devices.size(), bytes = p.local_bytes();
   const std::vector<unsigned char> whole = test::random_bytes(bytes * g, f.complement() + 3 * eb);
   std::vector<unsigned char> ref(whole.size());
@@ -44,7 +45,32 @@ void expect_swapped(const Bmmc& f, int eb, const std::vector<int>& devices, cons
   for (std::size_t r = 0; r < g; ++r) {
     data[r].download(got.data(), bytes);
     ASSERT_EQ(std::memcmp(got.data(), ref.data() + r * bytes, bytes), 0)
-        << what << ": rank " << r << " of " << g << ", " << eb << "-byte elements\n" << describe(p.plan());
+        << what << ": rank " << r << " of " << g << ", " << eb << "-byte elements\n"
+        << (p.staged_plan() ? describe(*p.staged_plan()) : describe(p.plan()));
+  }
+}
+
+TEST(PeerSwap, StagedChunksThroughThePushEngine) {
+  REQUIRE_GPU();
+  // Maps that move low bits and fix the top local bits run chunk by chunk through the push engine, in place:
+  // 64 chunks of 2^12 elements here, so both staging buffers are reused many times on both stream sets.
+  for (const auto& devices : test::device_lists()) {
+    const int g = __builtin_ctz(static_cast<unsigned>(devices.size())), m = 18, n = m + g;
+    if (g == 0) continue;
+    const std::string on = fmt::format("{} ranks on devices {}", devices.size(), fmt::join(devices, ","));
+    for (int eb : {1, 4, 8, 16}) {
+      const std::size_t chunk = std::size_t{4096} * eb;
+      const Bmmc local0 = test::swaps(n, {{0, n - 1}});
+      const PeerSwapPermuter p(local0, eb, devices, {}, chunk);
+      ASSERT_TRUE(p.staged_plan()) << on;
+      EXPECT_EQ(p.staged_plan()->chunks(), 64u);
+      EXPECT_EQ(p.staging_bytes(), 2 * chunk);
+      expect_swapped(local0, eb, devices, "staged, local 0, " + on, chunk);
+      expect_swapped(test::swaps(n, {{3, m}, {5, 9}}, (BitVec{1} << 5) | (BitVec{1} << 9)), eb, devices,
+                     "staged, rank 0 <-> local 3, 5 <-> 9, complement, " + on, chunk);
+    }
+    // The top local bit moves: no chunks, the direct pass.
+    EXPECT_FALSE(PeerSwapPermuter(test::swaps(n, {{m - 1, n - 1}}), 8, devices).staged_plan());
   }
 }
 

@@ -23,6 +23,7 @@
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
+#include "bmmc/dist/staged_swap_plan.hpp"
 
 namespace bmmc {
 
@@ -74,6 +75,13 @@ void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in
 /// In place across ranks (rank_swap_plan.hpp): Q on every rank, then the pairs of f' swap (the rank of the smaller
 /// index moves both), then Q again. data[r]: rank r's 2^m elements, no two buffers overlapping; checked first.
 void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data_per_rank, const CpuPolicy& policy = {});
+
+/// In place in chunks (staged_swap_plan.hpp), the schedule PeerSwapPermuter runs: for each chunk c, every rank's
+/// chunk c goes through the push plan of f_c (make_gpu_push_plan) into a staging buffer per rank — poisoned
+/// before each use, so that an element the schedule forgets shows — and back into chunk c. data[r]: rank r's 2^m
+/// elements, no two buffers overlapping; checked first.
+void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<void*>& data_per_rank,
+                               const CpuPolicy& policy = {});
 
 /// The whole array in one buffer (2^N elements): rank r's slice is elements [r·2^m, (r+1)·2^m), the layout of
 /// §9, so this is simulate_dist_permute on the slices. Same result as permute_reference(plan.bmmc, in, out).

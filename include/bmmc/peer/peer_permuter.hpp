@@ -62,6 +62,14 @@ class PeerPermuter {
   void operator()(const std::vector<const void*>& in, const std::vector<void*>& out,
                   const std::vector<void*>& scratch = {}, const std::vector<cudaStream_t>& streams = {}) const;
 
+  /// In place, for push plans of two passes (push_plan().one_pass() false, engine Push): data[r] is both the
+  /// input and the output of rank r. Safe because the push reads only each rank's own data and writes only the
+  /// scratch buffers, and the finish (scratch → data) starts after every rank's push is done. Throws
+  /// std::invalid_argument for the copy engine and for one-pass plans (their pushes store into other ranks' data
+  /// while those ranks may still be reading it). PeerSwapPermuter runs chunks of an array through this.
+  void permute_in_place(const std::vector<void*>& data, const std::vector<void*>& scratch,
+                        const std::vector<cudaStream_t>& streams = {}) const;
+
   PeerEngine engine() const noexcept;             ///< Push or Copy (never Auto)
   const std::string& fallback_reason() const noexcept;  ///< why Auto runs Copy; "" otherwise
   std::size_t scratch_bytes() const noexcept;     ///< per rank: 0 for a one-pass push or a rank-local map
@@ -75,6 +83,9 @@ class PeerPermuter {
 
  private:
   struct State;
+  // The push engine's two steps on checked buffers: the push pass, the barrier, the finish when there is one.
+  void run_push(const std::vector<const void*>& in, const std::vector<void*>& out, const std::vector<void*>& scratch,
+                const std::vector<cudaStream_t>& streams) const;
   std::unique_ptr<State> state_;
 };
 

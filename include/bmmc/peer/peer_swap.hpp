@@ -7,8 +7,12 @@
 // local in-place swap Q on every rank (only when f moves low bits: a rank bit with local bit 0, say). Calls
 // are stream-ordered like PeerPermuter's (every stream waits for every other at the start and around the
 // cross-rank pass). Needs peer access between every pair of distinct devices (throws otherwise: permute out of
-// place with PeerPermuter, whose copy engine needs none). Example, the rank bit with local bit 0 of a 2^31
-// complex64 state vector over 2 GPUs:
+// place with PeerPermuter, whose copy engine needs none). When f moves low bits and fixes the top local bits
+// (the rank bit with local bit 0, say), the three passes give way to the staged path (dist/staged_swap_plan.hpp):
+// chunk by chunk, the push engine of f_c pushes every rank's chunk into a staging buffer and finishes it back
+// in place (PeerPermuter::permute_in_place), two chunks in flight on two streams per device — 2 chunks of
+// staging per device (staging_bytes(), at most 2 GiB), allocated once. Example, the rank bit with local bit 0 of
+// a 2^31 complex64 state vector over 2 GPUs:
 //   bmmc::PeerSwapPermuter swap(bmmc::parse_spec("swap:0,30", 31), 8, {0, 1});
 //   swap({sv0, sv1});
 #pragma once
@@ -17,20 +21,28 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
+#include "bmmc/dist/staged_swap_plan.hpp"
 
 namespace bmmc {
 
 class PeerSwapPermuter {
  public:
+  /// The staged path's chunks hold at most this many bytes (two of them per device) and at least 2^10 elements.
+  static constexpr std::size_t kMaxStagingChunk = std::size_t{1} << 30;
+  static constexpr int kMinStagingChunkBits = 10;
+
   /// Plans involution `f` over devices.size() ranks, enables peer access and compiles every kernel. Throws
   /// std::invalid_argument for a non-involution, a bad device list or geometry, or missing peer access.
-  PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<int> devices, const GpuOptions& options = {});
+  /// max_staging_chunk bounds the staged path's chunks (tests make it small to run many chunks).
+  PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<int> devices, const GpuOptions& options = {},
+                   std::size_t max_staging_chunk = kMaxStagingChunk);
   ~PeerSwapPermuter();
   PeerSwapPermuter(PeerSwapPermuter&&) noexcept;
   PeerSwapPermuter& operator=(PeerSwapPermuter&&) noexcept;
@@ -40,12 +52,17 @@ class PeerSwapPermuter {
   void operator()(const std::vector<void*>& data, const std::vector<cudaStream_t>& streams = {}) const;
 
   const RankSwapPlan& plan() const noexcept;
+  /// The chunked plan when the staged path runs (then plan() is the path it replaced), else nullopt.
+  const std::optional<StagedSwapPlan>& staged_plan() const noexcept;
+  /// Device memory this permuter holds per device for the staged path (two chunks), 0 otherwise.
+  std::size_t staging_bytes() const noexcept;
   std::size_t local_bytes() const noexcept;
   std::size_t alignment() const noexcept;
   const std::string& source() const noexcept;  ///< the cross-rank kernel's source
 
  private:
   struct State;
+  static void run_staged(const State& s, const std::vector<void*>& data, const std::vector<cudaStream_t>& streams);
   std::unique_ptr<State> state_;
 };
 
