@@ -52,6 +52,8 @@ struct Staging {
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
   void release() noexcept {
+    int current = 0;  // the caller's current device is theirs: restored after the frees
+    const bool restore = cudaGetDevice(&current) == cudaSuccess;
     for (std::size_t r = 0; r < devices.size(); ++r) {
       if (cudaSetDevice(devices[r]) != cudaSuccess) continue;
       for (int i = 0; i < 2; ++i) {
@@ -61,6 +63,7 @@ struct Staging {
         chunks[r][i] = nullptr;
       }
     }
+    if (restore) cudaSetDevice(current);
   }
 };
 

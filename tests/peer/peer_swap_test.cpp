@@ -71,6 +71,12 @@ TEST(PeerSwap, StagedChunksThroughThePushEngine) {
     }
     // The top local bit moves: no chunks, the direct pass.
     EXPECT_FALSE(PeerSwapPermuter(test::swaps(n, {{m - 1, n - 1}}), 8, devices).staged_plan());
+    // Building and destroying a staged permuter leaves the caller's current device alone.
+    check(cudaSetDevice(0), "cudaSetDevice");
+    { const PeerSwapPermuter staged(test::swaps(n, {{0, n - 1}}), 4, devices, {}, std::size_t{4096} * 4); }
+    int current = -1;
+    check(cudaGetDevice(&current), "cudaGetDevice");
+    EXPECT_EQ(current, 0) << on;
   }
 }
 
@@ -102,10 +108,13 @@ TEST(PeerSwap, BadInputRefusedBeforeWriting) {
   DeviceBuffer a(bytes), b(bytes);
   a.fill_bytes(7);
   b.fill_bytes(9);
-  EXPECT_NE(test::error_message([&] { p({a.get()}); }).find("expected 2"), std::string::npos);
-  EXPECT_NE(test::error_message([&] { p({a.get(), nullptr}); }).find("data of rank 1 is null"), std::string::npos);
-  EXPECT_NE(test::error_message([&] { p({a.get(), a.as<char>() + 256}); }).find("overlaps"), std::string::npos);
-  EXPECT_NE(test::error_message([&] { p({a.get(), b.as<char>() + 4}); }).find("not aligned"), std::string::npos);
+  const auto says = [](const std::string& message, const char* part) {
+    EXPECT_NE(message.find(part), std::string::npos) << "expected \"" << part << "\" in: " << message;
+  };
+  says(test::error_message([&] { p({a.get()}); }), "expected 2");
+  says(test::error_message([&] { p({a.get(), nullptr}); }), "data of rank 1 is null");
+  says(test::error_message([&] { p({a.get(), a.as<char>() + 256}); }), "overlaps");
+  says(test::error_message([&] { p({a.get(), b.as<char>() + 4}); }), "not aligned");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   std::vector<unsigned char> got(bytes);
   a.download(got.data(), bytes);
