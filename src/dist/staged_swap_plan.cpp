@@ -46,14 +46,7 @@ std::optional<StagedSwapPlan> make_staged_swap_plan(const Bmmc& f, int rank_bits
       if ((col >> kept[i]) & 1) cols[j] |= BitVec{1} << i;
     if ((f.complement() >> kept[j]) & 1) c |= BitVec{1} << j;
   }
-  StagedSwapPlan p;
-  p.bmmc = f;
-  p.rank_bits = rank_bits;
-  p.local_bits = m;
-  p.elem_bytes = elem_bytes;
-  p.chunk_bits = t;
-  p.chunk_map = Bmmc(BitMatrix::from_cols(nc, cols), c);
-  return p;
+  return StagedSwapPlan{f, rank_bits, m, elem_bytes, t, Bmmc(BitMatrix::from_cols(nc, cols), c)};
 }
 
 std::string describe(const StagedSwapPlan& p) {
