@@ -58,14 +58,6 @@ __global__ void verify_rank(const unsigned char* out, DistVerifyTables t, u64* b
   if (wrong) atomicAdd(bad, wrong);
 }
 
-// Bytes of a[0, count) that differ from b[0, count) (either may be a peer pointer).
-__global__ void count_differences(const unsigned char* a, const unsigned char* b, u64 count, u64* bad) {
-  u64 wrong = 0;
-  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x)
-    wrong += a[i] != b[i];
-  if (wrong) atomicAdd(bad, wrong);
-}
-
 void sync_all(const std::vector<int>& devices) {
   for (int d : devices) {
     ScopedDevice on(d);
@@ -147,7 +139,7 @@ PeerBenchRow nccl_alltoall_row(const std::vector<int>& devices, const std::vecto
         bad.fill_bytes(0);
         for (std::size_t r = 0; r < g; ++r)
           if (const std::uint64_t c = steps[r].send_counts[d]; c && r != d)
-            count_differences<<<1024, 256>>>(static_cast<const unsigned char*>(scratches[d]) + recv_at[d][r] * eb,
+            bench_detail::count_differences<<<1024, 256>>>(static_cast<const unsigned char*>(scratches[d]) + recv_at[d][r] * eb,
                                              static_cast<const unsigned char*>(ins[r]) + send_at[r][d] * eb, c * eb,
                                              bad.as<u64>());
         BMMC_CUDA_CHECK(cudaGetLastError());

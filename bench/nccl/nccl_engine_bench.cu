@@ -40,13 +40,6 @@ namespace {
 using namespace bmmc;
 using u64 = unsigned long long;
 
-__global__ void count_differences(const u64* a, const u64* b, u64 count, u64* bad) {
-  u64 wrong = 0;
-  for (u64 i = blockIdx.x * u64(blockDim.x) + threadIdx.x; i < count; i += u64(gridDim.x) * blockDim.x)
-    wrong += a[i] != b[i];
-  if (wrong) atomicAdd(bad, wrong);
-}
-
 void nccl_ok(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r));
 }
@@ -157,13 +150,13 @@ int main(int argc, char** argv) try {
         ScopedDevice on(r);
         DeviceBuffer bad(sizeof(u64));
         bad.fill_bytes(0);
-        count_differences<<<1024, 256>>>(out[r].as<u64>(), ref[r].as<u64>(), bytes / 8, bad.as<u64>());
+        bench_detail::count_differences<<<1024, 256>>>(out[r].as<unsigned char>(), ref[r].as<unsigned char>(), bytes, bad.as<u64>());
         BMMC_CUDA_CHECK(cudaGetLastError());
         u64 w = 0;
         bad.download(&w, sizeof w);
         wrong += w;
       }
-      check = wrong == 0 ? "yes" : "NO (" + std::to_string(wrong) + " words differ)";
+      check = wrong == 0 ? "yes" : "NO (" + std::to_string(wrong) + " bytes differ)";
     }
     const double med = median(worst);
     std::printf("%-24s %10.3f ms  %8.1f GB/s per rank sent  verified %s\n", name, med,
