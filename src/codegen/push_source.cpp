@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "bmmc/plan/block_order.hpp"
 #include "tile_emit.hpp"
 
 namespace bmmc {
@@ -29,6 +30,15 @@ void check_push_pass(const TilePass& p, int m) {
   for (int i = 0; i < g; ++i)
     if (b < g || p.block_positions[b - g + i] != m + i)
       throw std::invalid_argument("push pass: the rank bits are not the top block bits");
+  if (!p.block_order.empty()) {
+    // The launch order may re-number blocks within a rank, never move them to another rank.
+    bool ok = static_cast<int>(p.block_order.size()) == b && is_block_order(p.block_order, b);
+    for (int i = 0; ok && i < b; ++i)
+      ok = i >= b - g ? p.block_order[i] == std::uint64_t{1} << i : (p.block_order[i] >> (b - g)) == 0;
+    if (!ok)
+      throw std::invalid_argument(
+          "push pass: the launch order mixes the rank bits with the others (use push_launch_order)");
+  }
   if ((p.blocks() >> g) > 0x7fffffffull)
     throw std::invalid_argument("push pass: more than 2^31-1 blocks per rank; n is too large");
 }
@@ -46,6 +56,7 @@ KernelSource generate_push(const TilePass& p, int m, const CodegenOptions& opt) 
   std::string o;
   o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): push tile over ranks (docs/DESIGN.md §9.5)\n";
   o += matrix_comment(p.bmmc);
+  o += launch_order_comment(p);
   o += fmt::format("// {} ranks of 2^{} elements of {} bytes; rank r runs blocks [r·{}, (r+1)·{}) over its own input and\n"
                    "// writes each warp row of 2^{} output elements into out.p[y >> {}]\n",
                    1ull << g, m, p.elem_bytes, ks.grid, ks.grid, p.segment_bits(), m);
@@ -58,7 +69,13 @@ KernelSource generate_push(const TilePass& p, int m, const CodegenOptions& opt) 
                    ks.block, idx);
   o += "  extern __shared__ unsigned int tile[];\n";
   o += emit_lane_warp();
-  o += fmt::format("  const {} b = block_base + blockIdx.x;\n", idx);
+  if (p.block_order.empty()) {
+    o += fmt::format("  const {} b = block_base + blockIdx.x;\n", idx);
+  } else {
+    // Launch i runs block M·i (dist/push_plan.hpp, push_launch_order): the destinations cycle from launch to launch.
+    o += fmt::format("  const {} launch = block_base + blockIdx.x;\n  {} b = 0;\n", idx, idx);
+    o += matvec("b", "launch", std::vector<BitVec>(p.block_order.begin(), p.block_order.end()), idx);
+  }
   o += emit_origin(p, "b", "x0", "z");
   o += fmt::format("  // the rank's own buffer holds x mod 2^{}\n", m);
   o += emit_phase1_loads(p, opt, "in", fmt::format("(x0 & {}{})", hex(low_mask(m)), sfx), "a");
@@ -70,11 +87,12 @@ KernelSource generate_push(const TilePass& p, int m, const CodegenOptions& opt) 
   return ks;
 }
 
-KernelSource generate_rank_swap(const Bmmc& f, int m, int eb, int k) {
+KernelSource generate_rank_swap(const Bmmc& f, int m, int eb, int k, int owner_bit) {
   const int n = f.n(), g = n - m;
-  if (m < 0 || g < 0 || k < 0 || k > m || (eb << k) > 16)
-    throw std::invalid_argument(fmt::format("rank swap kernel: {} local bits, {} vector bits of {}-byte elements on {} bits",
-                                            m, k, eb, n));
+  if (m < 0 || g < 0 || k < 0 || k > m || (eb << k) > 16 || owner_bit < -1 || owner_bit >= n)
+    throw std::invalid_argument(fmt::format(
+        "rank swap kernel: {} local bits, {} vector bits of {}-byte elements, owner bit {} on {} bits", m, k, eb,
+        owner_bit, n));
   const auto [idx, sfx] = index_type(n + 1);  // x >> m with m = 32 needs a 64-bit x
   const std::uint64_t vectors = std::uint64_t{1} << (m - k);
   KernelSource ks;
@@ -84,10 +102,13 @@ KernelSource generate_rank_swap(const Bmmc& f, int m, int eb, int k) {
   std::string o;
   o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): in place across ranks (docs/DESIGN.md §9.6)\n";
   o += matrix_comment(f);
-  o += fmt::format("// {} ranks of 2^{} elements of {} bytes; the vectors of 2^{} elements at x and f(x) swap when f(x) > x,\n"
-                   "// both loaded before either is stored; launch per rank: grid {} x {} threads, a grid-stride loop over\n"
-                   "// the rank's {} vectors\n",
-                   std::uint64_t{1} << g, m, eb, k, ks.grid, ks.block, vectors);
+  const std::string owner =
+      owner_bit >= 0 ? fmt::format("the thread of lo = min(x, f(x)) if bit {} of lo is 0, else the other one", owner_bit)
+                     : std::string("the thread of the smaller index");
+  o += fmt::format("// {} ranks of 2^{} elements of {} bytes; the vectors of 2^{} elements at x and f(x) swap, both loaded\n"
+                   "// before either is stored, by {} (each pair once; fixed points stay);\n"
+                   "// launch per rank: grid {} x {} threads, a grid-stride loop over the rank's {} vectors\n",
+                   std::uint64_t{1} << g, m, eb, k, owner, ks.grid, ks.block, vectors);
   o += fmt::format("typedef {} vec_t;\n", vector_type(eb << k));
   o += fmt::format("struct bmmc_targets {{ vec_t* p[{}]; }};\n", std::uint64_t{1} << g);
   o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_rank_swap(const __grid_constant__ bmmc_targets "
@@ -98,7 +119,14 @@ KernelSource generate_rank_swap(const Bmmc& f, int m, int eb, int k) {
   o += fmt::format("    const {} x = (rank_base | v) << {};\n", idx, k);
   o += fmt::format("    {} y = {}{};\n", idx, hex(f.complement()), sfx);
   o += matvec("y", "x", f.matrix().col_list(), idx, "    ");
-  o += "    if (y <= x) continue;  // the thread of the smaller index swaps the pair; fixed points stay\n";
+  // The ownership test of rank_swap_owns (bmmc/dist/rank_swap_plan.hpp).
+  if (owner_bit < 0) {
+    o += "    if (y <= x) continue;  // the thread of the smaller index swaps the pair; fixed points stay\n";
+  } else {
+    o += "    if (y == x) continue;  // fixed points stay\n";
+    o += fmt::format("    if ((x < y) == ((((x < y ? x : y) >> {}) & 1) != 0)) continue;  // the other thread owns the pair\n",
+                     owner_bit);
+  }
   const std::string lm = hex(low_mask(m)) + sfx;
   o += fmt::format("    vec_t* const px = data.p[x >> {}] + ((x & {}) >> {});\n", m, lm, k);
   o += fmt::format("    vec_t* const py = data.p[y >> {}] + ((y & {}) >> {});\n", m, lm, k);

@@ -114,4 +114,28 @@ std::string describe(const PushPlan& p) {
   return s;
 }
 
+std::vector<std::uint64_t> push_launch_order(const TilePass& p, int m) {
+  const int b = static_cast<int>(p.block_positions.size()), g = p.n() - m, low = b - g;
+  if (g < 0 || low < 0) throw std::invalid_argument(fmt::format("push launch order: {} local bits of a pass of {} block bits "
+                                                                "on {} bits", m, b, p.n()));
+  // A basis of the destination-rank changes, kept reduced by leading bit: a block bit whose change is new
+  // modulo the earlier ones takes the next launch bit.
+  std::vector<BitVec> by_lead(64, 0);
+  std::vector<std::uint64_t> cols;
+  std::vector<bool> taken(static_cast<std::size_t>(low), false);
+  for (int i = 0; i < low; ++i) {
+    BitVec v = p.block_images[i] >> m;
+    while (v && by_lead[63 - __builtin_clzll(v)]) v ^= by_lead[63 - __builtin_clzll(v)];
+    if (!v) continue;
+    by_lead[63 - __builtin_clzll(v)] = v;
+    cols.push_back(std::uint64_t{1} << i);
+    taken[i] = true;
+  }
+  for (int i = 0; i < b; ++i)
+    if (i >= low || !taken[i]) cols.push_back(std::uint64_t{1} << i);
+  for (int i = 0; i < b; ++i)
+    if (cols[i] != std::uint64_t{1} << i) return cols;
+  return {};
+}
+
 }  // namespace bmmc

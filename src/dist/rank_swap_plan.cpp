@@ -27,7 +27,17 @@ int vector_bits_for(const Bmmc& f, int m, int elem_bytes) {
   return 0;
 }
 
+bool fixes_bit(const Bmmc& f, int bit) { return f.matrix().col(bit) == (BitVec{1} << bit); }
+
 }  // namespace
+
+int rank_swap_owner_bit(const Bmmc& direct, int m, int k) {
+  for (int j = m - 1; j >= k + kLaneBits; --j)
+    if (fixes_bit(direct, j)) return j;
+  for (int j = std::min(m, k + kLaneBits) - 1; j >= k; --j)
+    if (fixes_bit(direct, j)) return j;
+  return m - 1 >= k ? m - 1 : -1;
+}
 
 RankSwapPlan make_rank_swap_plan(const Bmmc& f, int rank_bits, int elem_bytes) {
   check_dist_geometry(f, rank_bits, elem_bytes);
@@ -49,7 +59,7 @@ RankSwapPlan make_rank_swap_plan(const Bmmc& f, int rank_bits, int elem_bytes) {
     std::vector<int> perm(m);
     for (int i = 0; i < m; ++i) perm[i] = i;
     int spare = want;
-    auto fixed = [&](int bit) { return f.matrix().col(bit) == (BitVec{1} << bit); };
+    auto fixed = [&](int bit) { return fixes_bit(f, bit); };
     for (int j = 0; j < want; ++j) {
       if (fixed(j)) continue;
       while (spare < m && !fixed(spare)) ++spare;
@@ -64,15 +74,18 @@ RankSwapPlan make_rank_swap_plan(const Bmmc& f, int rank_bits, int elem_bytes) {
     p.direct = q * f * q;
   }
   p.vector_bits = vector_bits_for(p.direct, m, elem_bytes);
+  p.owner_bit = rank_swap_owner_bit(p.direct, m, p.vector_bits);
   if (!is_involution(p.direct)) throw std::logic_error("rank swap plan: the conjugate is not an involution");
   return p;
 }
 
 std::string describe(const RankSwapPlan& p) {
   std::string s = fmt::format("in place across {} ranks of 2^{} elements ({} bytes each): pairs of 2^{}-element vectors "
-                              "swap directly{}\n",
+                              "swap directly{}; the pair {{lo, hi}} is swapped by the thread of {}\n",
                               p.ranks(), p.local_bits, p.elem_bytes, p.vector_bits,
-                              p.conjugated() ? ", between a local swap Q on every rank before and after" : "");
+                              p.conjugated() ? ", between a local swap Q on every rank before and after" : "",
+                              p.owner_bit >= 0 ? fmt::format("lo if bit {} of lo is 0, else of hi", p.owner_bit)
+                                               : std::string("lo"));
   s += " across ranks f':\n" + p.direct.to_string() + "\n";
   if (p.conjugated()) s += " local Q:\n" + p.conjugate.to_string() + "\n";
   return s;

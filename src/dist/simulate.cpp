@@ -288,7 +288,7 @@ void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data
   for (BitVec r = 0; r < plan.ranks(); ++r)
     for (BitVec xl = 0; xl < plan.local_elems(); ++xl) {
       const BitVec x = (r << m) | xl, y = plan.direct.apply(x);
-      if (y <= x) continue;  // the rank of the smaller index swaps the pair; fixed points stay
+      if (!rank_swap_owns(plan.owner_bit, x, y)) continue;  // the pair's owner swaps it; fixed points stay
       std::byte* px = bytes[r] + xl * eb;
       std::byte* py = bytes[y >> m] + (y & lmask) * eb;
       std::memcpy(a.data(), px, eb);

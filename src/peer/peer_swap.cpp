@@ -26,21 +26,29 @@ using namespace peer_detail;
 
 namespace {
 
-// The staged path's device memory and streams: per device two staging chunks and two non-blocking streams (one
-// per chunk in flight), released on the device they belong to.
+// The staged path's device memory and streams: per device two staging chunks, two non-blocking streams for the
+// pushes (one per chunk in flight) and two of the device's highest priority for the finishes, released on the
+// device they belong to. Why the priority: a push grid covers every SM and is bound by the links, and the block
+// scheduler hands free SMs to the pending blocks of the earliest kernel of equal priority, so without it chunk
+// c's finish (local, HBM-bound) would wait behind chunk c + 1's whole push instead of running beside it.
 struct Staging {
   std::vector<int> devices;
   std::vector<std::array<void*, 2>> chunks;
-  std::vector<std::array<cudaStream_t, 2>> streams;
+  std::vector<std::array<cudaStream_t, 2>> streams, finish_streams;
   Staging(std::vector<int> devs, std::size_t bytes) : devices(std::move(devs)) {
     chunks.assign(devices.size(), {nullptr, nullptr});
     streams.assign(devices.size(), {nullptr, nullptr});
+    finish_streams.assign(devices.size(), {nullptr, nullptr});
     try {
       for (std::size_t r = 0; r < devices.size(); ++r) {
         ScopedDevice on(devices[r]);
+        int least = 0, greatest = 0;
+        check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
         for (int i = 0; i < 2; ++i) {
           check(cudaMalloc(&chunks[r][i], bytes), "cudaMalloc (staging)", fmt::format("{} bytes on device {}", bytes, devices[r]));
           check(cudaStreamCreateWithFlags(&streams[r][i], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+          check(cudaStreamCreateWithPriority(&finish_streams[r][i], cudaStreamNonBlocking, greatest),
+                "cudaStreamCreateWithPriority");
         }
       }
     } catch (...) {
@@ -58,8 +66,10 @@ struct Staging {
       if (cudaSetDevice(devices[r]) != cudaSuccess) continue;
       for (int i = 0; i < 2; ++i) {
         if (streams[r][i]) cudaStreamDestroy(streams[r][i]);
+        if (finish_streams[r][i]) cudaStreamDestroy(finish_streams[r][i]);
         if (chunks[r][i]) cudaFree(chunks[r][i]);
         streams[r][i] = nullptr;
+        finish_streams[r][i] = nullptr;
         chunks[r][i] = nullptr;
       }
     }
@@ -95,7 +105,7 @@ PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<in
   enable_peer_access(s.devices);
   GpuOptions gpu = options;
   gpu.device = -1;
-  s.kernel = generate_rank_swap(s.plan.direct, s.plan.local_bits, elem_bytes, s.plan.vector_bits);
+  s.kernel = generate_rank_swap(s.plan.direct, s.plan.local_bits, elem_bytes, s.plan.vector_bits, s.plan.owner_bit);
   KernelCache& cache = gpu.cache ? *gpu.cache : default_kernel_cache();
   for (int d : s.devices) s.kernels.push_back(cache.get(s.kernel.source, s.kernel.kernel_name, device_arch(d)));
   s.alignment = static_cast<std::size_t>(elem_bytes) << s.plan.vector_bits;
@@ -148,20 +158,6 @@ std::size_t PeerSwapPermuter::local_bytes() const noexcept {
 std::size_t PeerSwapPermuter::alignment() const noexcept { return state_->alignment; }
 const std::string& PeerSwapPermuter::source() const noexcept { return state_->kernel.source; }
 
-namespace {
-
-// One event recorded on `from` (of `device`) that `to` waits for.
-void stream_waits(int device, cudaStream_t to, cudaStream_t from) {
-  ScopedDevice on(device);
-  cudaEvent_t e;
-  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-  check(cudaEventRecord(e, from), "cudaEventRecord");
-  check(cudaStreamWaitEvent(to, e, 0), "cudaStreamWaitEvent");
-  check(cudaEventDestroy(e), "cudaEventDestroy");
-}
-
-}  // namespace
-
 void PeerSwapPermuter::run_staged(const State& s, const std::vector<void*>& data, const std::vector<cudaStream_t>& streams) {
   const std::size_t g = s.devices.size(), chunk = s.staged->chunk_bytes();
   // The staging streams start after the caller's streams (which may still write the data) ...
@@ -173,13 +169,14 @@ void PeerSwapPermuter::run_staged(const State& s, const std::vector<void*>& data
   for (std::uint64_t c = 0; c < s.staged->chunks(); ++c) {
     const int set = static_cast<int>(c % 2);
     std::vector<void*> part(g), staging(g);
-    std::vector<cudaStream_t> set_streams(g);
+    std::vector<cudaStream_t> set_streams(g), finish_streams(g);
     for (std::size_t r = 0; r < g; ++r) {
       part[r] = static_cast<unsigned char*>(data[r]) + c * chunk;
       staging[r] = s.staging->chunks[r][set];
       set_streams[r] = s.staging->streams[r][set];
+      finish_streams[r] = s.staging->finish_streams[r][set];
     }
-    s.chunk_permuter->permute_in_place(part, staging, set_streams);
+    s.chunk_permuter->permute_in_place(part, staging, set_streams, finish_streams);
   }
   // ... and the caller's streams go on when both sets are done on their device (a rank's data is written only
   // by its own finishes).

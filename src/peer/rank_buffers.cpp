@@ -74,6 +74,15 @@ int rank_bits_of_devices(const std::vector<int>& devices, int n) {
   return g;
 }
 
+void stream_waits(int device, cudaStream_t to, cudaStream_t from) {
+  ScopedDevice on(device);
+  cudaEvent_t e;
+  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  check(cudaEventRecord(e, from), "cudaEventRecord");
+  check(cudaStreamWaitEvent(to, e, 0), "cudaStreamWaitEvent");
+  check(cudaEventDestroy(e), "cudaEventDestroy");
+}
+
 std::vector<cudaStream_t> rank_streams(const std::vector<cudaStream_t>& streams, std::size_t ranks) {
   return streams.empty() ? std::vector<cudaStream_t>(ranks, nullptr) : streams;
 }

@@ -50,6 +50,8 @@ class RankBufferCheck {
 
 // log2 of the device count (a power of two, at most 2^n: dist_rank_bits), after checking that every ordinal exists.
 int rank_bits_of_devices(const std::vector<int>& devices, int n);
+// `to` (a stream of `device`) waits for what `from` has enqueued so far (one event, destroyed at once).
+void stream_waits(int device, cudaStream_t to, cudaStream_t from);
 // streams, or each device's default stream when empty.
 std::vector<cudaStream_t> rank_streams(const std::vector<cudaStream_t>& streams, std::size_t ranks);
 

@@ -95,6 +95,36 @@ TEST(RankSwapPlan, WorkedExampleRankBitWithLocalBitZero) {
   const RankSwapPlan top = make_rank_swap_plan(test::swaps(11, {{9, 10}}), 1, 4);
   EXPECT_FALSE(top.conjugated());
   EXPECT_EQ(top.vector_bits, 2);
+  // The pairs (rank 0, bit 9 set) <-> (rank 1, bit 9 clear) split on bit 8, the highest local bit ≥ 7 it fixes.
+  EXPECT_EQ(top.owner_bit, 8);
+  EXPECT_EQ(p.owner_bit, 9);
+  EXPECT_TRUE(rank_swap_owns(8, 0x200, 0x400));    // lo on rank 0, bit 8 clear: rank 0's thread
+  EXPECT_FALSE(rank_swap_owns(8, 0x400, 0x200));
+  EXPECT_TRUE(rank_swap_owns(8, 0x500, 0x300));    // lo = 0x300 has bit 8 set: rank 1's thread (of 0x500)
+  EXPECT_FALSE(rank_swap_owns(8, 0x300, 0x500));
+  EXPECT_NE(describe(top).find("lo if bit 8 of lo is 0"), std::string::npos);
+}
+
+// Every pair is swapped by exactly one thread, whatever the owner bit; and with the planner's owner bit the pairs
+// between two ranks split evenly for bit swaps (a rank-bit swap keeps both ranks busy, not only the lower one).
+TEST(RankSwapPlan, EveryPairHasOneOwnerAndBitSwapsShareTheWork) {
+  for (int g = 1; g <= 3; ++g)
+    for (const auto& [name, f] : involutions(10, g, 11 + g)) {
+      const RankSwapPlan p = make_rank_swap_plan(f, g, 4);
+      const int m = p.local_bits;
+      std::vector<std::uint64_t> owned(p.ranks() * p.ranks(), 0);
+      for (int bit : {-1, 0, 5, m - 1, p.owner_bit})
+        for (BitVec x = 0; x < (BitVec{1} << p.n()); ++x) {
+          const BitVec y = p.direct.apply(x);
+          ASSERT_EQ(rank_swap_owns(bit, x, y) + rank_swap_owns(bit, y, x), x == y ? 0 : 1) << name << " bit " << bit;
+          if (bit == p.owner_bit && rank_swap_owns(bit, x, y) && (x >> m) != (y >> m))
+            ++owned[(x >> m) * p.ranks() + (y >> m)];
+        }
+      if (!f.is_bpc()) continue;
+      for (BitVec a = 0; a < p.ranks(); ++a)
+        for (BitVec b = a + 1; b < p.ranks(); ++b)
+          EXPECT_EQ(owned[a * p.ranks() + b], owned[b * p.ranks() + a]) << name << " g=" << g << " ranks " << a << ", " << b;
+    }
 }
 
 TEST(RankSwapPlan, SimulatedAgainstReferenceUpTo64Ranks) {

@@ -93,7 +93,7 @@ TEST(StagedSwapPlan, SimulatedAgainstReference) {
   for (int g : {0, 1, 2, 3})
     for (int eb : {1, 2, 4, 8, 16}) {
       const int m = 11;
-      const std::size_t max_chunk = std::size_t{eb} << 8;  // chunks of 2^8 elements: 8 of them
+      const std::size_t max_chunk = static_cast<std::size_t>(eb) << 8;  // chunks of 2^8 elements: 8 of them
       std::vector<std::pair<std::string, Bmmc>> maps = {
           {"random BMMC fixing 4 top local bits", fixing_top_local_bits(m, g, 4, false, ++seed)},
           {"random BPC fixing 3", fixing_top_local_bits(m, g, 3, true, ++seed)}};

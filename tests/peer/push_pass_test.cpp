@@ -1,5 +1,6 @@
 // The push pass without a GPU: for random maps over 2 … 8 ranks, the tile pass of the push plan's F runs on
-// one rank's input (check_push_pass), rank r's blocks are exactly [r·B, (r+1)·B) with origins on rank r, and
+// one rank's input (check_push_pass), rank r's launches are exactly [r·B, (r+1)·B) with origins on rank r, the
+// launch order cycles through the destinations, and
 // the emitted push kernel and the in-place kernel across ranks compile with NVRTC for sm_90; a pass that does not fit is refused with a reason.
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include "bmmc/cuda/nvrtc.hpp"
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
+#include "bmmc/plan/block_order.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
 #include "peer_test_support.hpp"
 
@@ -24,9 +26,12 @@ TilePass push_pass_of(const Bmmc& a, int g, int eb) {
   const PushPlan pp = make_gpu_push_plan(a, g, eb);
   GpuPolicy policy;
   policy.variant = Variant::OnePass;
+  policy.block_order = BlockOrder::Coordinate;
   const Plan plan = make_plan(pp.push, eb, default_caps(), policy);
   EXPECT_EQ(plan.passes.size(), 1u);
-  return std::get<TilePass>(plan.passes[0]);
+  TilePass p = std::get<TilePass>(plan.passes[0]);
+  p.block_order = push_launch_order(p, a.n() - g);  // as PeerPermuter does
+  return p;
 }
 
 TEST(PushPass, RankBlocksStayOnTheirRank) {
@@ -41,11 +46,40 @@ TEST(PushPass, RankBlocksStayOnTheirRank) {
           const std::uint64_t per_rank = p.blocks() >> g;
           for (std::uint64_t r = 0; r < (1u << g); ++r)
             for (std::uint64_t b : {std::uint64_t{0}, per_rank / 3, per_rank - 1}) {
-              const BlockOrigin o = block_origin(p, r * per_rank + b);
-              EXPECT_EQ(o.x0 >> m, r) << "block " << b << " of rank " << r;
+              const BlockOrigin o = block_origin(p, launched_block(p, r * per_rank + b));
+              EXPECT_EQ(o.x0 >> m, r) << "launch " << b << " of rank " << r;
             }
         }
       }
+}
+
+// The launch order cycles through the destinations: for a swap of the rank bit with the top local bit, every
+// second launch of a rank goes to the other rank (the coordinate order would run all local blocks first).
+TEST(PushPass, LaunchOrderAlternatesTheDestinations) {
+  for (int eb : {1, 4, 8, 16})
+    for (int g = 1; g <= 2; ++g) {
+      const int m = 20, n = m + g;
+      const TilePass p = push_pass_of(test::swaps(n, {{m - 1, n - 1}}), g, eb);
+      ASSERT_FALSE(p.block_order.empty());
+      ASSERT_TRUE(is_block_order(p.block_order, static_cast<int>(p.block_positions.size())));
+      EXPECT_EQ(p.block_positions[__builtin_ctzll(p.block_order[0])], m - 1) << "eb " << eb;
+      const std::uint64_t per_rank = p.blocks() >> g;
+      for (std::uint64_t r = 0; r < (1u << g); ++r)
+        for (std::uint64_t i = 0; i + 1 < std::min<std::uint64_t>(per_rank, 64); i += 2) {
+          const BitVec d0 = block_origin(p, launched_block(p, r * per_rank + i)).z >> m;
+          const BitVec d1 = block_origin(p, launched_block(p, r * per_rank + i + 1)).z >> m;
+          EXPECT_NE(d0, d1) << "eb " << eb << " g " << g << " rank " << r << " launch " << i;
+        }
+    }
+  // A map that keeps every block on its rank needs no new order.
+  const int m = 16;
+  EXPECT_TRUE(push_launch_order(push_pass_of(bit_reverse(m), 0, 4), m).empty());
+  // A launch order that moves blocks across ranks is refused.
+  TilePass bad = push_pass_of(test::swaps(m + 1, {{m - 1, m}}), 1, 4);
+  const int b = static_cast<int>(bad.block_positions.size());
+  bad.block_order.assign(b, 0);
+  for (int i = 0; i < b; ++i) bad.block_order[i] = std::uint64_t{1} << (b - 1 - i);
+  EXPECT_THROW(check_push_pass(bad, m), std::invalid_argument);
 }
 
 TEST(PushPass, RefusesTilesThatLeaveTheRank) {
@@ -77,9 +111,12 @@ TEST(PushPass, KernelsCompileForSm90) {
   for (int eb : {1, 4, 16})  // the in-place kernel across ranks, 32- and 64-bit indices (n = 32: x >> 32)
     for (auto [m, g] : {std::pair{16, 1}, std::pair{30, 2}, std::pair{32, 0}}) {
       const RankSwapPlan sp = make_rank_swap_plan(test::swaps(m + g, {{0, m + g - 1}}), g, eb);
-      const KernelSource k = generate_rank_swap(sp.direct, m, eb, sp.vector_bits);
-      EXPECT_EQ(k.kernel_name, "bmmc_rank_swap");
-      jobs.emplace_back(fmt::format("rank swap eb {} m {} g {}", eb, m, g), k.source);
+      for (int owner : {sp.owner_bit, -1}) {  // the planner's owner bit, and always the smaller index
+        const KernelSource k = generate_rank_swap(sp.direct, m, eb, sp.vector_bits, owner);
+        EXPECT_EQ(k.kernel_name, "bmmc_rank_swap");
+        EXPECT_EQ(k.source.find("the other thread owns the pair") != std::string::npos, owner >= 0);
+        jobs.emplace_back(fmt::format("rank swap eb {} m {} g {} owner bit {}", eb, m, g, owner), k.source);
+      }
     }
   std::vector<std::future<std::vector<char>>> done;
   for (auto& [what, src] : jobs)

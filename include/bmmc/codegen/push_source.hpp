@@ -23,9 +23,10 @@ void check_push_pass(const TilePass& pass, int local_bits);
 
 /// The in-place kernel across ranks of a RankSwapPlan's direct map f' (bmmc/dist/rank_swap_plan.hpp,
 /// docs/DESIGN.md §9.6): `bmmc_rank_swap(const bmmc_targets data, rank_base)`. Rank r's threads walk its vectors
-/// x (rank_base = r·2^(m−k)); when f'(x) > x the thread loads vector x and vector f'(x), wherever their ranks
-/// are, and stores each at the other's place, so every pair is swapped once. `grid` is the blocks of one rank.
-KernelSource generate_rank_swap(const Bmmc& direct, int local_bits, int elem_bytes, int vector_bits);
+/// x (rank_base = r·2^(m−k)); when it owns the pair (rank_swap_owns with `owner_bit`) the thread loads vector x
+/// and vector f'(x), wherever their ranks are, and stores each at the other's place, so every pair is swapped
+/// once. `grid` is the blocks of one rank.
+KernelSource generate_rank_swap(const Bmmc& direct, int local_bits, int elem_bytes, int vector_bits, int owner_bit);
 
 /// The push kernel of `pass` (checked with check_push_pass). `grid` is the blocks of ONE rank.
 KernelSource generate_push(const TilePass& pass, int local_bits, const CodegenOptions& options = {});

@@ -18,9 +18,12 @@
 // runs of 64 elements (bits 0 … 5, from local bits 6, 1 … 5) cross whole, then each rank swaps bits 0 and 6.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/plan/plan.hpp"
 
 namespace bmmc {
 
@@ -54,6 +57,18 @@ PushPlan make_push_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes, int lin
 /// The push plan the GPU push kernel runs: runs of one warp row, 2^(5 + vector bits) elements (vector_bits −1: the
 /// planner's default for the element size), capped at max_push_line_bits.
 PushPlan make_gpu_push_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes, int vector_bits = -1);
+
+/// The launch order (TilePass::block_order) of a push pass over ranks of 2^local_bits elements: the top g launch
+/// bits stay the rank bits (rank r still runs launches [r·2^(b−g), (r+1)·2^(b−g))), and the lowest launch bits
+/// are the block bits that change the destination rank, in a basis of those changes, then the others in order.
+/// Why: blocks run in launch order, so with the coordinate order a map whose destination follows a high block
+/// bit (a rank bit swapped with the top local bit) runs every local block first and every remote one after —
+/// an HBM-bound phase, then a link-bound one (measured on 2×H200: 55.3 ms, 1.25× the peer-copy bound). With
+/// the destinations cycling from one launch to the next, the links are busy all along and the local lines
+/// move beside them. Worked example: swap of rank bit 32 with local bit 31, blocks over bits 12 … 32: block
+/// bit 19 (position 31) becomes launch bit 0, then block bits 0 … 18, then the rank bit. Empty when that is the
+/// identity. Pure function.
+std::vector<std::uint64_t> push_launch_order(const TilePass& pass, int local_bits);
 
 /// Human-readable: geometry, L, whether one pass suffices, F and Q.
 std::string describe(const PushPlan& plan);

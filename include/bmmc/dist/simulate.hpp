@@ -72,8 +72,9 @@ void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in
                         const std::vector<void*>& out_per_rank, const std::vector<void*>& scratch_per_rank,
                         const CpuPolicy& policy = {});
 
-/// In place across ranks (rank_swap_plan.hpp): Q on every rank, then the pairs of f' swap (the rank of the smaller
-/// index moves both), then Q again. data[r]: rank r's 2^m elements, no two buffers overlapping; checked first.
+/// In place across ranks (rank_swap_plan.hpp): Q on every rank, then the pairs of f' swap (the rank of the
+/// pair's owner, rank_swap_owns, moves both), then Q again. data[r]: rank r's 2^m elements, no two buffers
+/// overlapping; checked first.
 void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data_per_rank, const CpuPolicy& policy = {});
 
 /// In place in chunks (staged_swap_plan.hpp), the schedule PeerSwapPermuter runs: for each chunk c, every rank's
