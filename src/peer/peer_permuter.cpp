@@ -216,8 +216,7 @@ void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vec
 }
 
 void PeerPermuter::run_push(const std::vector<const void*>& in, const std::vector<void*>& out,
-                            const std::vector<void*>& scratch, const std::vector<cudaStream_t>& streams,
-                            const std::vector<cudaStream_t>& finish_streams) const {
+                            const std::vector<void*>& scratch, const std::vector<cudaStream_t>& streams) const {
   const State& s = *state_;
   const std::size_t g = s.devices.size();
   CallEvents events(s.devices);
@@ -238,22 +237,15 @@ void PeerPermuter::run_push(const std::vector<const void*>& in, const std::vecto
            s.push_kernel.shared_bytes, streams[r], args);
   }
   events.barrier(streams);  // every rank's pushes into d are done before d goes on
-  if (s.push.one_pass()) return;
-  for (std::size_t d = 0; d < g; ++d) {
-    ScopedDevice on(s.devices[d]);
-    if (finish_streams.empty()) {
+  if (!s.push.one_pass())
+    for (std::size_t d = 0; d < g; ++d) {
+      ScopedDevice on(s.devices[d]);
       s.finish[d]->run_on_device_pointers(scratch[d], out[d], streams[d]);
-      continue;
     }
-    stream_waits(s.devices[d], finish_streams[d], streams[d]);
-    s.finish[d]->run_on_device_pointers(scratch[d], out[d], finish_streams[d]);
-    stream_waits(s.devices[d], streams[d], finish_streams[d]);
-  }
 }
 
 void PeerPermuter::permute_in_place(const std::vector<void*>& data, const std::vector<void*>& scratch,
-                                    const std::vector<cudaStream_t>& streams_in,
-                                    const std::vector<cudaStream_t>& finish_streams) const {
+                                    const std::vector<cudaStream_t>& streams_in) const {
   const State& s = *state_;
   const std::size_t g = s.devices.size();
   if (s.engine != PeerEngine::Push || s.push.one_pass())
@@ -262,20 +254,18 @@ void PeerPermuter::permute_in_place(const std::vector<void*>& data, const std::v
             ? "PeerPermuter::permute_in_place needs the push engine (this one runs the copy engine)"
             : "PeerPermuter::permute_in_place needs a two-pass push plan: a one-pass push stores into other ranks' "
               "data while they may still read it (permute out of place, or in place with PeerSwapPermuter)");
-  if (data.size() != g || scratch.size() != g || (!streams_in.empty() && streams_in.size() != g) ||
-      (!finish_streams.empty() && finish_streams.size() != g))
+  if (data.size() != g || scratch.size() != g || (!streams_in.empty() && streams_in.size() != g))
     throw std::invalid_argument(fmt::format(
-        "PeerPermuter::permute_in_place over {} devices: got {} data buffers, {} scratch buffers, {} streams and {} "
-        "finish streams (expected {} each; the streams may be empty)",
-        g, data.size(), scratch.size(), streams_in.size(), finish_streams.size(), g));
+        "PeerPermuter::permute_in_place over {} devices: got {} data buffers, {} scratch buffers and {} streams "
+        "(expected {} each; streams may be empty)",
+        g, data.size(), scratch.size(), streams_in.size(), g));
   RankBufferCheck buffers(s.devices, local_bytes(), s.alignment);
   for (std::size_t r = 0; r < g; ++r) {
     buffers.add(data[r], r, "data");
     buffers.add(scratch[r], r, "scratch");
   }
   buffers.check_disjoint();
-  run_push(std::vector<const void*>(data.begin(), data.end()), data, scratch, rank_streams(streams_in, g),
-           finish_streams);
+  run_push(std::vector<const void*>(data.begin(), data.end()), data, scratch, rank_streams(streams_in, g));
 }
 
 }  // namespace bmmc

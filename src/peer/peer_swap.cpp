@@ -26,29 +26,22 @@ using namespace peer_detail;
 
 namespace {
 
-// The staged path's device memory and streams: per device two staging chunks, two non-blocking streams for the
-// pushes (one per chunk in flight) and two of the device's highest priority for the finishes, released on the
-// device they belong to. Why the priority: a push grid covers every SM and is bound by the links, and the block
-// scheduler hands free SMs to the pending blocks of the earliest kernel of equal priority, so without it chunk
-// c's finish (local, HBM-bound) would wait behind chunk c + 1's whole push instead of running beside it.
+// The staged path's device memory and streams: per device two staging chunks and two non-blocking streams (one
+// per chunk in flight), released on the device they belong to. (Finishes on separate high-priority streams were
+// measured on 2×H200 and did not overlap the pushes: a push needs every SM to keep the links busy, DESIGN §9.6.)
 struct Staging {
   std::vector<int> devices;
   std::vector<std::array<void*, 2>> chunks;
-  std::vector<std::array<cudaStream_t, 2>> streams, finish_streams;
+  std::vector<std::array<cudaStream_t, 2>> streams;
   Staging(std::vector<int> devs, std::size_t bytes) : devices(std::move(devs)) {
     chunks.assign(devices.size(), {nullptr, nullptr});
     streams.assign(devices.size(), {nullptr, nullptr});
-    finish_streams.assign(devices.size(), {nullptr, nullptr});
     try {
       for (std::size_t r = 0; r < devices.size(); ++r) {
         ScopedDevice on(devices[r]);
-        int least = 0, greatest = 0;
-        check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
         for (int i = 0; i < 2; ++i) {
           check(cudaMalloc(&chunks[r][i], bytes), "cudaMalloc (staging)", fmt::format("{} bytes on device {}", bytes, devices[r]));
           check(cudaStreamCreateWithFlags(&streams[r][i], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-          check(cudaStreamCreateWithPriority(&finish_streams[r][i], cudaStreamNonBlocking, greatest),
-                "cudaStreamCreateWithPriority");
         }
       }
     } catch (...) {
@@ -66,10 +59,8 @@ struct Staging {
       if (cudaSetDevice(devices[r]) != cudaSuccess) continue;
       for (int i = 0; i < 2; ++i) {
         if (streams[r][i]) cudaStreamDestroy(streams[r][i]);
-        if (finish_streams[r][i]) cudaStreamDestroy(finish_streams[r][i]);
         if (chunks[r][i]) cudaFree(chunks[r][i]);
         streams[r][i] = nullptr;
-        finish_streams[r][i] = nullptr;
         chunks[r][i] = nullptr;
       }
     }
@@ -169,14 +160,13 @@ void PeerSwapPermuter::run_staged(const State& s, const std::vector<void*>& data
   for (std::uint64_t c = 0; c < s.staged->chunks(); ++c) {
     const int set = static_cast<int>(c % 2);
     std::vector<void*> part(g), staging(g);
-    std::vector<cudaStream_t> set_streams(g), finish_streams(g);
+    std::vector<cudaStream_t> set_streams(g);
     for (std::size_t r = 0; r < g; ++r) {
       part[r] = static_cast<unsigned char*>(data[r]) + c * chunk;
       staging[r] = s.staging->chunks[r][set];
       set_streams[r] = s.staging->streams[r][set];
-      finish_streams[r] = s.staging->finish_streams[r][set];
     }
-    s.chunk_permuter->permute_in_place(part, staging, set_streams, finish_streams);
+    s.chunk_permuter->permute_in_place(part, staging, set_streams);
   }
   // ... and the caller's streams go on when both sets are done on their device (a rank's data is written only
   // by its own finishes).

@@ -67,12 +67,8 @@ class PeerPermuter {
   /// scratch buffers, and the finish (scratch → data) starts after every rank's push is done. Throws
   /// std::invalid_argument for the copy engine and for one-pass plans (their pushes store into other ranks' data
   /// while those ranks may still be reading it). PeerSwapPermuter runs chunks of an array through this.
-  /// finish_streams: empty (the finish runs on `streams`) or one per rank on devices[r]: rank r's finish runs
-  /// there once every push is done, and streams[r] waits for it — so a caller that pipelines chunks can give the
-  /// finishes a high-priority stream whose blocks the next chunk's push does not hold back.
   void permute_in_place(const std::vector<void*>& data, const std::vector<void*>& scratch,
-                        const std::vector<cudaStream_t>& streams = {},
-                        const std::vector<cudaStream_t>& finish_streams = {}) const;
+                        const std::vector<cudaStream_t>& streams = {}) const;
 
   PeerEngine engine() const noexcept;             ///< Push or Copy (never Auto)
   const std::string& fallback_reason() const noexcept;  ///< why Auto runs Copy; "" otherwise
@@ -89,7 +85,7 @@ class PeerPermuter {
   struct State;
   // The push engine's two steps on checked buffers: the push pass, the barrier, the finish when there is one.
   void run_push(const std::vector<const void*>& in, const std::vector<void*>& out, const std::vector<void*>& scratch,
-                const std::vector<cudaStream_t>& streams, const std::vector<cudaStream_t>& finish_streams = {}) const;
+                const std::vector<cudaStream_t>& streams) const;
   std::unique_ptr<State> state_;
 };
 
