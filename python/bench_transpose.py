@@ -2,12 +2,15 @@
 user calls them: host time per call, a sweep of sizes 1 MiB … 4 GiB, and CUDA graph replay.
 
 Sections (--sections, default all three on a GPU; `host` alone with --device cpu):
-  host   host time per call with a CPU timer over --host-calls (>= 1000) calls on a tiny tensor (4 × 8 float32,
-         torch.cuda.synchronize() before and after the loop), median of --host-repeats loops, for:
+  host   host time per call with a CPU timer over --host-calls (>= 1000) calls on a tiny tensor (4 × 8 float32;
+         on CUDA in batches of 100 calls with torch.cuda.synchronize() between them, only the calls timed, so
+         the launch queue never fills and the GPU's kernel rate never shows), median of --host-repeats loops,
+         for:
          bmmc.transpose (cached fast path), the same with out=, bmmc.permute with a spec string and with a
          Bmmc, the general path (what every call cost before the fast path), torch.ops.bmmc.transpose (the
-         custom op called eagerly), torch's permute().contiguous(), copy_ of the same bytes, and a bare
-         allocation. On --device cpu the same for NumPy arrays and CPU tensors.
+         custom op called eagerly), torch's permute().contiguous(), copy_ of the same bytes, a bare
+         allocation, and each step of the cached call alone ("part" rows: key lookup, checks, pointers,
+         stream, the native call, allocations). On --device cpu the same for NumPy arrays and CPU tensors.
   sweep  sizes 1 MiB … --max-mib (powers of two), --shapes random power-of-two shapes per size (rank 2–6,
          dtypes float16 / float32 / int64 / complex64 / uint8, random non-identity axes, fixed --seed).
          CUDA events, median of --reps: "lat" times each call alone (event, call, event, synchronize: host
@@ -57,21 +60,65 @@ def write_csv(path, header, rows):
 
 # ---- host time per call ------------------------------------------------------------------------------------
 
-def host_us(fn, calls, repeats, sync=None):
-    """Median and min over `repeats` loops of µs per call of fn(), timed with perf_counter over `calls` calls."""
+def host_us(fn, calls, repeats, sync=None, batch=100):
+    """Median and min over `repeats` loops of the host µs per call of fn(), timed with perf_counter.
+
+    Without `sync` (CPU work) a loop is `calls` calls back to back. With `sync` (GPU work) a loop is `calls`
+    calls in batches of `batch`: only the batches' enqueue time is timed and sync() runs, untimed, between
+    batches. Timing long runs of GPU calls with one sync at the end would measure the GPU instead of the host:
+    once the launch queue (about a thousand launches) is full, every call waits for a kernel to finish, so a
+    loop of 2000 tiny launches runs at the GPU's kernel rate, a few µs per kernel whatever the host costs."""
     for _ in range(max(100, calls // 10)):
         fn()
     if sync:
         sync()
     per = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        if sync:
+        if sync is None:
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            per.append((time.perf_counter() - t0) / calls * 1e6)
+            continue
+        spent, done = 0.0, 0
+        while done < calls:
+            t0 = time.perf_counter()
+            for _ in range(batch):
+                fn()
+            spent += time.perf_counter() - t0
+            done += batch
             sync()
-        per.append((time.perf_counter() - t0) / calls * 1e6)
+        per.append(spent / done * 1e6)
     return statistics.median(per), min(per)
+
+
+def host_parts(torch, x, o, dev):
+    """The steps of one cached torch call of bmmc.transpose(x, (1, 0)) (python/bmmc/_fast.py), each timed alone,
+    so that the host time per call can be read as a sum: what to make cheaper first."""
+    from bmmc import _fast
+
+    bmmc.transpose(x, (1, 0))  # the cache entry exists
+    key = (_fast._T_TORCH, x.shape, (1, 0), x.dtype, x.device, 0)
+    entry = _fast._entries.get(key)
+    if entry is None:
+        return []
+    prep, shape, _amask, index, _cplx = entry
+    shape = tuple(x.shape) if shape is None else shape
+    xp, op = x.data_ptr(), o.data_ptr()
+    stream = _fast._torch_stream(index) if index >= 0 else 0
+    return [
+        ("part", "torch.compiler.is_compiling()", _fast._compiling),
+        ("part", "key tuple + dict lookup", lambda: _fast._entries.get(
+            (_fast._T_TORCH, x.shape, (1, 0), x.dtype, x.device, 0))),
+        ("part", "x.device", lambda: x.device),
+        ("part", "checks (contiguous, grad, neg)", lambda: x.is_contiguous() and not x.requires_grad and not x.is_neg()),
+        ("part", "two data_ptr()", lambda: (x.data_ptr(), o.data_ptr())),
+        ("part", "current stream (raw)", (lambda: _fast._torch_stream(index)) if index >= 0 else (lambda: 0)),
+        ("part", "prepared native call", lambda: prep(xp, op, stream)),
+        ("part", "torch.empty(shape, dtype, device)", lambda: torch.empty(shape, dtype=x.dtype, device=x.device)),
+        ("part", "torch.empty_like(x)", lambda: torch.empty_like(x)),
+        ("part", "torch.empty_like(x).view(shape)", lambda: torch.empty_like(x).view(shape)),
+    ]
 
 
 def host_section(args, torch, dev):
@@ -113,6 +160,7 @@ def host_section(args, torch, dev):
             ("torch", "out.copy_(x) same bytes", lambda: o.view(4, 8).copy_(x)),
             ("torch", "x.new_empty (allocation)", lambda: x.new_empty((8, 4))),
         ]
+        cases += host_parts(torch, x, o, dev)
     # Warm every case first: the first case timed otherwise pays for clocks ramping up and first-touch costs
     # (on the H100 the first row measured 14.9 µs and 10 µs when timed again).
     for _fw, _name, fn in cases:

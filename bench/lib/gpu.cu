@@ -169,20 +169,58 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuB
   return rows;
 }
 
-double cached_call_host_us(int calls) {
+namespace {
+
+__global__ void empty_kernel() {}
+
+// Median and min over `loops` of the host µs per call of f(), timed over batches of 64 calls; stream s is
+// synchronised between batches, outside the timed part.
+template <class F>
+HostCallRow host_per_call(const char* name, int calls, int loops, cudaStream_t s, F f) {
+  for (int i = 0; i < 256; ++i) f();
+  BMMC_CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<float> per;
+  for (int l = 0; l < loops; ++l) {
+    double spent = 0;
+    int done = 0;
+    while (done < calls) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 64; ++i) f();
+      spent += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      done += 64;
+      BMMC_CUDA_CHECK(cudaStreamSynchronize(s));
+    }
+    per.push_back(static_cast<float>(spent / done));
+  }
+  return {name, bench_detail::median(per), *std::min_element(per.begin(), per.end())};
+}
+
+}  // namespace
+
+std::vector<HostCallRow> host_call_costs(int calls, int loops) {
   const Bmmc b = random_bmmc(12, 1);
   const std::size_t bytes = (std::size_t{1} << 12) * 4;
   DeviceBuffer in(bytes), out(bytes);
-  Stream s;
-  permute(b, in.get(), out.get(), 4, {}, s);  // first use: plan + JIT
-  s.synchronize();
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) {
-    permute(b, in.get(), out.get(), 4, {}, s);
-    if (i % 64 == 63) s.synchronize();  // keep the launch queue short so we time the host path
-  }
-  s.synchronize();
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / calls;
+  Stream stream;
+  cudaStream_t s = stream.get();
+  const Permuter kept(b, 4, {Backend::Cuda});
+  std::vector<HostCallRow> rows;
+  rows.push_back(host_per_call("bmmc::permute() (cached)", calls, loops, s,
+                               [&] { permute(b, in.get(), out.get(), 4, {}, s); }));
+  rows.push_back(host_per_call("kept Permuter()", calls, loops, s, [&] { kept(in.get(), out.get(), s); }));
+  rows.push_back(host_per_call("kept Permuter::run_trusted", calls, loops, s,
+                               [&] { kept.run_trusted(in.get(), out.get(), s); }));
+  rows.push_back(host_per_call("cudaLaunchKernel (empty kernel)", calls, loops, s, [&] {
+    BMMC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(&empty_kernel), dim3(1), dim3(32), nullptr, 0, s));
+  }));
+  rows.push_back(host_per_call("cudaGetDevice", calls, loops, s, [&] {
+    int d = 0;
+    BMMC_CUDA_CHECK(cudaGetDevice(&d));
+  }));
+  rows.push_back(host_per_call("cudaMemcpyAsync D2D (same bytes)", calls, loops, s, [&] {
+    BMMC_CUDA_CHECK(cudaMemcpyAsync(out.get(), in.get(), bytes, cudaMemcpyDeviceToDevice, s));
+  }));
+  return rows;
 }
 
 }  // namespace bmmc

@@ -215,12 +215,14 @@ _torch_elem_bytes: dict = {}
 _compiling = None
 _torch_stream = None
 _torch_ops = None
+_torch_empty_like = None
 
 
 def _init_torch(torch) -> None:
-    global _torch, _torch_tensor, _compiling, _torch_stream, _torch_ops
+    global _torch, _torch_tensor, _compiling, _torch_stream, _torch_ops, _torch_empty_like
     _torch = torch
     _torch_tensor = torch.Tensor
+    _torch_empty_like = torch.empty_like
     for name in ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64", "float16",
                  "bfloat16", "float32", "float64", "complex64", "complex128"):
         dt = getattr(torch, name, None)
@@ -252,7 +254,8 @@ def _torch_entry(key, x, n, b, shape, threads):
         return None
     index = -1 if dev.type == "cpu" else (dev.index if dev.index is not None else _torch.cuda.current_device())
     prep = _bmmc._Prepared(b, eb, index, _cpu_threads(threads, n, eb) if index < 0 else threads, NOGIL_BYTES)
-    return _insert(key, (prep, shape, prep.alignment - 1, index, x.dtype.is_complex))
+    same = tuple(shape) == tuple(x.shape)
+    return _insert(key, (prep, None if same else shape, prep.alignment - 1, index, x.dtype.is_complex))
 
 
 def _torch_run(e, x, out):
@@ -262,8 +265,11 @@ def _torch_run(e, x, out):
     if not x.is_contiguous() or x.requires_grad or x.is_neg() or (cplx and x.is_conj()):
         return None
     if out is None:
-        out = x.new_empty(shape)
-    elif not _torch_out_ok(out, x, shape, cplx):
+        # empty_like (x is contiguous, so its result is) costs ~1.9 µs on the H100 host against ~2.6 µs for
+        # new_empty(shape), and a .view(shape) after it ~2.5 µs more: empty_like where the shape is x's (the
+        # entry's shape None).
+        out = _torch_empty_like(x) if shape is None else x.new_empty(shape)
+    elif not _torch_out_ok(out, x, x.shape if shape is None else shape, cplx):
         return None
     xp = x.data_ptr()
     op = out.data_ptr()

@@ -152,7 +152,9 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
       rows.push_back({o.specs[i], fmt::format("{} --n {}", o.specs[i], b.n()), r.variant, "cuda", b.n(), o.elem_bytes,
                       r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms, r.verified});
   }
-  if (o.host_overhead) fmt::print(stderr, "cached permute() call: {:.2f} us host time\n", cached_call_host_us());
+  if (o.host_overhead)
+    for (const HostCallRow& r : host_call_costs())
+      fmt::print(stderr, "host time per call: {:<36} median {:6.2f} us, min {:6.2f} us\n", r.call, r.median_us, r.min_us);
   return rows;
 }
 
@@ -216,7 +218,7 @@ void add_bench(CLI::App& app, Action& run) {
   sub->add_flag("--in-place", o->in_place,
                 "time the in-place permutation (docs/DESIGN.md §8) beside memcpy, the out-of-place pass and, for bit "
                 "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads");
-  sub->add_flag("--host-overhead", o->host_overhead, "also measure the host time of a cached permute() call");
+  sub->add_flag("--host-overhead", o->host_overhead, "also print the host time per call of permute(), a kept Permuter and the CUDA calls under them");
   auto* gpus = sub->add_option("--gpus", o->gpus,
                                "several GPUs of this process: the array of 2^n elements over devices 0..G-1 (push "
                                "and copy engines, local memcpy and peer-copy bound in the same run)");

@@ -36,8 +36,16 @@ struct GpuBenchCase {
 /// sequential copy) — then each case.
 std::vector<GpuBenchRow> bench_gpu(const Bmmc& bmmc, int elem_bytes, const std::vector<GpuBenchCase>& cases, int reps);
 
-/// Host time of a cached one-shot bmmc::permute() call, microseconds (mean over many calls on a small array).
-double cached_call_host_us(int calls = 2000);
+/// Host time per call, µs, of the ways to permute a small array (2^12 int32, random-bmmc:1) and of the CUDA
+/// calls underneath them: the cached bmmc::permute(), a kept Permuter (with its per-call pointer queries, and
+/// run_trusted without them), a bare cudaLaunchKernel of an empty kernel, cudaGetDevice and cudaMemcpyAsync of
+/// the same bytes. Each is timed in batches of 64 calls with a synchronize between batches, untimed, so that
+/// the launch queue never fills (a full queue would time the GPU's kernel rate instead of the host).
+struct HostCallRow {
+  std::string call;
+  double median_us = 0, min_us = 0;
+};
+std::vector<HostCallRow> host_call_costs(int calls = 2048, int loops = 7);
 
 /// Number of x with out[A·x ⊕ c] != in[x], computed on the device. Public so that callers timing their own
 /// permutations can verify every output they time (docs/DESIGN.md §7), as bench_gpu does.
