@@ -302,32 +302,41 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     rows.push_back(row);
   }
   if (is_involution(b)) {  // in place: the data buffers are the outputs, reset from the inputs before the check
-    sync_all(devices);
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-      const PeerSwapPermuter p(b, eb, devices);
-      for (std::size_t r = 0; r < g; ++r) {
-        ScopedDevice on(devices[r]);
-        BMMC_CUDA_CHECK(cudaMemcpy(outs[r], ins[r], bytes, cudaMemcpyDeviceToDevice));
-      }
-      p(outs);
+    // The default (staged chunks through the copies where the map allows), then the staged push for comparison.
+    bool staged = false;
+    for (PeerEngine engine : {PeerEngine::Auto, PeerEngine::Push}) {
+      if (engine == PeerEngine::Push && !staged) break;
+      const std::string name = engine == PeerEngine::Auto ? "in-place" : "in-place-push";
       sync_all(devices);
-      const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      const bool ok = mismatches() == 0;
-      PeerBenchRow row = time_host("in-place", devices, reps, [&] { p(outs); });
-      row.first_use_ms = first;
-      row.verified = ok;
-      row.note = p.staged_plan() ? std::to_string(p.staged_plan()->chunks()) + " chunks pushed through " +
-                                       std::to_string(p.staging_bytes() >> 20) + " MiB of staging per GPU"
-                 : p.plan().conjugated() ? "local swap, swap across ranks, local swap"
-                                         : "swap across ranks";
-      rows.push_back(row);
-    } catch (const std::invalid_argument& e) {
-      PeerBenchRow r;
-      r.variant = "in-place";
-      r.verified = false;
-      r.note = e.what();
-      rows.push_back(r);
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        const PeerSwapPermuter p(b, eb, devices, {}, PeerSwapPermuter::kMaxStagingChunk, engine);
+        staged = staged || p.staged_plan().has_value();
+        for (std::size_t r = 0; r < g; ++r) {
+          ScopedDevice on(devices[r]);
+          BMMC_CUDA_CHECK(cudaMemcpy(outs[r], ins[r], bytes, cudaMemcpyDeviceToDevice));
+        }
+        p(outs);
+        sync_all(devices);
+        const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const bool ok = mismatches() == 0;
+        PeerBenchRow row = time_host(name, devices, reps, [&] { p(outs); });
+        row.first_use_ms = first;
+        row.verified = ok;
+        row.note = p.staged_plan()
+                       ? std::to_string(p.staged_plan()->chunks()) + " chunks through the " +
+                             (p.staged_engine() == PeerEngine::Copy ? "copy engines, " : "push engine, ") +
+                             std::to_string(p.staging_bytes() >> 20) + " MiB of staging per GPU"
+                   : p.plan().conjugated() ? "local swap, swap across ranks, local swap"
+                                           : "swap across ranks";
+        rows.push_back(row);
+      } catch (const std::invalid_argument& e) {
+        PeerBenchRow r;
+        r.variant = name;
+        r.verified = false;
+        r.note = e.what();
+        rows.push_back(r);
+      }
     }
   }
   // NVIDIA cuStateVec's multi-device index-bit swap on the same data, in place, one handle per device: the

@@ -303,9 +303,11 @@ void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& i
   simulate_dist_push(make_push_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, 0), in, out, {});
 }
 
-void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy) {
+void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy,
+                               bool by_copies) {
   check_rank_buffers(plan, {}, data);
   const PushPlan push = make_gpu_push_plan(plan.chunk_map, plan.rank_bits, plan.elem_bytes);
+  const DistPlan copies = make_dist_plan(plan.chunk_map, plan.rank_bits, plan.elem_bytes);
   const std::size_t chunk = plan.chunk_bytes(), g = data.size();
   std::vector<Bytes> source(g, Bytes(chunk)), staging(g, Bytes(chunk));
   for (std::uint64_t c = 0; c < plan.chunks(); ++c) {
@@ -321,7 +323,13 @@ void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<voi
       out[r] = mine;
       scratch[r] = staging[r].data();
     }
-    simulate_dist_push(push, in, out, scratch, policy);
+    if (by_copies) {
+      DistSimOptions options;
+      options.cpu = policy;
+      simulate_dist_alltoall(copies, in, out, options);
+    } else {
+      simulate_dist_push(push, in, out, scratch, policy);
+    }
   }
 }
 

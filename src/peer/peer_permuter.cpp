@@ -185,9 +185,17 @@ void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vec
     run_push(in, out, scratch, streams);
     return;
   }
+  // Copy engine: out holds the pre-pass's segments (ascending destination) until the post-pass rewrites it.
+  run_copy(in, out, scratch, out, streams);
+}
+
+void PeerPermuter::run_copy(const std::vector<const void*>& in, const std::vector<void*>& send,
+                            const std::vector<void*>& recv, const std::vector<void*>& out,
+                            const std::vector<cudaStream_t>& streams) const {
+  const State& s = *state_;
+  const std::size_t g = s.devices.size();
   CallEvents events(s.devices);
   events.barrier(streams);  // no rank writes into a buffer another stream may still be using
-  // Copy engine.
   if (s.steps[0].local_only) {
     for (std::size_t r = 0; r < g; ++r) {
       ScopedDevice on(s.devices[r]);
@@ -195,24 +203,13 @@ void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vec
     }
     return;
   }
-  const std::size_t eb = static_cast<std::size_t>(s.dist.elem_bytes);
   for (std::size_t r = 0; r < g; ++r) {
-    ScopedDevice on(s.devices[r]);
-    s.pre[r]->run_on_device_pointers(in[r], out[r], streams[r]);  // out[r]: segments in ascending destination
-    for (std::size_t d = 0; d < g; ++d)
-      if (const std::uint64_t c = s.steps[r].send_counts[d]) {
-        // The receiver stores the segments of its senders in ascending source order.
-        check(cudaMemcpyPeerAsync(static_cast<unsigned char*>(scratch[d]) + s.recv_at[d][r] * eb, s.devices[d],
-                                  static_cast<const unsigned char*>(out[r]) + s.send_at[r][d] * eb, s.devices[r],
-                                  c * eb, streams[r]),
-              "cudaMemcpyPeerAsync", fmt::format("rank {} to rank {}, {} bytes", r, d, c * eb));
-      }
+    copy_pre(r, in[r], send[r], streams[r]);
+    // The receiver stores the segments of its senders in ascending source order.
+    for (std::size_t d = 0; d < g; ++d) copy_send(r, d, send[r], recv[d], streams[r]);
   }
-  events.barrier(streams);  // every chunk has arrived before any post-pass reads or overwrites out
-  for (std::size_t d = 0; d < g; ++d) {
-    ScopedDevice on(s.devices[d]);
-    s.post[d]->run_on_device_pointers(scratch[d], out[d], streams[d]);
-  }
+  events.barrier(streams);  // every segment has arrived before any post-pass reads recv or overwrites out
+  for (std::size_t d = 0; d < g; ++d) copy_post(d, recv[d], out[d], streams[d]);
 }
 
 void PeerPermuter::run_push(const std::vector<const void*>& in, const std::vector<void*>& out,
@@ -266,6 +263,45 @@ void PeerPermuter::permute_in_place(const std::vector<void*>& data, const std::v
   }
   buffers.check_disjoint();
   run_push(std::vector<const void*>(data.begin(), data.end()), data, scratch, rank_streams(streams_in, g));
+}
+
+namespace {
+
+void require_copy_steps(PeerEngine engine, bool local_only, std::size_t rank, std::size_t ranks) {
+  if (engine != PeerEngine::Copy || local_only)
+    throw std::invalid_argument(engine != PeerEngine::Copy
+                                    ? "PeerPermuter: the copy steps need the copy engine (this one runs the push engine)"
+                                    : "PeerPermuter: the copy steps need a map that crosses ranks (this one keeps every "
+                                      "element on its rank)");
+  if (rank >= ranks) throw std::invalid_argument(fmt::format("PeerPermuter: rank {} of {}", rank, ranks));
+}
+
+}  // namespace
+
+void PeerPermuter::copy_pre(std::size_t r, const void* in, void* send, cudaStream_t stream) const {
+  const State& s = *state_;
+  require_copy_steps(s.engine, s.steps.empty() || s.steps[0].local_only, r, s.devices.size());
+  ScopedDevice on(s.devices[r]);
+  s.pre[r]->run_on_device_pointers(in, send, stream);
+}
+
+void PeerPermuter::copy_send(std::size_t r, std::size_t d, const void* send, void* recv, cudaStream_t stream) const {
+  const State& s = *state_;
+  require_copy_steps(s.engine, s.steps.empty() || s.steps[0].local_only, std::max(r, d), s.devices.size());
+  const std::uint64_t c = s.steps[r].send_counts[d];
+  if (!c) return;
+  const std::size_t eb = static_cast<std::size_t>(s.dist.elem_bytes);
+  ScopedDevice on(s.devices[r]);
+  check(cudaMemcpyPeerAsync(static_cast<unsigned char*>(recv) + s.recv_at[d][r] * eb, s.devices[d],
+                            static_cast<const unsigned char*>(send) + s.send_at[r][d] * eb, s.devices[r], c * eb, stream),
+        "cudaMemcpyPeerAsync", fmt::format("rank {} to rank {}, {} bytes", r, d, c * eb));
+}
+
+void PeerPermuter::copy_post(std::size_t d, const void* recv, void* out, cudaStream_t stream) const {
+  const State& s = *state_;
+  require_copy_steps(s.engine, s.steps.empty() || s.steps[0].local_only, d, s.devices.size());
+  ScopedDevice on(s.devices[d]);
+  s.post[d]->run_on_device_pointers(recv, out, stream);
 }
 
 }  // namespace bmmc

@@ -26,22 +26,44 @@ using namespace peer_detail;
 
 namespace {
 
-// The staged path's device memory and streams: per device two staging chunks and two non-blocking streams (one
-// per chunk in flight), released on the device they belong to. (Finishes on separate high-priority streams were
-// measured on 2×H200 and did not overlap the pushes: a push needs every SM to keep the links busy, DESIGN §9.6.)
+// The staged path's device memory, streams and events, per device, released on the device they belong to.
+// Two sets (one per chunk in flight) of `per_set` staging chunks: 1 for the push engine, send + receive for the
+// copies. Streams (non-blocking): for the push engine one per set; for the copies one for the local passes
+// ("compute") and one per destination rank for the copy engines, so that every direction runs at once. Events
+// (copies only) for the pipeline of run_staged: [set] pre-pass done, [set][dest] copies done, [set] post-pass done.
 struct Staging {
   std::vector<int> devices;
-  std::vector<std::array<void*, 2>> chunks;
-  std::vector<std::array<cudaStream_t, 2>> streams;
-  Staging(std::vector<int> devs, std::size_t bytes) : devices(std::move(devs)) {
-    chunks.assign(devices.size(), {nullptr, nullptr});
-    streams.assign(devices.size(), {nullptr, nullptr});
+  int per_set = 1;
+  std::vector<std::array<std::array<void*, 2>, 2>> chunks;   // [rank][set][buffer]
+  std::vector<std::vector<cudaStream_t>> streams;            // [rank][stream]
+  std::vector<std::array<cudaEvent_t, 2>> pre, post;         // [rank][set]
+  std::vector<std::array<std::vector<cudaEvent_t>, 2>> sent; // [rank][set][dest]
+
+  Staging(std::vector<int> devs, std::size_t bytes, bool copies) : devices(std::move(devs)), per_set(copies ? 2 : 1) {
+    const std::size_t g = devices.size();
+    chunks.assign(g, {});
+    streams.assign(g, {});
+    pre.assign(g, {nullptr, nullptr});
+    post.assign(g, {nullptr, nullptr});
+    sent.assign(g, {});
+    auto event = [](cudaEvent_t& e) { check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags"); };
     try {
-      for (std::size_t r = 0; r < devices.size(); ++r) {
+      for (std::size_t r = 0; r < g; ++r) {
         ScopedDevice on(devices[r]);
         for (int i = 0; i < 2; ++i) {
-          check(cudaMalloc(&chunks[r][i], bytes), "cudaMalloc (staging)", fmt::format("{} bytes on device {}", bytes, devices[r]));
-          check(cudaStreamCreateWithFlags(&streams[r][i], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+          chunks[r][i] = {nullptr, nullptr};
+          for (int j = 0; j < per_set; ++j)
+            check(cudaMalloc(&chunks[r][i][j], bytes), "cudaMalloc (staging)",
+                  fmt::format("{} bytes on device {}", bytes, devices[r]));
+        }
+        streams[r].assign(copies ? 1 + g : 2, nullptr);
+        for (cudaStream_t& st : streams[r]) check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+        if (!copies) continue;
+        for (int i = 0; i < 2; ++i) {
+          event(pre[r][i]);
+          event(post[r][i]);
+          sent[r][i].assign(g, nullptr);
+          for (cudaEvent_t& e : sent[r][i]) event(e);
         }
       }
     } catch (...) {
@@ -55,13 +77,24 @@ struct Staging {
   void release() noexcept {
     int current = 0;  // the caller's current device is theirs: restored after the frees
     const bool restore = cudaGetDevice(&current) == cudaSuccess;
+    auto drop = [](cudaEvent_t& e) {
+      if (e) cudaEventDestroy(e);
+      e = nullptr;
+    };
     for (std::size_t r = 0; r < devices.size(); ++r) {
       if (cudaSetDevice(devices[r]) != cudaSuccess) continue;
+      for (cudaStream_t& st : streams[r]) {
+        if (st) cudaStreamDestroy(st);
+        st = nullptr;
+      }
       for (int i = 0; i < 2; ++i) {
-        if (streams[r][i]) cudaStreamDestroy(streams[r][i]);
-        if (chunks[r][i]) cudaFree(chunks[r][i]);
-        streams[r][i] = nullptr;
-        chunks[r][i] = nullptr;
+        for (void*& c : chunks[r][i]) {
+          if (c) cudaFree(c);
+          c = nullptr;
+        }
+        drop(pre[r][i]);
+        drop(post[r][i]);
+        for (cudaEvent_t& e : sent[r][i]) drop(e);
       }
     }
     if (restore) cudaSetDevice(current);
@@ -74,7 +107,7 @@ struct PeerSwapPermuter::State {
   std::vector<int> devices;
   RankSwapPlan plan;
   std::optional<StagedSwapPlan> staged;
-  std::unique_ptr<PeerPermuter> chunk_permuter;  // the push engine of f_c, run in place on each chunk
+  std::unique_ptr<PeerPermuter> chunk_permuter;  // f_c's push or copy engine, run in place on each chunk
   std::unique_ptr<Staging> staging;
   KernelSource kernel;
   std::vector<Kernel> kernels;                                  // per rank
@@ -83,7 +116,7 @@ struct PeerSwapPermuter::State {
 };
 
 PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<int> devices, const GpuOptions& options,
-                                   std::size_t max_staging_chunk)
+                                   std::size_t max_staging_chunk, PeerEngine staged_engine)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   const int g = rank_bits_of_devices(devices, f.n());
@@ -100,24 +133,26 @@ PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<in
   KernelCache& cache = gpu.cache ? *gpu.cache : default_kernel_cache();
   for (int d : s.devices) s.kernels.push_back(cache.get(s.kernel.source, s.kernel.kernel_name, device_arch(d)));
   s.alignment = static_cast<std::size_t>(elem_bytes) << s.plan.vector_bits;
-  // f moves low bits: instead of Q, the cross-rank pass and Q again, chunks through the push engine where f
-  // fixes the top local bits and f_c's push has a finish (a one-pass push may not run in place).
+  // f moves low bits: instead of Q, the cross-rank pass and Q again, chunks where f fixes the top local bits —
+  // through the copy engine (the transfers need no SMs, so they overlap the local passes of neighbouring chunks),
+  // or through the push engine where asked and f_c's push has a finish (a one-pass push may not run in place).
   if (s.plan.conjugated())
     if (auto staged = make_staged_swap_plan(f, g, elem_bytes, max_staging_chunk, kMinStagingChunkBits)) {
       PeerOptions po;
-      po.engine = PeerEngine::Push;
+      po.engine = staged_engine == PeerEngine::Push ? PeerEngine::Push : PeerEngine::Copy;
       po.gpu = gpu;
       try {
         auto chunk = std::make_unique<PeerPermuter>(staged->chunk_map, elem_bytes, s.devices, po);
-        if (!chunk->push_plan().one_pass()) {
-          s.staging = std::make_unique<Staging>(s.devices, chunk->scratch_bytes());
+        const bool usable = po.engine == PeerEngine::Push ? !chunk->push_plan().one_pass() : chunk->scratch_bytes() > 0;
+        if (usable) {
+          s.staging = std::make_unique<Staging>(s.devices, chunk->local_bytes(), po.engine == PeerEngine::Copy);
           s.alignment = std::max(s.alignment, chunk->alignment());
           s.chunk_permuter = std::move(chunk);
           s.staged = std::move(staged);
           return;
         }
       } catch (const std::invalid_argument&) {
-        // the push engine cannot run the chunks (too small for a warp row, say): the three passes below
+        // the engine cannot run the chunks (too small for a warp row, say): the three passes below
       }
     }
   if (s.plan.conjugated()) {
@@ -141,7 +176,10 @@ PeerSwapPermuter& PeerSwapPermuter::operator=(PeerSwapPermuter&&) noexcept = def
 const RankSwapPlan& PeerSwapPermuter::plan() const noexcept { return state_->plan; }
 const std::optional<StagedSwapPlan>& PeerSwapPermuter::staged_plan() const noexcept { return state_->staged; }
 std::size_t PeerSwapPermuter::staging_bytes() const noexcept {
-  return state_->staged ? 2 * state_->staged->chunk_bytes() : 0;
+  return state_->staged ? 2 * static_cast<std::size_t>(state_->staging->per_set) * state_->staged->chunk_bytes() : 0;
+}
+PeerEngine PeerSwapPermuter::staged_engine() const noexcept {
+  return state_->chunk_permuter ? state_->chunk_permuter->engine() : PeerEngine::Auto;
 }
 std::size_t PeerSwapPermuter::local_bytes() const noexcept {
   return array_bytes(state_->plan.local_bits, state_->plan.elem_bytes);
@@ -151,27 +189,74 @@ const std::string& PeerSwapPermuter::source() const noexcept { return state_->ke
 
 void PeerSwapPermuter::run_staged(const State& s, const std::vector<void*>& data, const std::vector<cudaStream_t>& streams) {
   const std::size_t g = s.devices.size(), chunk = s.staged->chunk_bytes();
+  const Staging& st = *s.staging;
   // The staging streams start after the caller's streams (which may still write the data) ...
   for (std::size_t r = 0; r < g; ++r)
-    for (int i = 0; i < 2; ++i) stream_waits(s.devices[r], s.staging->streams[r][i], streams[r]);
-  // ... chunk c runs on stream set c % 2 with staging chunk c % 2: its push overlaps the previous chunk's finish,
-  // and permute_in_place's opening barrier over the set orders it after chunk c − 2 on every rank (whose finish
-  // read the staging this chunk's push overwrites).
-  for (std::uint64_t c = 0; c < s.staged->chunks(); ++c) {
-    const int set = static_cast<int>(c % 2);
-    std::vector<void*> part(g), staging(g);
-    std::vector<cudaStream_t> set_streams(g);
-    for (std::size_t r = 0; r < g; ++r) {
-      part[r] = static_cast<unsigned char*>(data[r]) + c * chunk;
-      staging[r] = s.staging->chunks[r][set];
-      set_streams[r] = s.staging->streams[r][set];
+    for (cudaStream_t own : st.streams[r]) stream_waits(s.devices[r], own, streams[r]);
+  auto part = [&](std::size_t r, std::uint64_t c) { return static_cast<unsigned char*>(data[r]) + c * chunk; };
+  const PeerPermuter& engine = *s.chunk_permuter;
+  if (engine.engine() == PeerEngine::Push) {
+    // ... chunk c runs on stream set c % 2 with the staging of set c % 2; the engine's opening barrier over the
+    // set orders it after chunk c − 2 on every rank (whose finish read the staging this chunk's push overwrites).
+    for (std::uint64_t c = 0; c < s.staged->chunks(); ++c) {
+      const int set = static_cast<int>(c % 2);
+      std::vector<void*> parts(g), staging(g);
+      std::vector<cudaStream_t> set_streams(g);
+      for (std::size_t r = 0; r < g; ++r) {
+        parts[r] = part(r, c);
+        staging[r] = st.chunks[r][set][0];
+        set_streams[r] = st.streams[r][set];
+      }
+      engine.permute_in_place(parts, staging, set_streams);
     }
-    s.chunk_permuter->permute_in_place(part, staging, set_streams);
+  } else {
+    // ... a software pipeline: the copy engines move chunk c while the SMs run the post-pass of chunk c − 1 and
+    // the pre-pass of chunk c + 1. Per rank the local passes go in order on one stream (pre 0, pre 1, post 0,
+    // pre 2, post 1, ...), the copies on one stream per destination; chunk c uses the staging of set c % 2:
+    //  - pre(c) on rank r waits until r's copies of chunk c − 2 have read send[set];
+    //  - the copies of chunk c from r wait for pre(c) on r, and for post(c − 2) on the receiver (recv[set] free);
+    //  - post(c) on rank d waits for every sender's copies of chunk c into d.
+    auto wait = [&](std::size_t r, cudaStream_t on, cudaEvent_t e) {
+      ScopedDevice dev(s.devices[r]);
+      check(cudaStreamWaitEvent(on, e, 0), "cudaStreamWaitEvent");
+    };
+    auto record = [&](std::size_t r, cudaEvent_t e, cudaStream_t on) {
+      ScopedDevice dev(s.devices[r]);
+      check(cudaEventRecord(e, on), "cudaEventRecord");
+    };
+    auto post = [&](std::uint64_t c) {
+      const int set = static_cast<int>(c % 2);
+      for (std::size_t d = 0; d < g; ++d) {
+        for (std::size_t r = 0; r < g; ++r) wait(d, st.streams[d][0], st.sent[r][set][d]);
+        engine.copy_post(d, st.chunks[d][set][1], part(d, c), st.streams[d][0]);
+        record(d, st.post[d][set], st.streams[d][0]);
+      }
+    };
+    const std::uint64_t chunks = s.staged->chunks();
+    for (std::uint64_t c = 0; c < chunks; ++c) {
+      const int set = static_cast<int>(c % 2);
+      for (std::size_t r = 0; r < g; ++r) {
+        if (c >= 2)
+          for (std::size_t d = 0; d < g; ++d) wait(r, st.streams[r][0], st.sent[r][set][d]);
+        engine.copy_pre(r, part(r, c), st.chunks[r][set][0], st.streams[r][0]);
+        record(r, st.pre[r][set], st.streams[r][0]);
+      }
+      for (std::size_t r = 0; r < g; ++r)
+        for (std::size_t d = 0; d < g; ++d) {
+          cudaStream_t copy = st.streams[r][1 + d];
+          wait(r, copy, st.pre[r][set]);
+          if (c >= 2) wait(r, copy, st.post[d][set]);
+          engine.copy_send(r, d, st.chunks[r][set][0], st.chunks[d][set][1], copy);
+          record(r, st.sent[r][set][d], copy);
+        }
+      if (c >= 1) post(c - 1);
+    }
+    post(chunks - 1);
   }
-  // ... and the caller's streams go on when both sets are done on their device (a rank's data is written only
-  // by its own finishes).
+  // ... and the caller's streams go on when every staging stream is done on their device (a rank's data is
+  // written only by its own last steps).
   for (std::size_t r = 0; r < g; ++r)
-    for (int i = 0; i < 2; ++i) stream_waits(s.devices[r], streams[r], s.staging->streams[r][i]);
+    for (cudaStream_t own : st.streams[r]) stream_waits(s.devices[r], streams[r], own);
 }
 
 void PeerSwapPermuter::operator()(const std::vector<void*>& data, const std::vector<cudaStream_t>& streams_in) const {

@@ -1,6 +1,6 @@
 // In place across ranks in chunks (staged_swap_plan.hpp): the plan's properties (the chunk bits are fixed, f_c is
-// f without them), the worked example verbatim, and simulate_dist_staged_swap — the chunk-by-chunk schedule the
-// GPUs run, staging poisoned before each use — against the global reference for 1 … 8 ranks, every element size,
+// f without them), the worked example verbatim, and simulate_dist_staged_swap — the chunk-by-chunk schedules the
+// GPUs run (through the push engine, staging poisoned before each use, and through the copies) — against the global reference for 1 … 8 ranks, every element size,
 // random BMMCs and BPCs that fix the top local bits and the rank ↔ local bit swaps; maps that move the top local
 // bit refused (nullopt).
 #include "bmmc/dist/staged_swap_plan.hpp"
@@ -46,12 +46,14 @@ void expect_staged_matches(const StagedSwapPlan& p, int seed, const std::string&
   std::vector<unsigned char> whole(total), want(total);
   test::fill_random(whole, seed);
   permute_reference(p.bmmc, whole.data(), want.data(), eb);
-  std::vector<unsigned char> got = whole;
-  std::vector<void*> data;
-  for (std::uint64_t r = 0; r < p.ranks(); ++r) data.push_back(got.data() + r * slice);
-  simulate_dist_staged_swap(p, data);
-  EXPECT_EQ(got, want) << what << " (m = " << m << ", g = " << p.rank_bits << ", " << eb << "-byte elements, "
-                       << p.chunks() << " chunks)";
+  for (bool by_copies : {false, true}) {  // the push engine's schedule and the copy engine's
+    std::vector<unsigned char> got = whole;
+    std::vector<void*> data;
+    for (std::uint64_t r = 0; r < p.ranks(); ++r) data.push_back(got.data() + r * slice);
+    simulate_dist_staged_swap(p, data, {}, by_copies);
+    EXPECT_EQ(got, want) << what << " (m = " << m << ", g = " << p.rank_bits << ", " << eb << "-byte elements, "
+                         << p.chunks() << " chunks, " << (by_copies ? "copies" : "push") << ")";
+  }
 }
 
 TEST(StagedSwapPlan, WorkedExampleRankBitWithLocalBitZero) {

@@ -25,8 +25,9 @@ namespace bmmc {
 namespace {
 
 void expect_swapped(const Bmmc& f, int eb, const std::vector<int>& devices, const std::string& what,
-                    std::size_t max_staging_chunk = PeerSwapPermuter::kMaxStagingChunk) {
-  const PeerSwapPermuter p(f, eb, devices, {}, max_staging_chunk);
+                    std::size_t max_staging_chunk = PeerSwapPermuter::kMaxStagingChunk,
+                    PeerEngine staged_engine = PeerEngine::Auto) {
+  const PeerSwapPermuter p(f, eb, devices, {}, max_staging_chunk, staged_engine);
   const std::size_t g = devices.size(), bytes = p.local_bytes();
   const std::vector<unsigned char> whole = test::random_bytes(bytes * g, f.complement() + 3 * eb);
   std::vector<unsigned char> ref(whole.size());
@@ -50,25 +51,29 @@ void expect_swapped(const Bmmc& f, int eb, const std::vector<int>& devices, cons
   }
 }
 
-TEST(PeerSwap, StagedChunksThroughThePushEngine) {
+TEST(PeerSwap, StagedChunksThroughBothEngines) {
   REQUIRE_GPU();
-  // Maps that move low bits and fix the top local bits run chunk by chunk through the push engine, in place:
-  // 64 chunks of 2^12 elements here, so both staging buffers are reused many times on both stream sets.
+  // Maps that move low bits and fix the top local bits run chunk by chunk, in place, through the copies (the
+  // default) or the push engine: 64 chunks of 2^12 elements here, so the staging buffers are reused many times
+  // on both stream sets.
   for (const auto& devices : test::device_lists()) {
     const int g = __builtin_ctz(static_cast<unsigned>(devices.size())), m = 18, n = m + g;
     if (g == 0) continue;
     const std::string on = fmt::format("{} ranks on devices {}", devices.size(), fmt::join(devices, ","));
-    for (int eb : {1, 4, 8, 16}) {
-      const std::size_t chunk = std::size_t{4096} * eb;
-      const Bmmc local0 = test::swaps(n, {{0, n - 1}});
-      const PeerSwapPermuter p(local0, eb, devices, {}, chunk);
-      ASSERT_TRUE(p.staged_plan()) << on;
-      EXPECT_EQ(p.staged_plan()->chunks(), 64u);
-      EXPECT_EQ(p.staging_bytes(), 2 * chunk);
-      expect_swapped(local0, eb, devices, "staged, local 0, " + on, chunk);
-      expect_swapped(test::swaps(n, {{3, m}, {5, 9}}, (BitVec{1} << 5) | (BitVec{1} << 9)), eb, devices,
-                     "staged, rank 0 <-> local 3, 5 <-> 9, complement, " + on, chunk);
-    }
+    for (PeerEngine engine : {PeerEngine::Auto, PeerEngine::Push})
+      for (int eb : {1, 4, 8, 16}) {
+        const std::size_t chunk = std::size_t{4096} * eb;
+        const std::string how = fmt::format("staged ({}), ", to_string(engine));
+        const Bmmc local0 = test::swaps(n, {{0, n - 1}});
+        const PeerSwapPermuter p(local0, eb, devices, {}, chunk, engine);
+        ASSERT_TRUE(p.staged_plan()) << on;
+        EXPECT_EQ(p.staged_plan()->chunks(), 64u);
+        EXPECT_EQ(p.staged_engine(), engine == PeerEngine::Push ? PeerEngine::Push : PeerEngine::Copy);
+        EXPECT_EQ(p.staging_bytes(), (engine == PeerEngine::Push ? 2 : 4) * chunk);
+        expect_swapped(local0, eb, devices, how + "local 0, " + on, chunk, engine);
+        expect_swapped(test::swaps(n, {{3, m}, {5, 9}}, (BitVec{1} << 5) | (BitVec{1} << 9)), eb, devices,
+                       how + "rank 0 <-> local 3, 5 <-> 9, complement, " + on, chunk, engine);
+      }
     // The top local bit moves: no chunks, the direct pass.
     EXPECT_FALSE(PeerSwapPermuter(test::swaps(n, {{m - 1, n - 1}}), 8, devices).staged_plan());
     // Building and destroying a staged permuter leaves the caller's current device alone.

@@ -78,11 +78,13 @@ void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in
 void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data_per_rank, const CpuPolicy& policy = {});
 
 /// In place in chunks (staged_swap_plan.hpp), the schedule PeerSwapPermuter runs: for each chunk c, every rank's
-/// chunk c goes through the push plan of f_c (make_gpu_push_plan) into a staging buffer per rank — poisoned
-/// before each use, so that an element the schedule forgets shows — and back into chunk c. data[r]: rank r's 2^m
-/// elements, no two buffers overlapping; checked first.
+/// chunk c goes through f_c's engine and back into chunk c — with by_copies false the push plan of f_c
+/// (make_gpu_push_plan) into a staging buffer per rank, poisoned before each use so that an element the schedule
+/// forgets shows; with by_copies true the copy engine's schedule (pre-pass, the segments between ranks, post-pass:
+/// simulate_dist_alltoall of f_c's DistPlan). data[r]: rank r's 2^m elements, no two buffers overlapping; checked
+/// first.
 void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<void*>& data_per_rank,
-                               const CpuPolicy& policy = {});
+                               const CpuPolicy& policy = {}, bool by_copies = false);
 
 /// The whole array in one buffer (2^N elements): rank r's slice is elements [r·2^m, (r+1)·2^m), the layout of
 /// §9, so this is simulate_dist_permute on the slices. Same result as permute_reference(plan.bmmc, in, out).

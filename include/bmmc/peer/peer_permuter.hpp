@@ -70,6 +70,19 @@ class PeerPermuter {
   void permute_in_place(const std::vector<void*>& data, const std::vector<void*>& scratch,
                         const std::vector<cudaStream_t>& streams = {}) const;
 
+  /// The copy engine's steps one at a time, for a caller that schedules them itself on its own streams
+  /// (PeerSwapPermuter pipelines chunks so that one chunk's copies overlap its neighbours' local passes). No
+  /// ordering and no checks beyond the rank and the engine: the caller orders the steps — rank r's copy_send after
+  /// its copy_pre, a receiver's copy_post after every sender's copy_send to it, and no buffer reused while a step
+  /// still reads it — and passes local_bytes() buffers of the right devices. Throws std::invalid_argument unless
+  /// engine() is Copy and the map crosses ranks (scratch_bytes() > 0).
+  /// copy_pre: the pre-pass of rank r, in → send (its segments in ascending destination).
+  void copy_pre(std::size_t rank, const void* in, void* send, cudaStream_t stream) const;
+  /// copy_send: rank r's segment for rank d, from send (rank r's) into recv (rank d's), on the copy engines.
+  void copy_send(std::size_t rank, std::size_t dest, const void* send, void* recv, cudaStream_t stream) const;
+  /// copy_post: the post-pass of rank d, recv → out (out may be the buffer copy_pre read).
+  void copy_post(std::size_t dest, const void* recv, void* out, cudaStream_t stream) const;
+
   PeerEngine engine() const noexcept;             ///< Push or Copy (never Auto)
   const std::string& fallback_reason() const noexcept;  ///< why Auto runs Copy; "" otherwise
   std::size_t scratch_bytes() const noexcept;     ///< per rank: 0 for a one-pass push or a rank-local map
@@ -86,6 +99,9 @@ class PeerPermuter {
   // The push engine's two steps on checked buffers: the push pass, the barrier, the finish when there is one.
   void run_push(const std::vector<const void*>& in, const std::vector<void*>& out, const std::vector<void*>& scratch,
                 const std::vector<cudaStream_t>& streams) const;
+  // The copy engine's three steps on checked buffers: pre-pass in → send, copies send → recv, post-pass recv → out.
+  void run_copy(const std::vector<const void*>& in, const std::vector<void*>& send, const std::vector<void*>& recv,
+                const std::vector<void*>& out, const std::vector<cudaStream_t>& streams) const;
   std::unique_ptr<State> state_;
 };
 

@@ -9,10 +9,17 @@
 // cross-rank pass). Needs peer access between every pair of distinct devices (throws otherwise: permute out of
 // place with PeerPermuter, whose copy engine needs none). When f moves low bits and fixes the top local bits
 // (the rank bit with local bit 0, say), the three passes give way to the staged path (dist/staged_swap_plan.hpp):
-// chunk by chunk, the push engine of f_c pushes every rank's chunk into a staging buffer and finishes it back
-// in place (PeerPermuter::permute_in_place), two chunks in flight on two streams per device — 2 chunks of
-// staging per device (staging_bytes(), at most 2 GiB), allocated once. Example, the rank bit with local bit 0 of
-// a 2^31 complex64 state vector over 2 GPUs:
+// chunk by chunk, two chunks in flight on two streams per device, through one of f_c's engines:
+//  - Copy (the default): the pre-pass packs every rank's chunk into a send buffer, the copy engines move the
+//    segments into the receivers' buffers, and the post-pass writes the chunk back in place (PeerPermuter's
+//    copy_pre / copy_send / copy_post, pipelined: the copies of chunk c run while the SMs do the post-pass of
+//    chunk c − 1 and the pre-pass of chunk c + 1; the transfers need no SMs). 4 chunks of staging per device
+//    (at most 4 GiB).
+//  - Push: the push engine pushes every rank's chunk into a staging buffer and finishes it back in place
+//    (PeerPermuter::permute_in_place). 2 chunks of staging per device. The push needs every SM to keep the links
+//    busy, so a finish cannot run beside it (docs/DESIGN.md §9.6).
+// The staging is allocated once (staging_bytes()). Example, the rank bit with local bit 0 of a 2^31 complex64
+// state vector over 2 GPUs:
 //   bmmc::PeerSwapPermuter swap(bmmc::parse_spec("swap:0,30", 31), 8, {0, 1});
 //   swap({sv0, sv1});
 #pragma once
@@ -29,6 +36,7 @@
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
 #include "bmmc/dist/staged_swap_plan.hpp"
+#include "bmmc/peer/peer_permuter.hpp"
 
 namespace bmmc {
 
@@ -40,9 +48,10 @@ class PeerSwapPermuter {
 
   /// Plans involution `f` over devices.size() ranks, enables peer access and compiles every kernel. Throws
   /// std::invalid_argument for a non-involution, a bad device list or geometry, or missing peer access.
-  /// max_staging_chunk bounds the staged path's chunks (tests make it small to run many chunks).
+  /// max_staging_chunk bounds the staged path's chunks (tests make it small to run many chunks); staged_engine
+  /// picks the staged path's engine (Auto: Copy; Push: the push engine where f_c's push has a finish).
   PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<int> devices, const GpuOptions& options = {},
-                   std::size_t max_staging_chunk = kMaxStagingChunk);
+                   std::size_t max_staging_chunk = kMaxStagingChunk, PeerEngine staged_engine = PeerEngine::Auto);
   ~PeerSwapPermuter();
   PeerSwapPermuter(PeerSwapPermuter&&) noexcept;
   PeerSwapPermuter& operator=(PeerSwapPermuter&&) noexcept;
@@ -54,8 +63,10 @@ class PeerSwapPermuter {
   const RankSwapPlan& plan() const noexcept;
   /// The chunked plan when the staged path runs (then plan() is the path it replaced), else nullopt.
   const std::optional<StagedSwapPlan>& staged_plan() const noexcept;
-  /// Device memory this permuter holds per device for the staged path (two chunks), 0 otherwise.
+  /// Device memory this permuter holds per device for the staged path (2 or 4 chunks), 0 otherwise.
   std::size_t staging_bytes() const noexcept;
+  /// The staged path's engine (Copy or Push), Auto when the staged path does not run.
+  PeerEngine staged_engine() const noexcept;
   std::size_t local_bytes() const noexcept;
   std::size_t alignment() const noexcept;
   const std::string& source() const noexcept;  ///< the cross-rank kernel's source
