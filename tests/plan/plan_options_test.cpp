@@ -131,5 +131,28 @@ TEST(GpuPolicy, DefaultGeometry) {
   EXPECT_EQ(default_gpu_geometry(rows, 4, ept), ept);
 }
 
+// Small arrays: fewer elements per thread until every SM has a block (the 2 MiB int64 axis permutation of the
+// PyTorch sweep: 64 blocks of 2^12 → 256 of 2^10 on 132 SMs); large arrays, set knobs, other variants unchanged.
+TEST(GpuPolicy, FillTheDevice) {
+  const DeviceCaps caps = default_caps();  // 132 SMs
+  EXPECT_EQ(fill_the_device(GpuPolicy{}, 18, caps).elems_per_thread, 4);
+  EXPECT_EQ(fill_the_device(GpuPolicy{}, 19, caps).elems_per_thread, 8);
+  EXPECT_EQ(fill_the_device(GpuPolicy{}, 20, caps), GpuPolicy{});  // 256 blocks already
+  EXPECT_EQ(fill_the_device(GpuPolicy{}, 14, caps).elems_per_thread, 1);  // 64 blocks of 2^8: as far as it goes
+  GpuPolicy small_device;
+  DeviceCaps few = caps;
+  few.sm_count = 16;
+  EXPECT_EQ(fill_the_device(small_device, 18, few), GpuPolicy{});  // 64 blocks fill 16 SMs
+  GpuPolicy set;
+  set.elems_per_thread = 16;
+  EXPECT_EQ(fill_the_device(set, 18, caps), set);
+  EXPECT_EQ(fill_the_device(GpuPolicy{Variant::TwoPass}, 18, caps), GpuPolicy{Variant::TwoPass});
+  const Bmmc axes = parse_spec("axes:2x16x4x1024x2:0,4,2,1,3");
+  const Plan p = make_plan(axes, 8, caps);
+  EXPECT_EQ(tile(p).blocks(), 256u);
+  EXPECT_TRUE(check_plan(p).correct);
+  EXPECT_TRUE(check_plan(p).coalesced);
+}
+
 }  // namespace
 }  // namespace bmmc

@@ -55,8 +55,13 @@ bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept;
 /// a policy that sets either knob.
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy);
 
-/// make_plan(bmmc, elem_bytes, gpu_plan_options(default_gpu_geometry(...), bmmc.n(), caps)) with the launch
-/// order policy.block_order, else default_gpu_block_order(elem_bytes).
+/// For a one-pass policy that leaves elems_per_thread 0: fewer elements per thread (16, 8, … 1) until the array
+/// of 2^n elements has at least one block per SM (caps.sm_count); `policy` unchanged otherwise. Example: n = 18
+/// on an H100 (132 SMs), 256 threads: 4 elements per thread, tiles of 2^10, 256 blocks instead of 64.
+GpuPolicy fill_the_device(const GpuPolicy& policy, int n, const DeviceCaps& caps);
+
+/// make_plan(bmmc, elem_bytes, gpu_plan_options(fill_the_device(default_gpu_geometry(...)), bmmc.n(), caps))
+/// with the launch order policy.block_order, else default_gpu_block_order(elem_bytes).
 Plan make_plan(const Bmmc& bmmc, int elem_bytes, const DeviceCaps& caps, const GpuPolicy& policy = {});
 
 }  // namespace bmmc
