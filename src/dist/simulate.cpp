@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -306,8 +307,15 @@ void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& i
 void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy,
                                bool by_copies) {
   check_rank_buffers(plan, {}, data);
-  const PushPlan push = make_gpu_push_plan(plan.chunk_map, plan.rank_bits, plan.elem_bytes);
-  const DistPlan copies = make_dist_plan(plan.chunk_map, plan.rank_bits, plan.elem_bytes);
+  // One engine's plan of f_c, the same for every chunk.
+  std::optional<PushPlan> push;
+  std::optional<DistPlan> copies;
+  if (by_copies)
+    copies = make_dist_plan(plan.chunk_map, plan.rank_bits, plan.elem_bytes);
+  else
+    push = make_gpu_push_plan(plan.chunk_map, plan.rank_bits, plan.elem_bytes);
+  DistSimOptions options;
+  options.cpu = policy;
   const std::size_t chunk = plan.chunk_bytes(), g = data.size();
   std::vector<Bytes> source(g, Bytes(chunk)), staging(g, Bytes(chunk));
   for (std::uint64_t c = 0; c < plan.chunks(); ++c) {
@@ -323,13 +331,10 @@ void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<voi
       out[r] = mine;
       scratch[r] = staging[r].data();
     }
-    if (by_copies) {
-      DistSimOptions options;
-      options.cpu = policy;
-      simulate_dist_alltoall(copies, in, out, options);
-    } else {
-      simulate_dist_push(push, in, out, scratch, policy);
-    }
+    if (by_copies)
+      simulate_dist_alltoall(*copies, in, out, options);
+    else
+      simulate_dist_push(*push, in, out, scratch, policy);
   }
 }
 

@@ -129,9 +129,6 @@ PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<in
   enable_peer_access(s.devices);
   GpuOptions gpu = options;
   gpu.device = -1;
-  s.kernel = generate_rank_swap(s.plan.direct, s.plan.local_bits, elem_bytes, s.plan.vector_bits, s.plan.owner_bit);
-  KernelCache& cache = gpu.cache ? *gpu.cache : default_kernel_cache();
-  for (int d : s.devices) s.kernels.push_back(cache.get(s.kernel.source, s.kernel.kernel_name, device_arch(d)));
   s.alignment = static_cast<std::size_t>(elem_bytes) << s.plan.vector_bits;
   // f moves low bits: instead of Q, the cross-rank pass and Q again, chunks where f fixes the top local bits —
   // through the copy engine (the transfers need no SMs, so they overlap the local passes of neighbouring chunks),
@@ -155,6 +152,10 @@ PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<in
         // the engine cannot run the chunks (too small for a warp row, say): the three passes below
       }
     }
+  // The pass across ranks (compiled only here: the staged path above never launches it).
+  s.kernel = generate_rank_swap(s.plan.direct, s.plan.local_bits, elem_bytes, s.plan.vector_bits, s.plan.owner_bit);
+  KernelCache& cache = gpu.cache ? *gpu.cache : default_kernel_cache();
+  for (int d : s.devices) s.kernels.push_back(cache.get(s.kernel.source, s.kernel.kernel_name, device_arch(d)));
   if (s.plan.conjugated()) {
     std::map<int, std::shared_ptr<CudaInPlacePermuter>> made;
     for (int d : s.devices) {

@@ -11,6 +11,12 @@ namespace bmmc {
 
 namespace {
 
+// The defaults a policy's zeros stand for: threads per block, and elements per thread of a one-pass tile.
+constexpr int kDefaultThreads = 256;
+constexpr int kOnePassElemsPerThread = 16;
+
+int threads_of(const GpuPolicy& policy) { return policy.threads_per_block ? policy.threads_per_block : kDefaultThreads; }
+
 int log2_exact(int v, const char* what) {
   if (v <= 0 || !std::has_single_bit(static_cast<unsigned>(v)))
     throw std::invalid_argument(fmt::format("{} must be a power of two, got {}", what, v));
@@ -20,7 +26,7 @@ int log2_exact(int v, const char* what) {
 }  // namespace
 
 PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& caps) {
-  const int threads = policy.threads_per_block ? policy.threads_per_block : 256;
+  const int threads = threads_of(policy);
   const int thread_bits = log2_exact(threads, "threads per block");
   if (threads < 32 || threads > std::min(1024, caps.max_threads_per_block))
     throw std::invalid_argument(fmt::format("threads per block must be 32..{}, got {}",
@@ -50,7 +56,7 @@ PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& c
       break;
     case Variant::TiledBanksIters:
     case Variant::TwoPass: o.tile_bits = tile_bits(4); break;
-    default: o.tile_bits = tile_bits(16); break;
+    default: o.tile_bits = tile_bits(kOnePassElemsPerThread); break;
   }
   return o;
 }
@@ -71,7 +77,7 @@ GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy
   const int n = bmmc.n();
   if (resolve_variant(policy.variant, n) != Variant::OnePass || policy.vector_bits >= 0) return p;
   const int wide = std::countr_zero(16u / static_cast<unsigned>(elem_bytes));  // 16-byte lane accesses
-  const int threads = policy.threads_per_block ? policy.threads_per_block : 256;
+  const int threads = threads_of(policy);
   const int thread_bits = std::countr_zero(static_cast<unsigned>(threads));
   if (policy.elems_per_thread == 0 && n >= wide + kLaneBits + thread_bits && keeps_low_bits(bmmc, wide + kLaneBits)) {
     p.vector_bits = wide;  // whole 16-byte vectors, one per thread: the copy's own geometry
@@ -85,18 +91,18 @@ GpuPolicy fill_the_device(const GpuPolicy& policy, int n, const DeviceCaps& caps
   // SMs idle below n ≈ 21 — 64 blocks at n = 18 on an H100's 132 SMs (a 2 MiB int64 axis permutation ran at 52% of
   // the copy's speed there, torch's kernel at 75%). Halve the elements per thread until every SM has a block or
   // a thread moves one element; the planner still widens a tile the map needs wider. (Two blocks per SM as the
-  // target also narrowed bit-reverse at n = 20, 256 blocks, and measured 20% slower there.)
+  // target also narrowed bit-reverse at n = 20, 256 blocks, which measured 20% slower in one noisy run.)
   GpuPolicy p = policy;
   if (policy.elems_per_thread != 0 || resolve_variant(policy.variant, n) != Variant::OnePass) return p;
-  const int threads = policy.threads_per_block ? policy.threads_per_block : 256;
-  int tile_bits = std::countr_zero(static_cast<unsigned>(threads)) + 4;  // the one-pass default: 16 per thread
+  const int threads = threads_of(policy);
+  int ept = kOnePassElemsPerThread;
+  int tile_bits = std::countr_zero(static_cast<unsigned>(threads)) + std::countr_zero(static_cast<unsigned>(ept));
   const std::uint64_t want = static_cast<std::uint64_t>(std::max(caps.sm_count, 1));
-  int ept = 16;
   while (ept > 1 && n > tile_bits && (std::uint64_t{1} << (n - tile_bits)) < want) {
     ept /= 2;
     --tile_bits;
   }
-  if (ept != 16) p.elems_per_thread = ept;
+  if (ept != kOnePassElemsPerThread) p.elems_per_thread = ept;
   return p;
 }
 

@@ -9,15 +9,15 @@
 // cross-rank pass). Needs peer access between every pair of distinct devices (throws otherwise: permute out of
 // place with PeerPermuter, whose copy engine needs none). When f moves low bits and fixes the top local bits
 // (the rank bit with local bit 0, say), the three passes give way to the staged path (dist/staged_swap_plan.hpp):
-// chunk by chunk, two chunks in flight on two streams per device, through one of f_c's engines:
+// chunk by chunk, two chunks in flight, through one of f_c's engines:
 //  - Copy (the default): the pre-pass packs every rank's chunk into a send buffer, the copy engines move the
 //    segments into the receivers' buffers, and the post-pass writes the chunk back in place (PeerPermuter's
 //    copy_pre / copy_send / copy_post, pipelined: the copies of chunk c run while the SMs do the post-pass of
 //    chunk c − 1 and the pre-pass of chunk c + 1; the transfers need no SMs). 4 chunks of staging per device
 //    (at most 4 GiB).
 //  - Push: the push engine pushes every rank's chunk into a staging buffer and finishes it back in place
-//    (PeerPermuter::permute_in_place). 2 chunks of staging per device. The push needs every SM to keep the links
-//    busy, so a finish cannot run beside it (docs/DESIGN.md §9.6).
+//    (PeerPermuter::permute_in_place), one stream per chunk in flight. 2 chunks of staging per device. The push
+//    needs every SM to keep the links busy, so a finish cannot run beside it (docs/DESIGN.md §9.6).
 // The staging is allocated once (staging_bytes()). Example, the rank bit with local bit 0 of a 2^31 complex64
 // state vector over 2 GPUs:
 //   bmmc::PeerSwapPermuter swap(bmmc::parse_spec("swap:0,30", 31), 8, {0, 1});
@@ -42,7 +42,7 @@ namespace bmmc {
 
 class PeerSwapPermuter {
  public:
-  /// The staged path's chunks hold at most this many bytes (two of them per device) and at least 2^10 elements.
+  /// The staged path's chunks hold at most this many bytes (2 or 4 of them per device) and at least 2^10 elements.
   static constexpr std::size_t kMaxStagingChunk = std::size_t{1} << 30;
   static constexpr int kMinStagingChunkBits = 10;
 
@@ -69,7 +69,7 @@ class PeerSwapPermuter {
   PeerEngine staged_engine() const noexcept;
   std::size_t local_bytes() const noexcept;
   std::size_t alignment() const noexcept;
-  const std::string& source() const noexcept;  ///< the cross-rank kernel's source
+  const std::string& source() const noexcept;  ///< the cross-rank kernel's source ("" on the staged path)
 
  private:
   struct State;
