@@ -2,12 +2,13 @@
 // of the same chunks, one process driving every GPU of the machine (one thread per rank, communicators from
 // ncclCommInitAll), as `torchrun`-style one-process-per-GPU users would run it rank by rank.
 //
-//   bmmc_nccl_bench SPEC N ELEM_BYTES [REPS]     e.g.  bmmc_nccl_bench random-bmmc:1 33 8 5
+//   bmmc_nccl_bench SPEC N ELEM_BYTES [REPS [PIECES]]     e.g.  bmmc_nccl_bench random-bmmc:1 33 8 5 32
 //
 // Rows (host wall clock from every rank released by a barrier to every rank's stream done, median of REPS):
 // nccl-alltoall (grouped ncclSend/ncclRecv of the plan's off-rank chunks, the engine's exchange alone),
-// nccl-engine (input kept: pre-pass, exchange into scratch, post-pass) and nccl-engine-destroying (the input is
-// the receive buffer). Each engine row is verified on the devices against the push engine of the same
+// nccl-engine (input kept, pipelined in PIECES pieces, default 32: packs, exchanges and unpacks overlap, scratch
+// 4·2^k pieces), nccl-engine-1-piece (input kept, not pipelined: pre-pass, exchange into a local array of
+// scratch, post-pass) and nccl-engine-destroying (the input is the receive buffer). Each engine row is verified on the devices against the push engine of the same
 // permutation (bmmc/peer/peer_permuter.hpp), byte for byte. Built only where NCCL is found (BMMC_NCCL); it is
 // a separate program so that the CLI never needs libnccl.
 #include <cuda_runtime_api.h>
@@ -57,6 +58,7 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const int n = std::atoi(argv[2]), eb = std::atoi(argv[3]), reps = argc > 4 ? std::atoi(argv[4]) : 5;
+  const int pieces = argc > 5 ? std::atoi(argv[5]) : 32;
   const Bmmc global = parse_spec(argv[1], n);
   int count = 0;
   BMMC_CUDA_CHECK(cudaGetDeviceCount(&count));
@@ -73,9 +75,12 @@ int main(int argc, char** argv) try {
   nccl_ok(ncclCommInitAll(comms.data(), ranks, devices.data()), "ncclCommInitAll");
   std::vector<DeviceBuffer> in, out, scratch, ref;
   std::vector<cudaStream_t> streams(ranks);
-  std::vector<DistPermuter> engines;
+  std::vector<DistPermuter> engines, unpipelined;
   DistOptions opt;
   opt.check_agreement = false;  // the timed calls; the check costs one all-gather and a stream sync per call
+  opt.pieces = pieces;
+  DistOptions one = opt;
+  one.pieces = 1;
   for (int r = 0; r < ranks; ++r) {
     ScopedDevice on(r);
     in.emplace_back(bytes);
@@ -86,6 +91,7 @@ int main(int argc, char** argv) try {
     BMMC_CUDA_CHECK(cudaGetLastError());
     BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
     engines.emplace_back(global, eb, comms[r], opt);
+    unpipelined.emplace_back(global, eb, comms[r], one);
   }
   // The reference: the push engine of the same permutation (itself verified against the CPU reference by
   // bmmc_peer_tests and `bmmc bench --gpus`).
@@ -181,9 +187,17 @@ int main(int argc, char** argv) try {
     }
     nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
   }, false);
+  std::printf("nccl-engine: %s, %d pieces, scratch %.1f MiB per rank (%.3f of the local array)\n",
+              engines[0].pipelined() ? "pipelined" : ("not pipelined: " + engines[0].pipeline_note()).c_str(),
+              engines[0].pieces(), engines[0].scratch_bytes() / 1048576.0,
+              static_cast<double>(engines[0].scratch_bytes()) / bytes);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept = time_rows("nccl-engine", [&](int r) {
     engines[r](in[r].get(), out[r].get(), scratch[r].get(), streams[r]);
+  }, true);
+  for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
+  const double kept1 = time_rows("nccl-engine-1-piece", [&](int r) {
+    unpipelined[r](in[r].get(), out[r].get(), scratch[r].get(), streams[r]);
   }, true);
   // Destroying: the input is the receive buffer, so each rep starts from a fresh copy of the input (scratch),
   // whose copy is timed with it; the copy's own time is measured alone and reported beside.
@@ -195,8 +209,9 @@ int main(int argc, char** argv) try {
   const double copy = time_rows("  (its input copy alone)", [&](int r) {
     BMMC_CUDA_CHECK(cudaMemcpyAsync(scratch[r].get(), in[r].get(), bytes, cudaMemcpyDeviceToDevice, streams[r]));
   }, false);
-  std::printf("nccl-engine: %.1f%% of the all-to-all's rate (input kept), %.1f%% destroying (its copy subtracted)\n",
-              100.0 * a2a / kept, 100.0 * a2a / (destroying - copy));
+  std::printf("nccl-engine: %.1f%% of the all-to-all's rate (input kept, %d pieces), %.1f%% in one piece, %.1f%% "
+              "destroying (its copy subtracted)\n",
+              100.0 * a2a / kept, engines[0].pieces(), 100.0 * a2a / kept1, 100.0 * a2a / (destroying - copy));
   for (ncclComm_t c : comms) ncclCommDestroy(c);
   return 0;
 } catch (const std::exception& e) {

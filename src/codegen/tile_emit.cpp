@@ -149,7 +149,7 @@ std::string emit_origin(const TilePass& p, const std::string& b, const std::stri
 }
 
 std::string emit_phase1_loads(const TilePass& p, const CodegenOptions& opt, const std::string& in, const std::string& x0,
-                              const std::string& prefix) {
+                              const std::string& prefix, int source_local_bits) {
   const auto [idx, sfx] = index_type(p.n());
   const int k = p.vector_bits, wb = p.warp_bits;
   std::vector<BitVec> warp_rows(p.read_rows.begin(), p.read_rows.begin() + wb);
@@ -160,8 +160,19 @@ std::string emit_phase1_loads(const TilePass& p, const CodegenOptions& opt, cons
   const std::string ld = opt.streaming_hints ? "__ldcs(&{}[{}])" : "{}[{}]";
   for (int i = 0; i < p.iters(); ++i) {
     const std::uint64_t rho = static_cast<std::uint64_t>(i) << wb;
-    const std::string index = vector_index(rx, xor_of_columns(p.read_rows, rho), sfx, k);
-    o += fmt::format("  const vec_t {}{} = {};\n", prefix, i, fmt::format(fmt::runtime(ld), in, index));
+    const std::uint64_t offset = xor_of_columns(p.read_rows, rho);
+    if (source_local_bits < 0) {
+      o += fmt::format("  const vec_t {}{} = {};\n", prefix, i,
+                       fmt::format(fmt::runtime(ld), in, vector_index(rx, offset, sfx, k)));
+    } else {
+      // The whole warp row lies in one source buffer (its low s bits are lane bits, s ≤ the split): select it once.
+      const std::string x = fmt::format("x{}{}", prefix, i);
+      o += fmt::format("  const {} {} = {};\n", idx, x, offset ? fmt::format("{} ^ {}{}", rx, hex(offset), sfx) : rx);
+      o += fmt::format("  const vec_t {}{} = {};\n", prefix, i,
+                       fmt::format(fmt::runtime(ld), fmt::format("{}.p[{} >> {}]", in, x, source_local_bits),
+                                   vector_index(fmt::format("({} & {}{})", x, hex(low_mask(source_local_bits)), sfx), 0,
+                                                sfx, k)));
+    }
   }
   return o;
 }

@@ -46,9 +46,11 @@ std::string emit_block_index(const TilePass& p, const std::string& b);
 std::string launch_order_comment(const TilePass& p);
 // The lane/warp preamble: `lane`, `warp` (once per kernel).
 std::string emit_lane_warp();
-// Phase 1 loads: vec_t <prefix>0..iters-1 from `in` at the rows of the coset with origin `x0`.
+// Phase 1 loads: vec_t <prefix>0..iters-1 from `in` at the rows of the coset with origin `x0`. With
+// source_local_bits = m ≥ 0, `in` is a table of 2^(n−m) source buffers (the piece kernel): input index x comes
+// from in.p[x >> m][x mod 2^m].
 std::string emit_phase1_loads(const TilePass& p, const CodegenOptions& opt, const std::string& in, const std::string& x0,
-                              const std::string& prefix);
+                              const std::string& prefix, int source_local_bits = -1);
 // Phase 1 stores of <prefix>i into the tile that starts at word `tile_base` (a C expression).
 std::string emit_phase1_stores(const TilePass& p, const std::string& prefix, const std::string& tile_base);
 // Phase 2: the tile at `tile_base` to `out`, for the image origin `z`. `tag` keeps local names apart. With

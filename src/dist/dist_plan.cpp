@@ -27,6 +27,40 @@ BitVec coords_in(const std::vector<BitVec>& basis, BitVec v, const char* what) {
   return *c;
 }
 
+// The piece rows φ (dist_plan.hpp): up to kPieceBits functionals on the local input, independent modulo the
+// chunk rows T, vanishing on the low w_in input bits and on the local parts of A⁻¹·e_b for the low w_out output
+// bits. Then a tile whose coset contains those directions — every one-pass tile of the pre-pass (its low input
+// bits and a few more coordinates) and of the post-pass (its low output bits) — lies inside one φ value, so the
+// pipelined engines run a piece as a range of whole tiles. Widest (w_in, w_out) first, as long as m allows; with
+// no room left (small m) any rows independent of T, taken from the top coordinates down.
+std::vector<BitVec> piece_rows(const BitMatrix& a, int m, const std::vector<BitVec>& t_rows) {
+  const int k = static_cast<int>(t_rows.size());
+  const int want = std::min(kPieceBits, m - k);
+  if (want <= 0) return {};
+  const BitMatrix ainv = a.inverse();
+  const BitVec lmask = low_mask(m);
+  const auto pick = [&](const std::vector<BitVec>& candidates) {
+    Subspace taken = Subspace::span(m, t_rows);
+    std::vector<BitVec> phi;
+    for (BitVec z : candidates)
+      if (static_cast<int>(phi.size()) < want && taken.insert(z)) phi.push_back(z);
+    return phi;
+  };
+  constexpr int kWidths[][2] = {{12, 8}, {10, 7}, {8, 6}, {6, 5}};
+  for (const auto& w : kWidths) {
+    std::vector<BitVec> keep;
+    for (int b = 0; b < std::min(w[0], m); ++b) keep.push_back(BitVec{1} << b);
+    for (int b = 0; b < std::min(w[1], m); ++b) keep.push_back(ainv.col(b) & lmask);
+    std::vector<BitVec> zs = Subspace::span(m, keep).annihilator().basis();
+    std::reverse(zs.begin(), zs.end());  // highest pivots first: the rows stay away from the low bits
+    std::vector<BitVec> phi = pick(zs);
+    if (static_cast<int>(phi.size()) == want) return phi;
+  }
+  std::vector<BitVec> coords;
+  for (int j = m - 1; j >= 0; --j) coords.push_back(BitVec{1} << j);
+  return pick(coords);
+}
+
 }  // namespace
 
 int dist_rank_bits(std::uint64_t ranks, int n) {
@@ -77,8 +111,16 @@ DistPlan make_dist_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes) {
   for (int i = 0; i < g; ++i) b_rows[i] = coords_in(p.chunk_rows, hl_rows[i], "a row of A_hl");
   p.dest_chunk_cols = BitMatrix::from_rows(k, b_rows).col_list();
 
-  // S: the coordinate vectors at the non-pivot positions of T, so [S; T] is invertible (Subspace's direct sum).
-  for (int j : row_space.coordinate_complement()) p.spread_rows.push_back(BitVec{1} << j);
+  // S: the coordinate vectors at the non-pivot positions of T and the piece rows φ, then φ on top, so [S; T] is
+  // invertible (Subspace's direct sum) and the top piece_bits of a chunk offset u are φ·x_l.
+  const std::vector<BitVec> phi = piece_rows(a, m, p.chunk_rows);
+  p.piece_bits = static_cast<int>(phi.size());
+  {
+    std::vector<BitVec> t_phi = p.chunk_rows;
+    t_phi.insert(t_phi.end(), phi.begin(), phi.end());
+    for (int j : Subspace::span(m, t_phi).coordinate_complement()) p.spread_rows.push_back(BitVec{1} << j);
+    p.spread_rows.insert(p.spread_rows.end(), phi.begin(), phi.end());
+  }
   std::vector<BitVec> pre_rows = p.spread_rows;
   pre_rows.insert(pre_rows.end(), p.chunk_rows.begin(), p.chunk_rows.end());
   p.pre = Bmmc(BitMatrix::from_rows(m, pre_rows));
@@ -182,7 +224,7 @@ std::string describe(const DistPlan& p) {
       p.k, p.destinations_per_rank(), p.chunk_bits(), p.chunk_elems(), p.chunk_bytes(), p.destinations_per_rank(),
       p.groups(), p.groups() == 1 ? "" : "s", p.destinations_per_rank(), p.rounds(), p.rounds() == 1 ? "" : "s");
   s += fmt::format(" A_hl = B·T: T rows {}; B cols {}\n", hex_list(p.chunk_rows), hex_list(p.dest_chunk_cols));
-  s += fmt::format(" S rows {}\n", hex_list(p.spread_rows));
+  s += fmt::format(" S rows {} (the top {} are the piece rows φ)\n", hex_list(p.spread_rows), p.piece_bits);
   s += fmt::format(" pre-pass (every rank, m = {} bits): rows {} c = {:#x}\n", p.local_bits,
                    hex_list(p.pre.matrix().row_list()), p.pre.complement());
   s += fmt::format(" send: rank r sends chunk t to B·t ⊕ A_hh·r ⊕ {:#x}, A_hh cols {}\n", p.dest_complement,

@@ -110,11 +110,13 @@ std::vector<RecvStep> recv_schedule(const DistPlan& p, BitVec d) {
 
 PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces) {
   if (pieces < 1) throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", pieces));
-  const std::uint64_t c = plan.chunk_elems();
-  const std::uint64_t p = std::min<std::uint64_t>(static_cast<std::uint64_t>(pieces), c);
   PieceSchedule s;
+  s.atom_bits = plan.piece_bits;
+  s.atom_elems = plan.chunk_elems() >> s.atom_bits;
+  const std::uint64_t atoms = std::uint64_t{1} << s.atom_bits;
+  const std::uint64_t p = std::min<std::uint64_t>(static_cast<std::uint64_t>(pieces), atoms);
   s.pieces = static_cast<int>(p);
-  for (std::uint64_t i = 0; i <= p; ++i) s.bounds.push_back(i * c / p);  // i·c < 2^63: c ≤ 2^62, p ≤ 2^31
+  for (std::uint64_t i = 0; i <= p; ++i) s.bounds.push_back(i * atoms / p * s.atom_elems);
   for (std::uint64_t i = 0; i < p; ++i) s.max_piece_elems = std::max(s.max_piece_elems, s.bounds[i + 1] - s.bounds[i]);
   s.scratch_elems = 2 * static_cast<std::uint64_t>(s.depth) * plan.destinations_per_rank() * s.max_piece_elems;
   return s;

@@ -3,14 +3,23 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <variant>
 #include <string>
 #include <vector>
 
+#include "bmmc/codegen/piece_source.hpp"
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/kernel_cache.hpp"
+#include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/dist/piece_pass.hpp"
+#include "bmmc/dist/schedule.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 
 namespace bmmc {
 
@@ -26,6 +35,15 @@ void nccl_check(ncclResult_t status, const char* call, ncclComm_t comm = nullptr
   throw std::runtime_error(what);
 }
 
+// Two byte ranges of device memory that must not overlap (the local arrays and the scratch of a call).
+void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes, const char* a_name,
+                    const char* b_name) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  if (x < y + b_bytes && y < x + a_bytes)
+    throw std::invalid_argument(fmt::format("{} ({}, {} bytes) and {} ({}, {} bytes) overlap; pass disjoint buffers",
+                                            a_name, a, a_bytes, b_name, b, b_bytes));
+}
+
 }  // namespace
 
 struct DistPermuter::State {
@@ -37,7 +55,64 @@ struct DistPermuter::State {
   std::vector<std::uint64_t> send_at, recv_at;  // displacements (elements), ascending rank order
   std::unique_ptr<CudaPermuter> pre, post, local;
   std::uint64_t* agreement = nullptr;  // device: 3 words of this rank, then 3 per rank gathered
+
+  // The pipeline (empty when not pipelined; `note` says why).
+  bool pipelined = false;
+  std::string note;
+  PieceSchedule pieces;
+  KernelSource pack_src, unpack_src;
+  Kernel pack, unpack;
+  std::uint64_t blocks_per_atom_pack = 0, blocks_per_atom_unpack = 0;
+  std::vector<SendStep> sends;
+  std::vector<RecvStep> recvs;
+  cudaStream_t comm_stream = nullptr;       // the exchange's own stream
+  cudaEvent_t packed[2] = {}, exchanged[2] = {};
+
+  void plan_pipeline(int requested);
 };
+
+// The pieces' kernels: the one-pass tile passes of the pre- and post-pass, renumbered so that every atom is one
+// range of launches (piece_pass.hpp). Throws std::invalid_argument where the pieces cannot be cut along tiles.
+void DistPermuter::State::plan_pipeline(int requested) {
+  const int m = plan.local_bits, k = plan.k, eb = plan.elem_bytes;
+  pieces = make_piece_schedule(plan, requested);
+  if (pieces.pieces < 2)
+    throw std::invalid_argument(fmt::format("chunks of 2^{} elements have no piece rows to cut along", plan.chunk_bits()));
+  if (k > kMaxPieceTableBits)
+    throw std::invalid_argument(fmt::format("k = {} destinations per rank exceed the piece kernel's 2^{}", k,
+                                            kMaxPieceTableBits));
+  if (pieces.atom_elems * static_cast<std::uint64_t>(eb) % 256 != 0)
+    throw std::invalid_argument(fmt::format("atoms of {} elements are below 256 bytes", pieces.atom_elems));
+  GpuPolicy policy = options.gpu.policy;
+  policy.variant = Variant::OnePass;
+  const DeviceCaps caps = device_caps(device);
+  const auto tile_pass_of = [&](const Bmmc& b, const std::vector<BitVec>& rows) {
+    const Plan p = make_plan(b, eb, caps, policy);
+    if (p.passes.size() != 1 || !std::holds_alternative<TilePass>(p.passes[0]))
+      throw std::invalid_argument("the local pass is not one tile pass");
+    TilePass pass = std::get<TilePass>(p.passes[0]);
+    pass.block_order = piece_launch_order(pass, rows);
+    return pass;
+  };
+  const TilePass pack_pass = tile_pass_of(plan.pre, pack_atom_rows(plan));
+  const TilePass unpack_pass = tile_pass_of(post_for_rank(plan, static_cast<BitVec>(rank)), unpack_atom_rows(plan));
+  pack_src = generate_piece(pack_pass, m, m - k, options.gpu.codegen);
+  unpack_src = generate_piece(unpack_pass, m - k, m, options.gpu.codegen);
+  blocks_per_atom_pack = pack_pass.blocks() >> pieces.atom_bits;
+  blocks_per_atom_unpack = unpack_pass.blocks() >> pieces.atom_bits;
+  KernelCache& cache = options.gpu.cache ? *options.gpu.cache : default_kernel_cache();
+  const int arch = device_arch(device);
+  pack = cache.get(pack_src.source, pack_src.kernel_name, arch);
+  unpack = cache.get(unpack_src.source, unpack_src.kernel_name, arch);
+  sends = send_schedule(plan, static_cast<BitVec>(rank));
+  recvs = recv_schedule(plan, static_cast<BitVec>(rank));
+  check(cudaStreamCreateWithFlags(&comm_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (exchange stream)");
+  for (int b = 0; b < 2; ++b) {
+    check(cudaEventCreateWithFlags(&packed[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check(cudaEventCreateWithFlags(&exchanged[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  }
+  pipelined = true;
+}
 
 DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, const DistOptions& options)
     : state_(std::make_unique<State>()) {
@@ -61,13 +136,31 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   }
   check(cudaMalloc(&s.agreement, sizeof(std::uint64_t) * 3 * (1 + static_cast<std::size_t>(s.ranks))),
         "cudaMalloc (agreement words)");
+  if (s.step.local_only) {
+    s.note = "no element changes rank: one local pass";
+  } else if (options.pieces < 1) {
+    throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", options.pieces));
+  } else if (options.pieces == 1) {
+    s.note = "one piece requested";
+  } else {
+    try {
+      s.plan_pipeline(options.pieces);
+    } catch (const std::invalid_argument& e) {
+      s.note = e.what();
+    }
+  }
 }
 
 DistPermuter::~DistPermuter() {
-  if (!state_ || !state_->agreement) return;
+  if (!state_) return;
   try {
     ScopedDevice on(state_->device);
-    cudaFree(state_->agreement);
+    if (state_->agreement) cudaFree(state_->agreement);
+    if (state_->comm_stream) cudaStreamDestroy(state_->comm_stream);
+    for (cudaEvent_t e : state_->packed)
+      if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : state_->exchanged)
+      if (e) cudaEventDestroy(e);
   } catch (...) {  // a destructor must not throw; the device is gone anyway
   }
 }
@@ -82,6 +175,14 @@ int DistPermuter::device() const noexcept { return state_->device; }
 std::size_t DistPermuter::local_bytes() const noexcept {
   return array_bytes(state_->plan.local_bits, state_->plan.elem_bytes);
 }
+std::size_t DistPermuter::scratch_bytes() const noexcept {
+  const State& s = *state_;
+  return s.pipelined ? static_cast<std::size_t>(s.pieces.scratch_elems) * static_cast<std::size_t>(s.plan.elem_bytes)
+                     : local_bytes();
+}
+bool DistPermuter::pipelined() const noexcept { return state_->pipelined; }
+int DistPermuter::pieces() const noexcept { return state_->pipelined ? state_->pieces.pieces : 1; }
+const std::string& DistPermuter::pipeline_note() const noexcept { return state_->note; }
 
 void DistPermuter::operator()(const void* in, void* out, void* scratch, cudaStream_t stream) const {
   const State& s = *state_;
@@ -91,13 +192,20 @@ void DistPermuter::operator()(const void* in, void* out, void* scratch, cudaStre
   check_device_pointer(out, "out");
   const bool own = scratch == nullptr && !s.step.local_only;
   if (scratch) {
-    check_buffers(in, scratch, s.plan.local_bits, s.plan.elem_bytes);
-    check_buffers(out, scratch, s.plan.local_bits, s.plan.elem_bytes);
+    check_disjoint(in, local_bytes(), scratch, scratch_bytes(), "in", "scratch");
+    check_disjoint(out, local_bytes(), scratch, scratch_bytes(), "out", "scratch");
+    if (reinterpret_cast<std::uintptr_t>(scratch) % 256 != 0)
+      throw std::invalid_argument("scratch must be aligned to 256 bytes (as cudaMalloc returns it)");
     check_device_pointer(scratch, "scratch");
   }
-  if (own) check(cudaMallocAsync(&scratch, local_bytes(), stream), "cudaMallocAsync (exchange scratch)");
+  if (own) check(cudaMallocAsync(&scratch, scratch_bytes(), stream), "cudaMallocAsync (exchange scratch)");
   try {
-    run(in, out, scratch, stream);
+    if (s.pipelined) {
+      check_agreement(stream);
+      run_pipelined(in, out, scratch, stream);
+    } else {
+      run(in, out, scratch, stream);
+    }
   } catch (...) {
     if (own) cudaFreeAsync(scratch, stream);
     throw;
@@ -114,7 +222,7 @@ void DistPermuter::permute_destroying(void* in, void* out, cudaStream_t stream) 
   run(in, out, in, stream);
 }
 
-void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t stream) const {
+void DistPermuter::check_agreement(cudaStream_t stream) const {
   const State& s = *state_;
   if (s.options.check_agreement) {
     const std::uint64_t mine[3] = {dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
@@ -141,6 +249,11 @@ void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t strea
           s.rank, views));
     }
   }
+}
+
+void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t stream) const {
+  const State& s = *state_;
+  check_agreement(stream);
   if (s.step.local_only) {
     (*s.local)(in, out, stream);
     return;
@@ -158,6 +271,77 @@ void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t strea
       nccl_check(ncclRecv(receive + s.recv_at[r] * eb, c * eb, ncclUint8, r, s.comm, stream), "ncclRecv", s.comm);
   nccl_check(ncclGroupEnd(), "ncclGroupEnd", s.comm);
   (*s.post)(recv, out, stream);
+}
+
+// The pipeline on the caller's stream (packs and unpacks) and the engine's exchange stream, two buffers each way:
+//   stream:  pack 0, pack 1, [exchange 0 done] unpack 0, pack 2, [exchange 1 done] unpack 1, pack 3, ...
+//   comm:    [pack i done] exchange i  (grouped sends from send buffer i mod 2 into receive buffer i mod 2)
+// Pack i+2 overwrites send buffer i mod 2 only after exchange i (its unpack waited for it); exchange i+2 overwrites
+// receive buffer i mod 2 only after unpack i (it waits for pack i+2, which the stream runs after unpack i). The
+// caller's stream ends after the last unpack, which waited for the last exchange.
+void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaStream_t stream) const {
+  const State& s = *state_;
+  const PieceSchedule& ps = s.pieces;
+  const std::size_t eb = static_cast<std::size_t>(s.plan.elem_bytes);
+  const std::uint64_t seg = ps.max_piece_elems, buf = s.plan.destinations_per_rank() * seg;
+  const int k = s.plan.k;
+  auto* base = static_cast<unsigned char*>(scratch);
+  const auto send_buf = [&](int b) { return base + static_cast<std::size_t>(b) * buf * eb; };
+  const auto recv_buf = [&](int b) { return base + static_cast<std::size_t>(2 + b) * buf * eb; };
+  const bool wide = needs_64bit_index(s.plan.local_bits);
+  const auto launch_atoms = [&](const Kernel& kernel, const KernelSource& src, std::uint64_t per_atom, int i,
+                                void* sources, void* targets) {
+    const std::uint64_t a0 = ps.bounds[i] / ps.atom_elems, a1 = ps.bounds[i + 1] / ps.atom_elems;
+    const std::uint64_t first64 = a0 * per_atom;
+    const unsigned first32 = static_cast<unsigned>(first64);
+    void* first = wide ? static_cast<void*>(const_cast<std::uint64_t*>(&first64))
+                       : static_cast<void*>(const_cast<unsigned*>(&first32));
+    void* args[] = {sources, targets, first};
+    launch(kernel, dim3(static_cast<unsigned>((a1 - a0) * per_atom)), dim3(src.block), src.shared_bytes, stream, args);
+  };
+  // Segment t of a piece's send buffer holds chunk t's elements [lo, hi): pointer tables shifted back by lo.
+  const auto pack = [&](int i) {
+    const std::uint64_t lo = ps.bounds[i];
+    const void* sources[1] = {in};
+    std::vector<void*> targets(std::size_t{1} << k);
+    for (std::size_t t = 0; t < targets.size(); ++t) targets[t] = send_buf(i % 2) + (t * seg - lo) * eb;
+    launch_atoms(s.pack, s.pack_src, s.blocks_per_atom_pack, i, sources, targets.data());
+    check(cudaEventRecord(s.packed[i % 2], stream), "cudaEventRecord (packed)");
+  };
+  const auto unpack = [&](int i) {
+    const std::uint64_t lo = ps.bounds[i];
+    std::vector<const void*> sources(std::size_t{1} << k);
+    for (std::size_t j = 0; j < sources.size(); ++j) sources[j] = recv_buf(i % 2) + (j * seg - lo) * eb;
+    void* targets[1] = {out};
+    launch_atoms(s.unpack, s.unpack_src, s.blocks_per_atom_unpack, i, sources.data(), targets);
+  };
+  const auto exchange = [&](int i) {
+    const std::uint64_t len = (ps.bounds[i + 1] - ps.bounds[i]) * eb;
+    check(cudaStreamWaitEvent(s.comm_stream, s.packed[i % 2], 0), "cudaStreamWaitEvent (packed)");
+    nccl_check(ncclGroupStart(), "ncclGroupStart");
+    for (const SendStep& st : s.sends)
+      nccl_check(ncclSend(send_buf(i % 2) + st.chunk * seg * eb, len, ncclUint8, static_cast<int>(st.dest), s.comm,
+                          s.comm_stream),
+                 "ncclSend", s.comm);
+    for (const RecvStep& st : s.recvs)
+      nccl_check(ncclRecv(recv_buf(i % 2) + st.slot * seg * eb, len, ncclUint8, static_cast<int>(st.source), s.comm,
+                          s.comm_stream),
+                 "ncclRecv", s.comm);
+    nccl_check(ncclGroupEnd(), "ncclGroupEnd", s.comm);
+    check(cudaEventRecord(s.exchanged[i % 2], s.comm_stream), "cudaEventRecord (exchanged)");
+  };
+  for (int i = 0; i < std::min(2, ps.pieces); ++i) {
+    pack(i);
+    exchange(i);
+  }
+  for (int i = 0; i < ps.pieces; ++i) {
+    check(cudaStreamWaitEvent(stream, s.exchanged[i % 2], 0), "cudaStreamWaitEvent (exchanged)");
+    unpack(i);
+    if (i + 2 < ps.pieces) {
+      pack(i + 2);
+      exchange(i + 2);
+    }
+  }
 }
 
 }  // namespace bmmc

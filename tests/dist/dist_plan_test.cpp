@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bmmc/core/subspace.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "dist/error_message.hpp"
@@ -196,29 +197,60 @@ TEST(DistPlan, WorkedExampleOfTheHeader) {
 }
 
 TEST(DistPlan, PieceScheduleOddCountsAndScratchBound) {
-  const DistPlan p = make_dist_plan(random_bmmc(14, 3), 3, 4);  // k = 3, chunks of 2^11 elements
-  for (int pieces : {1, 3, 5, 7, 32, 100}) {
+  const DistPlan p = make_dist_plan(random_bmmc(14, 3), 3, 4);  // k = 3, chunks of 2^11 elements, 64 atoms
+  ASSERT_EQ(p.piece_bits, kPieceBits);
+  for (int pieces : {1, 3, 5, 7, 32, 64}) {
     const PieceSchedule s = make_piece_schedule(p, pieces);
     ASSERT_EQ(s.pieces, pieces);
     ASSERT_EQ(s.bounds.size(), static_cast<std::size_t>(pieces + 1));
+    EXPECT_EQ(s.atom_elems, p.chunk_elems() >> kPieceBits);
     EXPECT_EQ(s.bounds.front(), 0u);
     EXPECT_EQ(s.bounds.back(), p.chunk_elems());
-    for (int i = 0; i < pieces; ++i) EXPECT_GT(s.bounds[i + 1], s.bounds[i]);
-    EXPECT_EQ(s.max_piece_elems, (p.chunk_elems() + pieces - 1) / pieces);
+    for (int i = 0; i < pieces; ++i) {
+      EXPECT_GT(s.bounds[i + 1], s.bounds[i]);
+      EXPECT_EQ(s.bounds[i] % s.atom_elems, 0u) << "a piece boundary cuts an atom";
+    }
+    EXPECT_EQ(s.max_piece_elems, (64 + pieces - 1) / pieces * s.atom_elems);
     EXPECT_EQ(s.scratch_elems, 4 * p.destinations_per_rank() * s.max_piece_elems);
   }
-  // 1/8 of the local array for P ≥ 32 whenever chunks have at least 32 elements (m − k ≥ 5), any P.
+  EXPECT_EQ(make_piece_schedule(p, 100).pieces, 64);  // more pieces than atoms: one atom per piece
+  // 1/8 of the local array for P ≥ 32 whenever chunks have at least 64 elements (m − k ≥ 6), any P.
   for (int g = 0; g <= 6; ++g)
-    for (int m = g + 5; m <= g + 8; ++m) {
+    for (int m = g + 6; m <= g + 9; ++m) {
       const DistPlan q = make_dist_plan(random_bmmc(m + g, m * g + 1), g, 4);
-      ASSERT_GE(q.chunk_bits(), 5);
+      ASSERT_GE(q.chunk_bits(), 6);
       for (int pieces : {32, 33, 47, 64, 255, 1 << 20})
         EXPECT_LE(make_piece_schedule(q, pieces).scratch_elems * 8, q.local_elems()) << pieces << " pieces";
     }
-  // More pieces than elements: one element per piece.
+  // Chunks of 2 elements: one atom bit, so at most 2 pieces.
   const DistPlan small = make_dist_plan(random_bmmc(4, 1), 2, 4);
-  EXPECT_EQ(make_piece_schedule(small, 9).pieces, static_cast<int>(small.chunk_elems()));
+  EXPECT_EQ(make_piece_schedule(small, 9).pieces, 1 << small.piece_bits);
   EXPECT_THROW(make_piece_schedule(p, 0), std::invalid_argument);
+}
+
+// The piece rows φ at the sizes the GPUs run: kPieceBits rows, independent of the chunk rows, vanishing on the low
+// input bits and on the local parts of the preimages of the low output bits — so no tile of the pre- or post-pass
+// straddles two atoms.
+TEST(DistPlan, PieceRowsAvoidTheLinesOfBothSides) {
+  check_plan(make_dist_plan(random_bmmc(16, 2), 2, 4), "piece rows at m = 14");
+  for (std::uint64_t seed = 1; seed <= 12; ++seed)
+    for (int g : {1, 2, 3}) {
+      const Bmmc b = seed % 3 == 0 ? random_bpc(31 + g, seed) : random_bmmc(31 + g, seed);
+      const DistPlan p = make_dist_plan(b, g, 8);
+      ASSERT_EQ(p.piece_bits, kPieceBits) << b.to_string();
+      const int m = p.local_bits;
+      const BitMatrix ainv = b.matrix().inverse();
+      std::vector<BitVec> rows = p.chunk_rows;
+      for (int i = 0; i < p.piece_bits; ++i) {
+        const BitVec phi = p.spread_rows[p.spread_rows.size() - p.piece_bits + i];
+        rows.push_back(phi);
+        for (int j = 0; j < 8; ++j) {
+          EXPECT_EQ(__builtin_popcountll(phi & (BitVec{1} << j)) & 1, 0) << "φ reads input bit " << j;
+          EXPECT_EQ(__builtin_popcountll(phi & ainv.col(j) & low_mask(m)) & 1, 0) << "φ moves output bit " << j;
+        }
+      }
+      EXPECT_EQ(Subspace::span(m, rows).dim(), p.k + p.piece_bits);  // [S; T] invertible: check_plan below
+    }
 }
 
 TEST(DistPlan, HashSeparatesWhatDefinesThePlan) {
@@ -231,7 +263,7 @@ TEST(DistPlan, HashSeparatesWhatDefinesThePlan) {
   EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(12, 1), 2, 4)));                   // g
   EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(12, 1), 3, 8)));                   // element size
   // Stable across processes and machines: a fixed value, not std::hash.
-  EXPECT_EQ(dist_plan_hash(make_dist_plan(identity(4), 1, 4)), 0x574cb8611de3b981ULL) << std::hex
+  EXPECT_EQ(dist_plan_hash(make_dist_plan(identity(4), 1, 4)), 0x3b3b6d02e1f7baa2ULL) << std::hex
       << dist_plan_hash(make_dist_plan(identity(4), 1, 4));
 }
 

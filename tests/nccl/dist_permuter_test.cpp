@@ -61,17 +61,26 @@ void per_rank(int ranks, const std::function<void(int)>& body) {
     if (e) std::rethrow_exception(e);
 }
 
-void expect_engine_matches(const Comms& c, const Bmmc& global, int eb, bool destroy, const std::string& what) {
+void expect_engine_matches(const Comms& c, const Bmmc& global, int eb, bool destroy, const std::string& what,
+                           const DistOptions& options = {}, bool expect_pipelined = false) {
   const int ranks = static_cast<int>(c.comms.size());
   const std::size_t total = (std::size_t{1} << global.n()) * eb, slice = total / ranks;
   const std::vector<unsigned char> whole = test::random_bytes(total, global.n() * 131 + eb);
   std::vector<unsigned char> ref(total), got(total);
   permute_reference(global, whole.data(), ref.data(), eb);
   per_rank(ranks, [&](int r) {
-    const DistPermuter p(global, eb, c.comms[r]);
-    void *in = nullptr, *out = nullptr;
+    const DistPermuter p(global, eb, c.comms[r], options);
+    if (expect_pipelined) {
+      EXPECT_TRUE(p.pipelined()) << what << ": " << p.pipeline_note();
+      if (options.pieces >= 32) EXPECT_LE(p.scratch_bytes() * 8, p.local_bytes()) << what;
+    }
+    void *in = nullptr, *out = nullptr, *scratch = nullptr;
     cudaMalloc(&in, slice);
     cudaMalloc(&out, slice);
+    if (expect_pipelined) {  // the caller's scratch, poisoned
+      cudaMalloc(&scratch, p.scratch_bytes());
+      cudaMemset(scratch, 0xa5, p.scratch_bytes());
+    }
     cudaMemcpy(in, whole.data() + r * slice, slice, cudaMemcpyHostToDevice);
     cudaMemset(out, 0, slice);  // poisoned: the random data has no zero byte
     cudaStream_t s;
@@ -79,8 +88,9 @@ void expect_engine_matches(const Comms& c, const Bmmc& global, int eb, bool dest
     if (destroy)
       p.permute_destroying(in, out, s);
     else
-      p(in, out, nullptr, s);
+      p(in, out, scratch, s);
     cudaStreamSynchronize(s);
+    if (scratch) cudaFree(scratch);
     cudaMemcpy(got.data() + r * slice, out, slice, cudaMemcpyDeviceToHost);
     if (!destroy) {
       std::vector<unsigned char> back(slice);
@@ -137,6 +147,34 @@ TEST(NcclEngine, TwoOrMoreRanksEveryMapKind) {
       expect_engine_matches(c, bit_permutation(swap_bits), eb, destroy, "rank <-> local bit 0");
       expect_engine_matches(c, reverse(n), eb, destroy, "reverse (k = 0, whole slices move)");
     }
+}
+
+// The pipelined exchange (pieces of whole tiles, two buffers each way, scratch ≤ 1/8 for 32 pieces) at sizes where
+// the piece rows fit: 2^26 elements per rank.
+TEST(NcclEngine, PipelinedExchangeMatchesTheReference) {
+  REQUIRE_GPU();
+  const int gpus = gpu_count();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
+  const Comms c(2);
+  const int n = 27;
+  std::vector<int> swap_bits(n);
+  for (int i = 0; i < n; ++i) swap_bits[i] = i;
+  std::swap(swap_bits[0], swap_bits[n - 1]);
+  for (int eb : {4, 8})
+    for (int pieces : {32, 7}) {
+      DistOptions o;
+      o.pieces = pieces;
+      const std::string what = fmt::format("{} pieces, {}-byte elements", pieces, eb);
+      expect_engine_matches(c, random_bmmc(n, eb + pieces), eb, false, "random BMMC, " + what, o, true);
+      expect_engine_matches(c, random_bpc(n, eb * pieces), eb, false, "random BPC, " + what, o, true);
+      expect_engine_matches(c, bit_permutation(swap_bits), eb, false, "rank <-> local bit 0, " + what, o, true);
+    }
+  // One piece asked for: the unpipelined path, with one local array of scratch.
+  DistOptions one;
+  one.pieces = 1;
+  const DistPermuter p(random_bmmc(n, 3), 4, c.comms[0], one);
+  EXPECT_FALSE(p.pipelined());
+  EXPECT_EQ(p.scratch_bytes(), p.local_bytes());
 }
 
 TEST(NcclEngine, RanksThatDisagreeAllThrow) {

@@ -5,7 +5,9 @@
 // top g bits. With A split into blocks (l = the m low bits, h = the g top bits), element (x_l, r) goes to
 //   rank d = A_hl·x_l ⊕ A_hh·r ⊕ c_h,   offset y_l = A_ll·x_l ⊕ A_lh·r ⊕ c_l.
 // k = rank(A_hl) and A_hl = B·T with T (k × m) the reduced echelon row basis of A_hl and B (g × k) injective.
-// S = the coordinate vectors e_j at the m − k non-pivot positions of T, so [S; T] is invertible. Then:
+// S = m − k rows such that [S; T] is invertible: the piece rows φ on top (q ≤ kPieceBits functionals that
+// vanish on the low input bits and on the preimages of the low output bits, so the pipelined exchange can cut a
+// chunk along them without cutting a tile), below them coordinate vectors e_j at the remaining positions. Then:
 //  1. pre-pass (local BMMC on m bits, the same for every rank): x_l ↦ p = (u, t), u = S·x_l in the low m − k
 //     bits, t = T·x_l in the top k bits. Chunk t is the contiguous range [t·2^(m−k), (t+1)·2^(m−k)).
 //  2. exchange: rank r sends chunk t to d = B·t ⊕ A_hh·r ⊕ c_h (2^k distinct ranks since B is injective).
@@ -33,9 +35,13 @@ namespace bmmc {
 /// small. The algebra has no such limit; the schedules and simulations are per rank.
 inline constexpr int kMaxRankBits = 16;
 
+/// The pipelined exchange cuts every chunk into at most 2^kPieceBits "atoms" along the piece rows φ (the top bits
+/// of the chunk offset u), chosen so that every tile of the local passes lies in one atom (dist_plan.cpp).
+inline constexpr int kPieceBits = 6;
+
 /// Version of the distributed plan's algebra, part of dist_plan_hash: ranks running library versions whose
 /// plans could differ must not agree by accident.
-inline constexpr std::uint64_t kDistPlanVersion = 1;
+inline constexpr std::uint64_t kDistPlanVersion = 2;  // 2: S carries the piece rows φ
 
 struct DistPlan {
   Bmmc bmmc;           ///< the global permutation (A, c) on N = local_bits + rank_bits bits
@@ -47,7 +53,9 @@ struct DistPlan {
   // Decomposition A_hl = B·T, [S; T] invertible.
   std::vector<BitVec> chunk_rows;       ///< T: k rows of m bits (reduced echelon, pivots = lowest set bits)
   std::vector<BitVec> dest_chunk_cols;  ///< B: k columns of g bits, B·T = A_hl
-  std::vector<BitVec> spread_rows;      ///< S: m − k rows of m bits, e_j for the non-pivot positions j of T
+  std::vector<BitVec> spread_rows;      ///< S: m − k rows of m bits: coordinate vectors e_j, then the piece rows φ
+  int piece_bits = 0;                   ///< q ≤ kPieceBits: the top q rows of S are φ (pieces of the pipelined
+                                        ///< exchange: chunk offset u's top q bits, schedule.hpp)
   Bmmc pre;                             ///< m bits: rows S then T, c = 0: p = S·x_l | (T·x_l) << (m − k)
 
   // Send schedule: rank r sends chunk t to  dest_chunk_cols·t ⊕ dest_rank_cols·r ⊕ dest_complement.

@@ -60,22 +60,28 @@ BitVec sender_slot(const DistPlan& plan, BitVec rank);
 std::uint64_t send_group(const DistPlan& plan, BitVec rank);
 std::uint64_t recv_group(const DistPlan& plan, BitVec rank);
 
-/// The pipelined exchange: each chunk splits into `pieces` ranges (the last ones possibly shorter, none
-/// empty: more pieces than elements run as one piece per element). Piece i covers elements
-/// [bounds[i], bounds[i+1]) of every chunk and slot. A pipelined engine packs piece i+1 while piece i is in
-/// flight and piece i−1 is unpacked: `depth` = 2 send and 2 receive buffers of 2^k · max piece elements each.
+/// The pipelined exchange: each chunk splits into 2^q atoms (q = plan.piece_bits), atom a = the offsets u whose top
+/// q bits (the piece rows φ·x_l) equal a, i.e. elements [a·2^(c−q), (a+1)·2^(c−q)) of every chunk and slot (c =
+/// chunk bits). A piece is a run of consecutive atoms: piece i covers elements [bounds[i], bounds[i+1]) of every
+/// chunk and slot, every bound a multiple of the atom. Because φ vanishes on the low input bits and the preimages of
+/// the low output bits (dist_plan.hpp), packing a piece through the pre-pass and unpacking it through the post-pass
+/// move whole tiles. A pipelined engine packs piece i+1 while piece i is in flight and piece i−1 is unpacked:
+/// `depth` = 2 send and 2 receive buffers of 2^k · max piece elements each.
 struct PieceSchedule {
   int pieces = 1;
   std::vector<std::uint64_t> bounds;  ///< pieces + 1 offsets within a chunk, 0 first, chunk_elems last
   int depth = 2;
+  int atom_bits = 0;                  ///< q: 2^q atoms per chunk
+  std::uint64_t atom_elems = 0;       ///< 2^(c − q)
   std::uint64_t max_piece_elems = 0;
   std::uint64_t scratch_elems = 0;    ///< per rank: 2 · depth · 2^k · max_piece_elems
   friend bool operator==(const PieceSchedule&, const PieceSchedule&) = default;
 };
 
-/// Pieces of ⌊i·C/P⌋ boundaries (C = chunk elements, P = min(pieces, C)). Throws std::invalid_argument for
-/// pieces < 1. With P ≥ 32 and chunks of at least 32 elements (m − k ≥ 5), ⌈C/P⌉ ≤ C/32 and the scratch
-/// 4·2^k·⌈C/P⌉ is at most 1/8 of the local array (smaller chunks cannot be cut that fine).
+/// P = min(pieces, 2^q) pieces, piece i = atoms [⌊i·2^q/P⌋, ⌊(i+1)·2^q/P⌋) (odd counts included). Throws
+/// std::invalid_argument for pieces < 1. With q = kPieceBits = 6 (chunks of at least 2^6 elements) and P ≥ 32, a
+/// piece is at most 2 atoms = C/32, so the scratch 4·2^k·C/32 is at most 1/8 of the local array (smaller chunks
+/// cannot be cut that fine).
 PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces);
 
 /// Traffic of the whole exchange (every rank), for the scaling model.

@@ -10,10 +10,16 @@
 //   2. the pre-pass, a CudaPermuter of the rank's `pre`: in → out (out is the send buffer);
 //   3. one grouped ncclSend/ncclRecv per peer with its count (2^(m−k) elements to each of 2^k ranks);
 //   4. the post-pass: the receive buffer → out.
-// The receive buffer is `scratch` (scratch_bytes() = one local array) with the input preserved, or the input
-// itself with permute_destroying (no scratch). A map that moves no element between ranks runs as one local pass
-// and no communication (after the agreement check). Not yet: the pipelined piece schedule (scratch ≤ 1/8), the
-// fused NVLink kernel, the in-place mode.
+// With the input preserved the exchange is pipelined (DistOptions::pieces, default 32): the chunks are cut into
+// the pieces of dist/schedule.hpp and, per piece, a pack kernel (the pre-pass over the piece's atoms, into one of
+// two send buffers), grouped ncclSend/ncclRecv on the engine's own stream (into one of two receive buffers) and an
+// unpack kernel (the post-pass over the same atoms, into out) run so that piece i's exchange overlaps the unpack
+// of piece i−1 and the pack of piece i+1 (dist/piece_pass.hpp, codegen/piece_source.hpp); scratch_bytes() is then
+// 4·2^k pieces, at most 1/8 of the local array for 32 pieces or more. Where the pieces cannot be cut along whole
+// tiles (small arrays: pipeline_note() says why) the call runs unpipelined, with one local array of scratch as the
+// receive buffer. permute_destroying receives into the input itself (no scratch, not pipelined). A map that moves
+// no element between ranks runs as one local pass and no communication (after the agreement check). The fused
+// NVLink kernel and the in-place mode are PeerPermuter's and PeerSwapPermuter's (one process, several GPUs).
 // This target (bmmc::nccl) is apart from bmmc::bmmc: the library, CLI and Python module never need NCCL.
 #pragma once
 
@@ -22,6 +28,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/alltoall.hpp"
@@ -31,6 +38,7 @@ namespace bmmc {
 
 struct DistOptions {
   bool check_agreement = true;  ///< all-gather and compare the plan hash on every call (one stream sync)
+  int pieces = 32;              ///< pipelined exchange in this many pieces (input preserved); 1 = one piece
   GpuOptions gpu;               ///< how the local passes are planned and compiled
 
   friend bool operator==(const DistOptions&, const DistOptions&) = default;
@@ -60,11 +68,18 @@ class DistPermuter {
   int ranks() const noexcept;
   int device() const noexcept;
   std::size_t local_bytes() const noexcept;
-  std::size_t scratch_bytes() const noexcept { return local_bytes(); }
+  /// Scratch of operator(): the pipeline's 2 send + 2 receive buffers, or one local array when not pipelined.
+  std::size_t scratch_bytes() const noexcept;
+  /// Whether operator() pipelines the exchange, in how many pieces, and if not, why ("" when it does).
+  bool pipelined() const noexcept;
+  int pieces() const noexcept;
+  const std::string& pipeline_note() const noexcept;
 
  private:
   struct State;
+  void check_agreement(cudaStream_t stream) const;
   void run(const void* in, void* out, void* recv, cudaStream_t stream) const;
+  void run_pipelined(const void* in, void* out, void* scratch, cudaStream_t stream) const;
   std::unique_ptr<State> state_;
 };
 
