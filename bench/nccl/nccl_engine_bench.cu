@@ -6,6 +6,7 @@
 //
 // Rows (host wall clock from every rank released by a barrier to every rank's stream done, median of REPS):
 // nccl-alltoall (grouped ncclSend/ncclRecv of the plan's off-rank chunks, the engine's exchange alone),
+// nccl-alltoall-in-pieces (the same, one group per piece of the engine's schedule),
 // nccl-engine (input kept, pipelined in PIECES pieces, default 32: packs, exchanges and unpacks overlap, scratch
 // 4·2^k pieces), nccl-engine-1-piece (input kept, not pipelined: pre-pass, exchange into a local array of
 // scratch, post-pass) and nccl-engine-destroying (the input is the receive buffer). Each engine row is verified on the devices against the push engine of the same
@@ -31,6 +32,7 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/dist/alltoall.hpp"
+#include "bmmc/dist/schedule.hpp"
 #include "bmmc/nccl/dist_permuter.hpp"
 #include "bmmc/peer/peer_access.hpp"
 #include "bmmc/peer/peer_permuter.hpp"
@@ -191,6 +193,27 @@ int main(int argc, char** argv) try {
               engines[0].pipelined() ? "pipelined" : ("not pipelined: " + engines[0].pipeline_note()).c_str(),
               engines[0].pieces(), engines[0].scratch_bytes() / 1048576.0,
               static_cast<double>(engines[0].scratch_bytes()) / bytes);
+  // The exchange alone, cut into the engine's pieces (piece i = elements [b_i, b_i+1) of every chunk): NCCL's cost
+  // of many smaller groups, without the packs and unpacks.
+  const PieceSchedule cut = make_piece_schedule(plan, pieces);
+  time_rows("nccl-alltoall-in-pieces", [&](int r) {
+    const AllToAllStep& s = steps[r];
+    const auto send_at = displacements(s.send_counts), recv_at = displacements(s.recv_counts);
+    for (int i = 0; i < cut.pieces; ++i) {
+      const u64 lo = cut.bounds[i], len = cut.bounds[i + 1] - lo;
+      nccl_ok(ncclGroupStart(), "ncclGroupStart");
+      for (int d = 0; d < ranks; ++d) {
+        if (d == r) continue;
+        if (s.send_counts[d])
+          nccl_ok(ncclSend(in[r].as<unsigned char>() + (send_at[d] + lo) * eb, len * eb, ncclUint8, d, comms[r],
+                           streams[r]), "ncclSend");
+        if (s.recv_counts[d])
+          nccl_ok(ncclRecv(scratch[r].as<unsigned char>() + (recv_at[d] + lo) * eb, len * eb, ncclUint8, d, comms[r],
+                           streams[r]), "ncclRecv");
+      }
+      nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
+    }
+  }, false);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept = time_rows("nccl-engine", [&](int r) {
     engines[r](in[r].get(), out[r].get(), scratch[r].get(), streams[r]);

@@ -72,4 +72,13 @@ void launch(const Kernel& kernel, dim3 grid, dim3 block, std::size_t shared_byte
   check(cudaGetLastError(), "cudaGetLastError after cudaLaunchKernel", where());
 }
 
+void prepare_launch(const Kernel& kernel, std::size_t shared_bytes) {
+  const std::string where = fmt::format("kernel '{}' (sm_{}), preparing {} B of dynamic shared memory", kernel.name,
+                                        kernel.arch, shared_bytes);
+  if (!kernel) throw CudaError(cudaErrorInvalidResourceHandle, "prepare_launch", where + ": the kernel is not loaded");
+  cudaFuncAttributes attributes{};
+  check(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel.fn)), "cudaFuncGetAttributes", where);
+  if (shared_bytes > kDefaultDynamicSharedLimit) ensure_dynamic_shared(kernel, shared_bytes, where);
+}
+
 }  // namespace bmmc

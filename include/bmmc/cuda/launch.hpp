@@ -22,4 +22,12 @@ inline constexpr std::size_t kDefaultDynamicSharedLimit = 48 * 1024;
 void launch(const Kernel& kernel, dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
             void** args);
 
+/// Loads `kernel` into the current device's context now and grants it `shared_bytes` of dynamic shared memory, so
+/// that later launches of it on this device load nothing. Kernels from the cache are loaded lazily, at their first
+/// launch on each device; a lazy load can wait for the device's running kernels, which deadlocks when those are
+/// collective kernels (NCCL) waiting for a rank whose thread is itself blocked in a load (seen on two H100s with
+/// one thread per rank). Engines that launch between collectives prepare every kernel when they are built.
+/// Throws CudaError like launch().
+void prepare_launch(const Kernel& kernel, std::size_t shared_bytes);
+
 }  // namespace bmmc

@@ -38,6 +38,10 @@ class CudaPermuter {
   /// which bmmc::permute has made already to choose the backend.
   void run_on_device_pointers(const void* in, void* out, cudaStream_t stream = nullptr, void* temp = nullptr) const;
 
+  /// Loads every JIT kernel into the current device's context now (prepare_launch, launch.hpp), so that no call
+  /// loads code: what engines that launch between collective kernels need. Only the JIT kernels: with JIT off the
+  /// generic kernel still loads at its first launch.
+  void prepare() const;
   const Plan& plan() const noexcept { return plan_; }
   std::size_t temp_bytes() const noexcept;
   /// The alignment in bytes that `in` and `out` need: the widest lane access of any pass.
