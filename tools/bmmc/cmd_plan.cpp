@@ -127,6 +127,7 @@ nlohmann::ordered_json dist_plan_json(const DistPlan& p) {
   j["chunk_rows"] = p.chunk_rows;
   j["dest_chunk_cols"] = p.dest_chunk_cols;
   j["spread_rows"] = p.spread_rows;
+  j["piece_bits"] = p.piece_bits;  // the top piece_bits spread rows are the piece rows φ
   j["pre"] = bmmc_json(p.pre);
   j["dest_rank_cols"] = p.dest_rank_cols;
   j["dest_complement"] = p.dest_complement;

@@ -56,8 +56,9 @@ class DistPermuter {
 
   /// Collective: every rank calls with its 2^m-element slices. in is preserved; scratch holds scratch_bytes()
   /// bytes of device memory (null: allocated stream-ordered for this call). in, out and scratch must be device
-  /// memory of the communicator's device, aligned to elem_bytes and pairwise disjoint; everything is checked
-  /// before the first enqueue.
+  /// memory of the communicator's device, in and out aligned to elem_bytes, scratch to 256 bytes (as cudaMalloc
+  /// returns it), pairwise disjoint; everything is checked before the first enqueue. One call at a time per
+  /// DistPermuter: the pipeline's events and exchange stream belong to the object.
   void operator()(const void* in, void* out, void* scratch, cudaStream_t stream) const;
   /// Collective, input destroyed: `in` is the receive buffer of the exchange; no scratch.
   void permute_destroying(void* in, void* out, cudaStream_t stream) const;
