@@ -120,8 +120,9 @@ Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::st
   const DistPlan plan = make_dist_plan(bmmc, dist_rank_bits(ranks, bmmc.n()), elem_bytes);
   if (backend == Backend::Cuda)
     throw std::invalid_argument(fmt::format(
-        "{} ranks on the cuda backend: not yet: the NCCL engines are not built; the cpu backend runs the distributed "
-        "plan on simulated ranks",
+        "{} ranks on the cuda backend: a file is not split over GPUs here; the cpu backend runs the distributed plan "
+        "on simulated ranks, and on GPUs it runs through DistPermuter (NCCL, one process per GPU) or PeerPermuter "
+        "(one process, several GPUs)",
         ranks));
   if (options.pieces < 1)
     throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", options.pieces));

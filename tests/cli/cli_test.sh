@@ -251,7 +251,7 @@ expect_error 2 "must be a power of two" "$bmmc" permute gray --n 12 -b 4 -i "$wo
 expect_error 2 "8192 ranks need at least 13 index bits, but n = 12" \
   "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 8192
 expect_error 2 "at most 2^16 = 65536 ranks" "$bmmc" plan gray --n 20 --ranks 131072
-expect_error 2 "not yet: the NCCL engines are not built" \
+expect_error 2 "the CLI does not split a file over GPUs" \
   "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4 --backend cuda
 expect_error 2 "--pieces applies to the distributed path" \
   "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --pieces 3

@@ -37,8 +37,9 @@ void permute(const PermuteCommandOptions& o) {
     }
     if (requested == Backend::Cuda)
       throw UsageError(
-          "--ranks with --backend cuda: not yet: the NCCL engines are not built; --backend cpu runs the distributed "
-          "plan on simulated ranks");
+          "--ranks with --backend cuda: the CLI does not split a file over GPUs; --backend cpu runs the distributed "
+          "plan on simulated ranks, `bmmc bench --gpus G` runs it on this machine's GPUs, and the C++ API has "
+          "DistPermuter (NCCL) and PeerPermuter");
     DistSimOptions options;
     options.pieces = o.pieces;
     permute_file_distributed(b, o.elem_bytes, o.in, o.out, o.ranks, requested, options);
