@@ -54,7 +54,8 @@ struct DistPermuter::State {
   AllToAllStep step;
   std::vector<std::uint64_t> send_at, recv_at;  // displacements (elements), ascending rank order
   std::unique_ptr<CudaPermuter> pre, post, local;
-  std::uint64_t* agreement = nullptr;  // device: 3 words of this rank, then 3 per rank gathered
+  std::uint64_t* agreement = nullptr;  // device: kWords of this rank, then kWords per rank gathered
+  static constexpr int kWords = 4;     // plan hash, n, element size, pieces (1 = not pipelined)
 
   // The pipeline (empty when not pipelined; `note` says why).
   bool pipelined = false;
@@ -69,7 +70,24 @@ struct DistPermuter::State {
   cudaEvent_t packed[2] = {}, exchanged[2] = {};
 
   void plan_pipeline(int requested);
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State();  // frees what the constructor made so far, also when it threw
 };
+
+DistPermuter::State::~State() {
+  try {
+    ScopedDevice on(device);
+    if (agreement) cudaFree(agreement);
+    if (comm_stream) cudaStreamDestroy(comm_stream);
+    for (cudaEvent_t e : packed)
+      if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : exchanged)
+      if (e) cudaEventDestroy(e);
+  } catch (...) {  // a destructor must not throw; the device is gone anyway
+  }
+}
 
 // The pieces' kernels: the one-pass tile passes of the pre- and post-pass, renumbered so that every atom is one
 // range of launches (piece_pass.hpp). Throws std::invalid_argument where the pieces cannot be cut along tiles.
@@ -146,7 +164,7 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
     s.pre->prepare();
     s.post->prepare();
   }
-  check(cudaMalloc(&s.agreement, sizeof(std::uint64_t) * 3 * (1 + static_cast<std::size_t>(s.ranks))),
+  check(cudaMalloc(&s.agreement, sizeof(std::uint64_t) * State::kWords * (1 + static_cast<std::size_t>(s.ranks))),
         "cudaMalloc (agreement words)");
   if (s.step.local_only) {
     s.note = "no element changes rank: one local pass";
@@ -163,19 +181,7 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   }
 }
 
-DistPermuter::~DistPermuter() {
-  if (!state_) return;
-  try {
-    ScopedDevice on(state_->device);
-    if (state_->agreement) cudaFree(state_->agreement);
-    if (state_->comm_stream) cudaStreamDestroy(state_->comm_stream);
-    for (cudaEvent_t e : state_->packed)
-      if (e) cudaEventDestroy(e);
-    for (cudaEvent_t e : state_->exchanged)
-      if (e) cudaEventDestroy(e);
-  } catch (...) {  // a destructor must not throw; the device is gone anyway
-  }
-}
+DistPermuter::~DistPermuter() = default;
 DistPermuter::DistPermuter(DistPermuter&&) noexcept = default;
 DistPermuter& DistPermuter::operator=(DistPermuter&&) noexcept = default;
 
@@ -234,33 +240,37 @@ void DistPermuter::permute_destroying(void* in, void* out, cudaStream_t stream) 
   run(in, out, in, stream);
 }
 
+// The ranks compare (plan hash, n, element size, pieces) before any data moves: ranks that disagree would post
+// mismatched sends and receives and hang, or corrupt each other's arrays. The piece count is part of it because
+// the pipeline's NCCL groups must pair up: DistOptions::pieces, or a device on which the pieces' kernels cannot be
+// planned, could make one rank pipeline and another not.
 void DistPermuter::check_agreement(cudaStream_t stream) const {
   const State& s = *state_;
-  if (s.options.check_agreement) {
-    const std::uint64_t mine[3] = {dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-                                   static_cast<std::uint64_t>(s.plan.elem_bytes)};
-    std::vector<std::uint64_t> every(3 * static_cast<std::size_t>(s.ranks));
-    check(cudaMemcpyAsync(s.agreement, mine, sizeof mine, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (hash)");
-    nccl_check(ncclAllGather(s.agreement, s.agreement + 3, 3, ncclUint64, s.comm, stream), "ncclAllGather (plan hash)",
-               s.comm);
-    check(cudaMemcpyAsync(every.data(), s.agreement + 3, every.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
-                          stream),
-          "cudaMemcpyAsync (hashes)");
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (plan hashes)");
-    bool agree = true;
-    for (int r = 0; r < s.ranks; ++r)
-      for (int i = 0; i < 3; ++i) agree = agree && every[3 * r + i] == every[i];
-    if (!agree) {
-      std::string views;
-      for (int r = 0; r < s.ranks; ++r)
-        views += fmt::format("{}rank {}: n = {}, {}-byte elements, plan hash {:#018x}", r ? "; " : "", r,
-                             every[3 * r + 1], every[3 * r + 2], every[3 * r]);
-      throw std::invalid_argument(fmt::format(
-          "the ranks disagree on the permutation, n or element size (this is rank {}); every rank must build its "
-          "DistPermuter from the same global BMMC and element size: {}",
-          s.rank, views));
-    }
-  }
+  if (!s.options.check_agreement) return;
+  constexpr int w = State::kWords;
+  const std::uint64_t mine[w] = {dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
+                                 static_cast<std::uint64_t>(s.plan.elem_bytes),
+                                 static_cast<std::uint64_t>(s.pipelined ? s.pieces.pieces : 1)};
+  std::vector<std::uint64_t> every(w * static_cast<std::size_t>(s.ranks));
+  check(cudaMemcpyAsync(s.agreement, mine, sizeof mine, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (hash)");
+  nccl_check(ncclAllGather(s.agreement, s.agreement + w, w, ncclUint64, s.comm, stream), "ncclAllGather (plan hash)",
+             s.comm);
+  check(cudaMemcpyAsync(every.data(), s.agreement + w, every.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
+                        stream),
+        "cudaMemcpyAsync (hashes)");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (plan hashes)");
+  bool agree = true;
+  for (int r = 0; r < s.ranks; ++r)
+    for (int i = 0; i < w; ++i) agree = agree && every[w * r + i] == every[i];
+  if (agree) return;
+  std::string views;
+  for (int r = 0; r < s.ranks; ++r)
+    views += fmt::format("{}rank {}: n = {}, {}-byte elements, plan hash {:#018x}, {} piece(s)", r ? "; " : "", r,
+                         every[w * r + 1], every[w * r + 2], every[w * r], every[w * r + 3]);
+  throw std::invalid_argument(fmt::format(
+      "the ranks disagree on the permutation, n, element size or pieces (this is rank {}); every rank must build its "
+      "DistPermuter from the same global BMMC, element size and options: {}",
+      s.rank, views));
 }
 
 void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t stream) const {

@@ -178,26 +178,39 @@ TEST(NcclEngine, PipelinedExchangeMatchesTheReference) {
   EXPECT_EQ(p.scratch_bytes(), p.local_bytes());
 }
 
+// Ranks that disagree on the permutation — or on the pipeline, whose NCCL groups must pair up — all throw before
+// any data moves, instead of hanging.
 TEST(NcclEngine, RanksThatDisagreeAllThrow) {
   REQUIRE_GPU();
   const int gpus = gpu_count();
   if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
   const Comms c(2);
-  std::vector<std::string> messages(2);
-  per_rank(2, [&](int r) {
-    const DistPermuter p(r == 0 ? bit_reverse(16) : gray(16), 4, c.comms[r]);
-    void *in = nullptr, *out = nullptr;
-    cudaMalloc(&in, p.local_bytes());
-    cudaMalloc(&out, p.local_bytes());
-    try {
-      p(in, out, nullptr, nullptr);
-    } catch (const std::invalid_argument& e) {
-      messages[r] = e.what();
-    }
-    cudaFree(in);
-    cudaFree(out);
-  });
-  for (const std::string& m : messages) EXPECT_NE(m.find("disagree"), std::string::npos) << m;
+  const auto expect_all_throw = [&](const std::function<DistPermuter(int)>& make, const std::string& what) {
+    std::vector<std::string> messages(2);
+    per_rank(2, [&](int r) {
+      const DistPermuter p = make(r);
+      void *in = nullptr, *out = nullptr;
+      cudaMalloc(&in, p.local_bytes());
+      cudaMalloc(&out, p.local_bytes());
+      try {
+        p(in, out, nullptr, nullptr);
+      } catch (const std::invalid_argument& e) {
+        messages[r] = e.what();
+      }
+      cudaFree(in);
+      cudaFree(out);
+    });
+    for (const std::string& m : messages) EXPECT_NE(m.find("disagree"), std::string::npos) << what << ": " << m;
+  };
+  expect_all_throw([&](int r) { return DistPermuter(r == 0 ? bit_reverse(16) : gray(16), 4, c.comms[r]); },
+                   "different permutations");
+  expect_all_throw(
+      [&](int r) {
+        DistOptions o;
+        o.pieces = r == 0 ? 32 : 1;  // 2^26 elements per rank: rank 0 pipelines, rank 1 does not
+        return DistPermuter(random_bmmc(27, 4), 4, c.comms[r], o);
+      },
+      "one rank pipelined, the other not");
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 //
 // Rank r holds elements [r·2^m, (r+1)·2^m) of the 2^N-element array (the rank = the top g index bits). A call
 // runs the plan's all-to-all form (dist/alltoall.hpp) on the caller's stream:
-//   1. (check_agreement) ncclAllGather of (plan hash, N, element size) and a host comparison: ranks that
+//   1. (check_agreement) ncclAllGather of (plan hash, N, element size, pieces) and a host comparison: ranks that
 //      disagree all throw std::invalid_argument naming every rank's view, before any data moves (this call
 //      synchronises the stream once);
 //   2. the pre-pass, a CudaPermuter of the rank's `pre`: in → out (out is the send buffer);
