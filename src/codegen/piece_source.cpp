@@ -44,12 +44,7 @@ KernelSource generate_piece(const TilePass& p, int in_split, int out_split, cons
                    ks.block, idx);
   o += "  extern __shared__ unsigned int tile[];\n";
   o += emit_lane_warp();
-  if (p.block_order.empty()) {
-    o += fmt::format("  const {} b = block_base + blockIdx.x;\n", idx);
-  } else {
-    o += fmt::format("  const {} launch = block_base + blockIdx.x;\n  {} b = 0;\n", idx, idx);
-    o += matvec("b", "launch", std::vector<BitVec>(p.block_order.begin(), p.block_order.end()), idx);
-  }
+  o += emit_block_index(p, "b", "block_base");  // under piece_launch_order: atom a = one range of launches
   o += emit_origin(p, "b", "x0", "z");
   o += emit_phase1_loads(p, opt, "in", "x0", "a", in_split);
   o += emit_phase1_stores(p, "a", "");

@@ -69,13 +69,8 @@ KernelSource generate_push(const TilePass& p, int m, const CodegenOptions& opt) 
                    ks.block, idx);
   o += "  extern __shared__ unsigned int tile[];\n";
   o += emit_lane_warp();
-  if (p.block_order.empty()) {
-    o += fmt::format("  const {} b = block_base + blockIdx.x;\n", idx);
-  } else {
-    // Launch i runs block M·i (dist/push_plan.hpp, push_launch_order): the destinations cycle from launch to launch.
-    o += fmt::format("  const {} launch = block_base + blockIdx.x;\n  {} b = 0;\n", idx, idx);
-    o += matvec("b", "launch", std::vector<BitVec>(p.block_order.begin(), p.block_order.end()), idx);
-  }
+  // Under push_launch_order (dist/push_plan.hpp) the destinations cycle from launch to launch.
+  o += emit_block_index(p, "b", "block_base");
   o += emit_origin(p, "b", "x0", "z");
   o += fmt::format("  // the rank's own buffer holds x mod 2^{}\n", m);
   o += emit_phase1_loads(p, opt, "in", fmt::format("(x0 & {}{})", hex(low_mask(m)), sfx), "a");

@@ -98,12 +98,13 @@ IndexType index_type(int n) {
   return needs_64bit_index(n) ? IndexType{"unsigned long long", "ull"} : IndexType{"unsigned int", "u"};
 }
 
-std::string emit_block_index(const TilePass& p, const std::string& b) {
+std::string emit_block_index(const TilePass& p, const std::string& b, const std::string& base) {
   const auto [idx, sfx] = index_type(p.n());
-  if (p.block_order.empty()) return fmt::format("  const {} {} = blockIdx.x;\n", idx, b);
+  const std::string launch = base.empty() ? "blockIdx.x" : base + " + blockIdx.x";
+  if (p.block_order.empty()) return fmt::format("  const {} {} = {};\n", idx, b, launch);
   // Launch i runs block M·i (plan/block_order.hpp): the blocks running together then touch neighbouring
   // cosets on the side the plan chose.
-  std::string o = fmt::format("  const {} launch = blockIdx.x;\n  {} {} = 0;\n", idx, idx, b);
+  std::string o = fmt::format("  const {} launch = {};\n  {} {} = 0;\n", idx, launch, idx, b);
   return o + matvec(b, "launch", std::vector<BitVec>(p.block_order.begin(), p.block_order.end()), idx);
 }
 
