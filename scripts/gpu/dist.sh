@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Several GPUs (issue 19, docs/DESIGN.md §9): the one script for a lent multi-GPU machine (nvidia-h200-x2).
+# Several GPUs (issue 19, docs/DESIGN.md §9): the one script for a lent multi-GPU machine (nvidia-h200-x2, or
+# nvidia-h100-x2 where that is what is lent).
 # Runs, with NVLink multicast kept off: the peer and NCCL engine tests, compute-sanitizer memcheck on a few of
 # them, `bmmc bench --gpus G` (every engine beside cudaMemcpy, the peer-copy bound, NCCL all-to-all and, where
 # libcustatevec.so.1 loads, cuStateVec's multi-device swap; every row verified), bmmc_nccl_bench (the portable
@@ -8,7 +9,7 @@
 #           (default build-gpu; scripts/pack-gpu.sh builds it here)
 #   WHEEL   the bmmc wheel for the torchrun step (default build-python/dist/bmmc-*.whl; skipped if absent)
 #   N_C64 / N_I32   index bits of the complex64 and int32 benches (33 and 34: 32 GiB and 64 GiB... per GPU
-#           is 2^(N-g) elements; in + out + scratch must fit), REPS (5)
+#           is 2^(N-g) elements; in + out + scratch must fit: on 80 GB H100s use N_C64=32 N_I32=33), REPS (5)
 # Writes logs to $OUT (or /tmp/bmmc-dist) and prints a summary; exit status non-zero when a test failed or a
 # row did not verify.
 set -uo pipefail
@@ -28,11 +29,12 @@ nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,nohea
 nvidia-smi topo -m 2>/dev/null | head -5
 G=$(nvidia-smi -L | wc -l)
 
-step "tests: bmmc_peer_tests, bmmc_nccl_tests"
-for t in bmmc_peer_tests bmmc_nccl_tests; do
+step "tests: bmmc_peer_tests, bmmc_nccl_tests (three times: a rank that blocks shows as a hang, not a failure)"
+for t in bmmc_peer_tests bmmc_nccl_tests bmmc_nccl_tests bmmc_nccl_tests; do
   timeout 300 stdbuf -oL "$BUILD/tests/$t" > "$O/$t.txt" 2>&1
   rc=$?
   grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED|tests ran" "$O/$t.txt"
+  [[ $rc -eq 124 ]] && { echo "HANG: $t ($(grep -E '^\[ RUN' "$O/$t.txt" | tail -1))"; }
   [[ $rc -eq 0 ]] || { echo "FAIL: $t exit $rc"; status=1; }
 done
 
@@ -68,10 +70,13 @@ top=$((N_C64 - 1))
 bench c64 -b 8 --n "$N_C64" --spec "swap:0,$top" "swap:$((top - 1)),$top" random-bpc:1 random-bmmc:1
 bench i32 -b 4 --n "$N_I32" --spec random-bmmc:1 "swap:0,$((N_I32 - 1))"
 
-step "bmmc_nccl_bench (the portable NCCL engine; 4 buffers per GPU, so n = N_C64 - 1)"
+step "bmmc_nccl_bench (the portable NCCL engine, pipelined in 32 pieces and in 1; 4 buffers per GPU, so n = N_C64 - 1)"
 if [[ -x "$BUILD/bin/bmmc_nccl_bench" ]]; then
-  for s in random-bmmc:1 "swap:0,$((N_C64 - 2))"; do
-    timeout 300 stdbuf -oL "$BUILD/bin/bmmc_nccl_bench" "$s" $((N_C64 - 1)) 8 "$REPS" 2>&1 | tee -a "$O/nccl-bench.txt"
+  for run in "random-bmmc:1 $((N_C64 - 1)) 8 $REPS 32" "random-bpc:1 $((N_C64 - 1)) 8 $REPS 32" \
+             "swap:0,$((N_C64 - 2)) $((N_C64 - 1)) 8 $REPS 32" "random-bmmc:1 $N_C64 4 $REPS 32" \
+             "random-bmmc:1 $((N_C64 - 1)) 8 $REPS 16"; do
+    # shellcheck disable=SC2086
+    timeout 300 stdbuf -oL "$BUILD/bin/bmmc_nccl_bench" $run 2>&1 | tee -a "$O/nccl-bench.txt"
     [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
   done
   grep -q "verified NO" "$O/nccl-bench.txt" && status=1
