@@ -3,7 +3,7 @@
 // the streams, calls are collective and stream-ordered.
 //
 // Rank r holds elements [r·2^m, (r+1)·2^m) of the 2^N-element array (the rank = the top g index bits). A call
-// runs the plan's all-to-all form (dist/alltoall.hpp) on the caller's stream:
+// runs, on the caller's stream, the plan's all-to-all form (dist/alltoall.hpp) when it is not pipelined:
 //   1. (check_agreement) ncclAllGather of (plan hash, N, element size, pieces) and a host comparison: ranks that
 //      disagree all throw std::invalid_argument naming every rank's view, before any data moves (this call
 //      synchronises the stream once);
@@ -14,7 +14,8 @@
 // the pieces of dist/schedule.hpp and, per piece, a pack kernel (the pre-pass over the piece's atoms, into one of
 // two send buffers), grouped ncclSend/ncclRecv on the engine's own stream (into one of two receive buffers) and an
 // unpack kernel (the post-pass over the same atoms, into out) run so that piece i's exchange overlaps the unpack
-// of piece i−1 and the pack of piece i+1 (dist/piece_pass.hpp, codegen/piece_source.hpp); scratch_bytes() is then
+// of piece i−1 and the pack of piece i+1 (dist/piece_pass.hpp, codegen/piece_source.hpp); the chunk a rank keeps
+// is packed straight into its receive slot and never goes through NCCL; scratch_bytes() is then
 // 4·2^k pieces, at most 1/8 of the local array for 32 pieces or more. Where the pieces cannot be cut along whole
 // tiles (small arrays: pipeline_note() says why) the call runs unpipelined, with one local array of scratch as the
 // receive buffer. permute_destroying receives into the input itself (no scratch, not pipelined). A map that moves
