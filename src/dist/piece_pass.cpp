@@ -36,42 +36,34 @@ std::vector<std::uint64_t> piece_launch_order(const TilePass& pass, const std::v
         throw std::invalid_argument(fmt::format(
             "piece pass: the atom row {:#x} changes along the tile direction {:#x}: a tile would straddle two atoms",
             row, v));
-  // The atom of block β: the rows evaluated at its origin x0 = β's bits deposited at the block positions.
-  const auto atom_of_block = [&](std::uint64_t beta) {
-    BitVec x0 = 0;
-    for (int i = 0; i < b; ++i)
-      if ((beta >> i) & 1) x0 |= BitVec{1} << pass.block_positions[i];
-    return atom_of(rows, x0);
-  };
+  // The atom of block β: the rows at its origin (plan.hpp's block_origin).
+  const auto atom_of_block = [&](std::uint64_t beta) { return atom_of(rows, block_origin(pass, beta).x0); };
   std::vector<std::uint64_t> base(pass.block_order);
   if (base.empty())
     for (int i = 0; i < b; ++i) base.push_back(std::uint64_t{1} << i);
-  // β_a with atom e_a, by elimination over the base columns (pairs of block vector and atom).
-  std::vector<std::pair<std::uint64_t, BitVec>> pivots;  // reduced: each atom value has a distinct lowest bit
-  std::vector<std::uint64_t> unit(q, 0);
-  for (std::uint64_t c : base) {
-    std::uint64_t beta = c;
-    BitVec a = atom_of_block(c);
+  // Elimination over pairs (block vector, its atom): each kept atom has a distinct lowest set bit, its pivot.
+  std::vector<std::pair<std::uint64_t, BitVec>> pivots;
+  const auto reduce = [&pivots](std::uint64_t& beta, BitVec& a) {
     for (const auto& [pb, pa] : pivots)
       if (a & (pa & (~pa + 1))) {
         beta ^= pb;
         a ^= pa;
       }
+  };
+  for (std::uint64_t c : base) {
+    std::uint64_t beta = c;
+    BitVec a = atom_of_block(c);
+    reduce(beta, a);
     if (a) pivots.push_back({beta, a});
   }
   if (static_cast<int>(pivots.size()) != q)
     throw std::invalid_argument(fmt::format(
         "piece pass: the {} atom rows take only {} independent values on the {} block bits", q, pivots.size(), b));
-  // Back-substitute to units: solve for each e_a.
+  // unit[a]: a block vector with atom e_a (reducing e_a to zero collects the combination that makes it).
+  std::vector<std::uint64_t> unit(q, 0);
   for (int a = 0; a < q; ++a) {
     BitVec want = BitVec{1} << a;
-    std::uint64_t beta = 0;
-    for (const auto& [pb, pa] : pivots)
-      if (want & (pa & (~pa + 1))) {
-        beta ^= pb;
-        want ^= pa;
-      }
-    unit[a] = beta;  // want is 0: the pivots span F2^q
+    reduce(unit[a], want);  // want ends at 0: the pivots span F2^q
   }
   // The kernel of the atom map, in the base order: each base column with its atom cancelled by the units.
   std::vector<std::uint64_t> order;
