@@ -8,10 +8,17 @@
 // nccl-alltoall (grouped ncclSend/ncclRecv of the plan's off-rank chunks, the engine's exchange alone),
 // nccl-alltoall-in-pieces (the same, one group per piece of the engine's schedule),
 // nccl-engine (input kept, pipelined in PIECES pieces, default 32: packs, exchanges and unpacks overlap, scratch
-// 4·2^k pieces), nccl-engine-1-piece (input kept, not pipelined: pre-pass, exchange into a local array of
+// 4·2^k pieces: the engine's own, registered with NCCL), nccl-engine-cudaMalloc-scratch (the same with the caller's
+// unregistered scratch), nccl-engine-1-piece (input kept, not pipelined: pre-pass, exchange into a local array of
 // scratch, post-pass) and nccl-engine-destroying (the input is the receive buffer). Each engine row is verified on the devices against the push engine of the same
 // permutation (bmmc/peer/peer_permuter.hpp), byte for byte. Built only where NCCL is found (BMMC_NCCL); it is
 // a separate program so that the CLI never needs libnccl.
+// Then, with out and scratch moved into NCCL symmetric memory (NcclWindow: ncclMemAlloc + window registration):
+// peer-push (PeerPermuter's push engine, one thread driving every GPU, the fused engine's single-process twin),
+// nccl-fused (NcclPushPermuter: the push kernel storing through the windows' ncclGetLsaPointer addresses; one pass
+// where the map keeps output runs on one rank, push + local finish otherwise), and, with the windows also
+// registered for point-to-point (ncclCommRegister), nccl-alltoall-registered: NCCL's exchange between registered
+// buffers.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -22,6 +29,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +42,8 @@
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/nccl/dist_permuter.hpp"
+#include "bmmc/nccl/push_permuter.hpp"
+#include "bmmc/nccl/window.hpp"
 #include "bmmc/peer/peer_access.hpp"
 #include "bmmc/peer/peer_permuter.hpp"
 #include "../lib/fill_words.cuh"
@@ -76,6 +86,7 @@ int main(int argc, char** argv) try {
   std::vector<ncclComm_t> comms(ranks);
   nccl_ok(ncclCommInitAll(comms.data(), ranks, devices.data()), "ncclCommInitAll");
   std::vector<DeviceBuffer> in, out, scratch, ref;
+  std::vector<void*> out_at(ranks);  // where the rows write their output (verified against ref)
   std::vector<cudaStream_t> streams(ranks);
   std::vector<DistPermuter> engines, unpipelined;
   DistOptions opt;
@@ -89,6 +100,7 @@ int main(int argc, char** argv) try {
     out.emplace_back(bytes);
     scratch.emplace_back(bytes);
     ref.emplace_back(bytes);
+    out_at[r] = out[r].get();
     bench_detail::fill_rank_words<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
     BMMC_CUDA_CHECK(cudaGetLastError());
     BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
@@ -158,7 +170,8 @@ int main(int argc, char** argv) try {
         ScopedDevice on(r);
         DeviceBuffer bad(sizeof(u64));
         bad.fill_bytes(0);
-        bench_detail::count_differences<<<1024, 256>>>(out[r].as<unsigned char>(), ref[r].as<unsigned char>(), bytes, bad.as<u64>());
+        bench_detail::count_differences<<<1024, 256>>>(static_cast<const unsigned char*>(out_at[r]),
+                                                       ref[r].as<unsigned char>(), bytes, bad.as<u64>());
         BMMC_CUDA_CHECK(cudaGetLastError());
         u64 w = 0;
         bad.download(&w, sizeof w);
@@ -189,10 +202,11 @@ int main(int argc, char** argv) try {
     }
     nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
   }, false);
-  std::printf("nccl-engine: %s, %d pieces, scratch %.1f MiB per rank (%.3f of the local array)\n",
+  std::printf("nccl-engine: %s, %d pieces, scratch %.1f MiB per rank (%.3f of the local array, %s)\n",
               engines[0].pipelined() ? "pipelined" : ("not pipelined: " + engines[0].pipeline_note()).c_str(),
               engines[0].pieces(), engines[0].scratch_bytes() / 1048576.0,
-              static_cast<double>(engines[0].scratch_bytes()) / bytes);
+              static_cast<double>(engines[0].scratch_bytes()) / bytes,
+              engines[0].registered_scratch() ? "its own, registered with NCCL" : "unregistered");
   // The exchange alone, cut into the engine's pieces (piece i = elements [b_i, b_i+1) of every chunk): NCCL's cost
   // of many smaller groups, without the packs and unpacks.
   const PieceSchedule cut = make_piece_schedule(plan, pieces);
@@ -216,7 +230,11 @@ int main(int argc, char** argv) try {
   }, false);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept = time_rows("nccl-engine", [&](int r) {
-    engines[r](in[r].get(), out[r].get(), scratch[r].get(), streams[r]);
+    engines[r](in[r].get(), out[r].get(), nullptr, streams[r]);  // its own, registered scratch
+  }, true);
+  for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
+  time_rows("nccl-engine-cudaMalloc-scratch", [&](int r) {
+    engines[r](in[r].get(), out[r].get(), scratch[r].get(), streams[r]);  // the caller's, unregistered
   }, true);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept1 = time_rows("nccl-engine-1-piece", [&](int r) {
@@ -235,6 +253,107 @@ int main(int argc, char** argv) try {
   std::printf("nccl-engine: %.1f%% of the all-to-all's rate (input kept, %d pieces), %.1f%% in one piece, %.1f%% "
               "destroying (its copy subtracted)\n",
               100.0 * a2a / kept, engines[0].pieces(), 100.0 * a2a / kept1, 100.0 * a2a / (destroying - copy));
+
+  // Symmetric memory: out and scratch become NCCL windows (the cudaMalloc buffers go first: the memory is tight).
+  out.clear();
+  scratch.clear();
+  std::vector<NcclWindow> out_win(ranks), scratch_win(ranks);
+  std::vector<std::optional<NcclPushPermuter>> fused(ranks);
+  {
+    std::vector<std::exception_ptr> errors(ranks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)  // collective: one thread per rank
+      threads.emplace_back([&, r] {
+        try {
+          ScopedDevice on(r);
+          out_win[r] = NcclWindow::allocate(comms[r], bytes);
+          scratch_win[r] = NcclWindow::allocate(comms[r], bytes);
+          fused[r].emplace(global, eb, comms[r], opt);
+          out_at[r] = out_win[r].data();
+        } catch (...) {
+          errors[r] = std::current_exception();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+  }
+  const auto poison = [&] {
+    for (int r = 0; r < ranks; ++r) {
+      ScopedDevice on(r);
+      BMMC_CUDA_CHECK(cudaMemset(out_win[r].data(), 0xA5, bytes));
+    }
+  };
+  double push = 0;
+  if (peers) {
+    const PeerPermuter peer(global, eb, devices);
+    std::vector<const void*> ins;
+    std::vector<void*> outs, scr;
+    for (int r = 0; r < ranks; ++r) {
+      ins.push_back(in[r].get());
+      outs.push_back(out_win[r].data());
+      scr.push_back(scratch_win[r].data());
+    }
+    poison();
+    // One thread drives every GPU: rank 0's thread enqueues the whole call, the others only wait for their stream.
+    push = time_rows("peer-push", [&](int r) {
+      if (r != 0) return;
+      peer(ins, outs, peer.scratch_bytes() ? scr : std::vector<void*>{}, streams);
+      for (int d = 0; d < ranks; ++d) BMMC_CUDA_CHECK(cudaStreamSynchronize(streams[d]));
+    }, true);
+  }
+  std::printf("nccl-fused: %s, %s, scratch %.1f MiB per rank\n",
+              fused[0]->fused() ? "fused" : ("portable: " + fused[0]->fallback_reason()).c_str(),
+              fused[0]->push_plan().one_pass() ? "one pass" : "push + local finish",
+              fused[0]->scratch_bytes() / 1048576.0);
+  poison();
+  const double fused_ms = time_rows("nccl-fused", [&](int r) {
+    (*fused[r])(in[r].get(), out_win[r], &scratch_win[r], streams[r]);
+  }, true);
+  // The windows registered for point-to-point as well: NCCL may then move registered send/receive buffers without
+  // its own staging buffers.
+  std::vector<void*> out_reg(ranks), scratch_reg(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    ScopedDevice on(r);
+    nccl_ok(ncclCommRegister(comms[r], out_win[r].data(), bytes, &out_reg[r]), "ncclCommRegister (out)");
+    nccl_ok(ncclCommRegister(comms[r], scratch_win[r].data(), bytes, &scratch_reg[r]), "ncclCommRegister (scratch)");
+  }
+  const double a2a_reg = time_rows("nccl-alltoall-registered", [&](int r) {
+    const AllToAllStep& s = steps[r];
+    const auto send_at = displacements(s.send_counts), recv_at = displacements(s.recv_counts);
+    auto* send = static_cast<unsigned char*>(out_win[r].data());
+    auto* recv = static_cast<unsigned char*>(scratch_win[r].data());
+    nccl_ok(ncclGroupStart(), "ncclGroupStart");
+    for (int d = 0; d < ranks; ++d) {
+      if (d == r) continue;
+      if (s.send_counts[d])
+        nccl_ok(ncclSend(send + send_at[d] * eb, s.send_counts[d] * eb, ncclUint8, d, comms[r], streams[r]), "ncclSend");
+      if (s.recv_counts[d])
+        nccl_ok(ncclRecv(recv + recv_at[d] * eb, s.recv_counts[d] * eb, ncclUint8, d, comms[r], streams[r]), "ncclRecv");
+    }
+    nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
+  }, false);
+  for (int r = 0; r < ranks; ++r) {
+    ScopedDevice on(r);
+    ncclCommDeregister(comms[r], out_reg[r]);
+    ncclCommDeregister(comms[r], scratch_reg[r]);
+  }
+  std::printf("nccl-fused: %.2fx the all-to-all's time (%.1f%% of its rate)%s; registered: all-to-all %.3f ms, "
+              "nccl-engine %.1f%% of its rate\n",
+              fused_ms / a2a, 100.0 * a2a / fused_ms,
+              push > 0 ? (", " + std::to_string(fused_ms / push).substr(0, 4) + "x the single-process push").c_str() : "",
+              a2a_reg, 100.0 * a2a_reg / kept);
+  {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ranks; ++r)  // window deregistration is collective
+      threads.emplace_back([&, r] {
+        ScopedDevice on(r);
+        fused[r].reset();
+        out_win[r] = NcclWindow();
+        scratch_win[r] = NcclWindow();
+      });
+    for (auto& t : threads) t.join();
+  }
   for (ncclComm_t c : comms) ncclCommDestroy(c);
   return 0;
 } catch (const std::exception& e) {

@@ -5,18 +5,17 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
-#include "bmmc/codegen/push_source.hpp"
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/kernel_cache.hpp"
-#include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
-#include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/peer/push_kernel.hpp"
 #include "rank_buffers.hpp"
 
 namespace bmmc {
@@ -40,8 +39,7 @@ struct PeerPermuter::State {
   DistPlan dist;
   std::size_t alignment = 1;
   // Push engine.
-  std::optional<TilePass> push_pass;
-  KernelSource push_kernel;
+  std::optional<PushKernel> push_kernel;
   std::vector<Kernel> push_kernels;                     // per rank
   std::vector<std::shared_ptr<CudaPermuter>> finish;    // per rank (shared between ranks on one device)
   // Copy engine.
@@ -80,25 +78,13 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   GpuOptions gpu = options.gpu;
   gpu.device = -1;
 
-  // The push plan: runs as long as one warp row of the tile pass (2^(5 + vector bits) elements).
-  GpuPolicy policy = gpu.policy;
-  policy.variant = Variant::OnePass;
-  policy.block_order = BlockOrder::Coordinate;  // the push pass gets its own launch order (push_launch_order)
-  s.push = make_gpu_push_plan(global, g, elem_bytes, policy.vector_bits);
+  s.push = plan_push(global, g, elem_bytes, gpu);
   if (options.engine != PeerEngine::Copy) {
-    std::string why;
-    if (m < kLaneBits) why = fmt::format("ranks of 2^{} elements are below one warp row", m);
-    if (why.empty()) why = peer_obstacle(s.devices);
+    std::string why = peer_obstacle(s.devices);
     if (why.empty()) {
       ScopedDevice on(s.devices[0]);
-      const Plan plan = make_plan(s.push.push, elem_bytes, device_caps(), policy);
       try {
-        if (plan.passes.size() != 1 || !std::holds_alternative<TilePass>(plan.passes[0]))
-          throw std::invalid_argument("push pass: the plan is not one tile pass");
-        TilePass pass = std::get<TilePass>(plan.passes[0]);
-        pass.block_order = push_launch_order(pass, m);
-        check_push_pass(pass, m);
-        s.push_pass = std::move(pass);
+        s.push_kernel = make_push_kernel(s.push, m, elem_bytes, gpu);
       } catch (const std::invalid_argument& e) {
         why = e.what();
       }
@@ -111,10 +97,10 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
 
   if (s.engine == PeerEngine::Push) {
     enable_peer_access(s.devices);
-    s.push_kernel = generate_push(*s.push_pass, m, gpu.codegen);
+    const KernelSource& src = s.push_kernel->source;
     KernelCache& cache = gpu.cache ? *gpu.cache : default_kernel_cache();
-    for (int d : s.devices) s.push_kernels.push_back(cache.get(s.push_kernel.source, s.push_kernel.kernel_name, device_arch(d)));
-    s.alignment = static_cast<std::size_t>(s.push_pass->vector_bytes());
+    for (int d : s.devices) s.push_kernels.push_back(cache.get(src.source, src.kernel_name, device_arch(d)));
+    s.alignment = static_cast<std::size_t>(s.push_kernel->pass.vector_bytes());
     if (!s.push.one_pass()) {
       s.finish = per_rank(s.devices, std::vector<Bmmc>(s.devices.size(), s.push.finish), elem_bytes, gpu);
       s.alignment = std::max(s.alignment, s.finish[0]->alignment());
@@ -158,7 +144,10 @@ std::size_t PeerPermuter::alignment() const noexcept { return state_->alignment;
 const std::vector<int>& PeerPermuter::devices() const noexcept { return state_->devices; }
 const PushPlan& PeerPermuter::push_plan() const noexcept { return state_->push; }
 const DistPlan& PeerPermuter::dist_plan() const noexcept { return state_->dist; }
-const std::string& PeerPermuter::push_source() const noexcept { return state_->push_kernel.source; }
+const std::string& PeerPermuter::push_source() const noexcept {
+  static const std::string none;
+  return state_->push_kernel ? state_->push_kernel->source.source : none;
+}
 
 void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vector<void*>& out,
                               const std::vector<void*>& scratch, const std::vector<cudaStream_t>& streams_in) const {
@@ -218,20 +207,11 @@ void PeerPermuter::run_push(const std::vector<const void*>& in, const std::vecto
   const std::size_t g = s.devices.size();
   CallEvents events(s.devices);
   events.barrier(streams);  // no rank writes into a buffer another stream may still be using
-  const TilePass& p = *s.push_pass;
   std::vector<void*> targets(g);
   for (std::size_t d = 0; d < g; ++d) targets[d] = s.push.one_pass() ? out[d] : scratch[d];
-  const std::uint64_t per_rank_blocks = s.push_kernel.grid;
   for (std::size_t r = 0; r < g; ++r) {
     ScopedDevice on(s.devices[r]);
-    const void* src = in[r];
-    const std::uint64_t base64 = r * per_rank_blocks;
-    const unsigned base32 = static_cast<unsigned>(base64);
-    void* base = needs_64bit_index(p.n()) ? static_cast<void*>(const_cast<std::uint64_t*>(&base64))
-                                          : static_cast<void*>(const_cast<unsigned*>(&base32));
-    void* args[] = {const_cast<void**>(&src), targets.data(), base};
-    launch(s.push_kernels[r], dim3(static_cast<unsigned>(per_rank_blocks)), dim3(s.push_kernel.block),
-           s.push_kernel.shared_bytes, streams[r], args);
+    launch_push(s.push_kernels[r], *s.push_kernel, r, in[r], targets, streams[r]);
   }
   events.barrier(streams);  // every rank's pushes into d are done before d goes on
   if (!s.push.one_pass())

@@ -22,45 +22,14 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/nccl/dist_permuter.hpp"
 #include "cuda/gpu_test_support.hpp"
+#include "nccl/nccl_test_support.hpp"
 
 namespace bmmc {
 namespace {
 
-int gpu_count() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
-}
-
-struct Comms {
-  explicit Comms(int ranks) : comms(ranks) {
-    std::vector<int> devices(ranks);
-    for (int i = 0; i < ranks; ++i) devices[i] = i;
-    if (ncclCommInitAll(comms.data(), ranks, devices.data()) != ncclSuccess)
-      throw std::runtime_error("ncclCommInitAll failed");
-  }
-  ~Comms() {
-    for (ncclComm_t c : comms) ncclCommDestroy(c);
-  }
-  std::vector<ncclComm_t> comms;
-};
-
-// Runs body(rank) on one thread per rank (the calls are collective) and rethrows the first failure.
-void per_rank(int ranks, const std::function<void(int)>& body) {
-  std::vector<std::exception_ptr> errors(ranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        cudaSetDevice(r);
-        body(r);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
+using test::Comms;
+using test::gpu_count;
+using test::per_rank;
 
 void expect_engine_matches(const Comms& c, const Bmmc& global, int eb, bool destroy, const std::string& what,
                            const DistOptions& options = {}, bool expect_pipelined = false) {

@@ -16,11 +16,13 @@
 // unpack kernel (the post-pass over the same atoms, into out) run so that piece i's exchange overlaps the unpack
 // of piece i−1 and the pack of piece i+1 (dist/piece_pass.hpp, codegen/piece_source.hpp); the chunk a rank keeps
 // is packed straight into its receive slot and never goes through NCCL; scratch_bytes() is then
-// 4·2^k pieces, at most 1/8 of the local array for 32 pieces or more. Where the pieces cannot be cut along whole
+// 4·2^k pieces, at most 1/8 of the local array for 32 pieces or more, and the engine holds its own (ncclMemAlloc,
+// registered with ncclCommRegister) for calls that pass none. Where the pieces cannot be cut along whole
 // tiles (small arrays: pipeline_note() says why) the call runs unpipelined, with one local array of scratch as the
 // receive buffer. permute_destroying receives into the input itself (no scratch, not pipelined). A map that moves
 // no element between ranks runs as one local pass and no communication (after the agreement check). The fused
-// NVLink kernel and the in-place mode are PeerPermuter's and PeerSwapPermuter's (one process, several GPUs).
+// NVLink engine is NcclPushPermuter (push_permuter.hpp; PeerPermuter for one process driving several GPUs), the
+// in-place mode PeerSwapPermuter's. Destroy a DistPermuter before its communicator.
 // This target (bmmc::nccl) is apart from bmmc::bmmc: the library, CLI and Python module never need NCCL.
 #pragma once
 
@@ -56,7 +58,9 @@ class DistPermuter {
   DistPermuter& operator=(DistPermuter&&) noexcept;
 
   /// Collective: every rank calls with its 2^m-element slices. in is preserved; scratch holds scratch_bytes()
-  /// bytes of device memory (null: allocated stream-ordered for this call). in, out and scratch must be device
+  /// bytes of device memory (null: the engine's own registered scratch when registered_scratch(), else allocated
+  /// stream-ordered for this call; a caller's scratch is fastest when registered with NCCL too — ncclMemAlloc and
+  /// ncclCommRegister — since NCCL then moves the pieces without staging them through its own buffers). in, out and scratch must be device
   /// memory of the communicator's device, in and out aligned to elem_bytes, scratch to 256 bytes (as cudaMalloc
   /// returns it), pairwise disjoint; everything is checked before the first enqueue. One call at a time per
   /// DistPermuter: the pipeline's events and exchange stream belong to the object.
@@ -76,6 +80,9 @@ class DistPermuter {
   bool pipelined() const noexcept;
   int pieces() const noexcept;
   const std::string& pipeline_note() const noexcept;
+  /// Whether the pipeline holds its own scratch (scratch_bytes(), from ncclMemAlloc, registered with the
+  /// communicator by ncclCommRegister when the engine is built, freed with it): calls that pass no scratch use it.
+  bool registered_scratch() const noexcept;
 
  private:
   struct State;

@@ -1,0 +1,63 @@
+// The NCCL layer's shared collectives and checks (see collectives.hpp).
+#include "collectives.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bmmc/cuda/error.hpp"
+
+namespace bmmc::nccl_detail {
+
+void nccl_check(ncclResult_t status, const char* call, ncclComm_t comm) {
+  if (status == ncclSuccess) return;
+  std::string what = fmt::format("{} failed: {} ({})", call, ncclGetErrorString(status), static_cast<int>(status));
+  if (comm) {
+    if (const char* last = ncclGetLastError(comm); last && *last) what += fmt::format(": {}", last);
+  }
+  throw std::runtime_error(what);
+}
+
+void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes, const char* a_name,
+                    const char* b_name) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  if (x < y + b_bytes && y < x + a_bytes)
+    throw std::invalid_argument(fmt::format("{} ({}, {} bytes) and {} ({}, {} bytes) overlap; pass disjoint buffers",
+                                            a_name, a, a_bytes, b_name, b, b_bytes));
+}
+
+void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* device_words, const Agreement& mine,
+                       const char* extra, cudaStream_t stream) {
+  constexpr int w = Agreement::kWords;
+  const std::uint64_t words[w] = {mine.hash, mine.n, mine.elem_bytes, mine.extra};
+  std::vector<std::uint64_t> every(w * static_cast<std::size_t>(ranks));
+  check(cudaMemcpyAsync(device_words, words, sizeof words, cudaMemcpyHostToDevice, stream),
+        "cudaMemcpyAsync (agreement)");
+  nccl_check(ncclAllGather(device_words, device_words + w, w, ncclUint64, comm, stream), "ncclAllGather (agreement)",
+             comm);
+  check(cudaMemcpyAsync(every.data(), device_words + w, every.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
+                        stream),
+        "cudaMemcpyAsync (agreement)");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (agreement)");
+  bool agree = true;
+  for (int r = 0; r < ranks; ++r)
+    for (int i = 0; i < w; ++i) agree = agree && every[w * r + i] == every[i];
+  if (agree) return;
+  std::string views;
+  for (int r = 0; r < ranks; ++r)
+    views += fmt::format("{}rank {}: n = {}, {}-byte elements, plan hash {:#018x}, {} {}", r ? "; " : "", r,
+                         every[w * r + 1], every[w * r + 2], every[w * r], extra, every[w * r + 3]);
+  throw std::invalid_argument(fmt::format(
+      "the ranks disagree on the permutation, n, element size or {} (this is rank {}); every rank must build its "
+      "permuter from the same global BMMC, element size and options: {}",
+      extra, rank, views));
+}
+
+void stream_barrier(ncclComm_t comm, std::uint64_t* device_word, cudaStream_t stream) {
+  nccl_check(ncclAllReduce(device_word, device_word, 1, ncclUint64, ncclMax, comm, stream), "ncclAllReduce (barrier)",
+             comm);
+}
+
+}  // namespace bmmc::nccl_detail

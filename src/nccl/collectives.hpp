@@ -1,0 +1,40 @@
+// Internal to the NCCL layer: what both NCCL engines do around their data movement — NCCL failures turned into
+// exceptions that carry NCCL's own words, the ranks' agreement on what they are about to do (compared before any
+// data moves: ranks that disagree would post unpaired operations and hang, or write into each other's arrays with
+// different maps), a stream-ordered barrier, and the disjointness check of a call's buffers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace bmmc::nccl_detail {
+
+/// Throws std::runtime_error "<call> failed: <ncclGetErrorString> (<code>): <ncclGetLastError(comm)>".
+void nccl_check(ncclResult_t status, const char* call, ncclComm_t comm = nullptr);
+
+/// Throws std::invalid_argument unless the byte ranges [a, a + a_bytes) and [b, b + b_bytes) are disjoint.
+void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes, const char* a_name,
+                    const char* b_name);
+
+/// What every rank states before a call moves data: the plan's hash, n, the element size and one engine-specific
+/// word (the piece count of the portable engine, the engine of the fused one), named by `extra` in messages.
+struct Agreement {
+  std::uint64_t hash = 0, n = 0, elem_bytes = 0, extra = 0;
+  static constexpr int kWords = 4;
+};
+
+/// Collective: ncclAllGather of every rank's Agreement through `device_words` (device memory of Agreement::kWords ·
+/// (1 + ranks) words), then a host comparison (one stream synchronisation). Every rank throws
+/// std::invalid_argument naming every rank's view when they differ. The all-gather also orders the ranks: no
+/// rank's later work on `stream` starts before every rank's earlier work on its stream is done.
+void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* device_words, const Agreement& mine,
+                       const char* extra, cudaStream_t stream);
+
+/// Collective, stream-ordered: an ncclAllReduce of one word of `device_word`. No rank's later work on `stream`
+/// starts before every rank's earlier work on its stream is done (and visible to it).
+void stream_barrier(ncclComm_t comm, std::uint64_t* device_word, cudaStream_t stream);
+
+}  // namespace bmmc::nccl_detail

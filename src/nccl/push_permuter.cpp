@@ -1,0 +1,191 @@
+// The fused NCCL engine (see push_permuter.hpp).
+#include "bmmc/nccl/push_permuter.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
+#include "bmmc/cuda/kernel_cache.hpp"
+#include "bmmc/cuda/launch.hpp"
+#include "bmmc/cuda/permute.hpp"
+#include "bmmc/peer/push_kernel.hpp"
+#include "collectives.hpp"
+#include "lsa_pointers.hpp"
+
+namespace bmmc {
+
+using namespace nccl_detail;
+
+struct NcclPushPermuter::State {
+  ncclComm_t comm = nullptr;
+  int rank = 0, ranks = 1, device = 0;
+  DistOptions options;
+  DistPlan plan;
+  PushPlan push;
+  std::string fallback_reason;
+  // Fused engine.
+  std::optional<PushKernel> push_kernel;
+  Kernel kernel;
+  std::unique_ptr<CudaPermuter> finish;  // Q, for two-pass push plans
+  std::size_t alignment = 1;
+  std::uint64_t* words = nullptr;        // device: the agreement words, then the barrier word
+  // Portable engine, where the fused one cannot run.
+  std::unique_ptr<DistPermuter> portable;
+
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() {
+    if (!words) return;
+    try {
+      ScopedDevice on(device);
+      cudaFree(words);
+    } catch (...) {  // a destructor must not throw
+    }
+  }
+};
+
+// The engine word of the agreement: the portable engine states its piece count (≥ 1), the fused one 0, so ranks
+// that chose different engines (which would post unpaired collectives) disagree.
+constexpr std::uint64_t kFusedEngineWord = 0;
+
+NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, const DistOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  if (!comm) throw std::invalid_argument("NcclPushPermuter: the NCCL communicator is null");
+  s.comm = comm;
+  s.options = options;
+  nccl_check(ncclCommCount(comm, &s.ranks), "ncclCommCount", comm);
+  nccl_check(ncclCommUserRank(comm, &s.rank), "ncclCommUserRank", comm);
+  nccl_check(ncclCommCuDevice(comm, &s.device), "ncclCommCuDevice", comm);
+  const int g = dist_rank_bits(static_cast<std::uint64_t>(s.ranks), global.n());
+  s.plan = make_dist_plan(global, g, elem_bytes);
+  s.push = plan_push(global, g, elem_bytes, options.gpu);
+  ScopedDevice on(s.device);
+  if (!every_rank_load_store_accessible(comm)) {
+    s.fallback_reason = fmt::format(
+        "not every one of the {} ranks is load/store accessible from rank {} (NCCL's LSA team is smaller: ranks on "
+        "other nodes or without a peer path)",
+        s.ranks, s.rank);
+  } else {
+    try {
+      s.push_kernel = make_push_kernel(s.push, s.plan.local_bits, elem_bytes, options.gpu);
+    } catch (const std::invalid_argument& e) {
+      s.fallback_reason = e.what();
+    }
+  }
+  if (!s.fallback_reason.empty()) {
+    s.portable = std::make_unique<DistPermuter>(global, elem_bytes, comm, options);
+    return;
+  }
+  // Every kernel is loaded now, not lazily between collectives (prepare_launch, launch.hpp).
+  KernelCache& cache = options.gpu.cache ? *options.gpu.cache : default_kernel_cache();
+  const KernelSource& src = s.push_kernel->source;
+  s.kernel = cache.get(src.source, src.kernel_name, device_arch(s.device));
+  prepare_launch(s.kernel, src.shared_bytes);
+  s.alignment = static_cast<std::size_t>(s.push_kernel->pass.vector_bytes());
+  if (!s.push.one_pass()) {
+    s.finish = std::make_unique<CudaPermuter>(s.push.finish, elem_bytes, options.gpu);
+    s.finish->prepare();
+    s.alignment = std::max(s.alignment, s.finish->alignment());
+  }
+  check(cudaMalloc(&s.words, sizeof(std::uint64_t) * (Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks)) + 1)),
+        "cudaMalloc (agreement words)");
+}
+
+NcclPushPermuter::~NcclPushPermuter() = default;
+NcclPushPermuter::NcclPushPermuter(NcclPushPermuter&&) noexcept = default;
+NcclPushPermuter& NcclPushPermuter::operator=(NcclPushPermuter&&) noexcept = default;
+
+bool NcclPushPermuter::fused() const noexcept { return !state_->portable; }
+const std::string& NcclPushPermuter::fallback_reason() const noexcept { return state_->fallback_reason; }
+std::size_t NcclPushPermuter::local_bytes() const noexcept {
+  return array_bytes(state_->plan.local_bits, state_->plan.elem_bytes);
+}
+std::size_t NcclPushPermuter::scratch_bytes() const noexcept {
+  const State& s = *state_;
+  if (s.portable) return s.portable->scratch_bytes();
+  return s.push.one_pass() ? 0 : local_bytes();
+}
+std::size_t NcclPushPermuter::alignment() const noexcept {
+  const State& s = *state_;
+  return s.portable ? static_cast<std::size_t>(s.plan.elem_bytes) : s.alignment;
+}
+const PushPlan& NcclPushPermuter::push_plan() const noexcept { return state_->push; }
+const DistPlan& NcclPushPermuter::plan() const noexcept { return state_->plan; }
+int NcclPushPermuter::rank() const noexcept { return state_->rank; }
+int NcclPushPermuter::ranks() const noexcept { return state_->ranks; }
+int NcclPushPermuter::device() const noexcept { return state_->device; }
+const std::string& NcclPushPermuter::push_source() const noexcept {
+  static const std::string none;
+  return state_->push_kernel ? state_->push_kernel->source.source : none;
+}
+
+namespace {
+
+// A window of this communicator holding at least `bytes` on this rank (the window is symmetric: every rank's
+// buffer has its size) whose every rank this device can address.
+void check_window(const NcclWindow& w, ncclComm_t comm, std::size_t bytes, bool need_peers, const char* what) {
+  if (!w.data() || w.comm() != comm)
+    throw std::invalid_argument(fmt::format("{}: the window is {} (expected a window of the permuter's communicator)",
+                                            what, w.data() ? "of another communicator" : "empty (moved from)"));
+  if (w.bytes() < bytes)
+    throw std::invalid_argument(fmt::format("{}: the window holds {} bytes, the rank's array needs {}", what,
+                                            w.bytes(), bytes));
+  if (need_peers && w.peers().empty())
+    throw std::invalid_argument(fmt::format("{}: {}", what, w.lsa_note()));
+}
+
+}  // namespace
+
+void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const NcclWindow* scratch,
+                                  cudaStream_t stream) const {
+  const State& s = *state_;
+  ScopedDevice on(s.device);
+  const std::size_t bytes = local_bytes();
+  const bool need_scratch = scratch_bytes() > 0;
+  // Everything is checked before anything is enqueued.
+  check_window(out, s.comm, bytes, s.push.one_pass() && fused(), "out");
+  check_buffers(in, out.data(), s.plan.local_bits, s.plan.elem_bytes);
+  check_device_pointer(in, "in");
+  if (reinterpret_cast<std::uintptr_t>(in) % alignment() != 0)
+    throw std::invalid_argument(fmt::format("in ({}) must be aligned to {} bytes", in, alignment()));
+  check_disjoint(in, bytes, out.data(), out.bytes(), "in", "out");
+  if (need_scratch && !scratch && fused())
+    throw std::invalid_argument(fmt::format(
+        "scratch: this map needs a second, local pass (its output runs span ranks), so the push lands in a scratch "
+        "window of {} bytes per rank; pass one (NcclWindow::allocate(comm, scratch_bytes()))",
+        scratch_bytes()));
+  if (scratch) {
+    check_window(*scratch, s.comm, fused() ? scratch_bytes() : 0, fused(), "scratch");
+    check_disjoint(in, bytes, scratch->data(), scratch->bytes(), "in", "scratch");
+    check_disjoint(out.data(), out.bytes(), scratch->data(), scratch->bytes(), "out", "scratch");
+  }
+
+  if (s.portable) {  // the windows are plain device memory to the portable engine
+    void* portable_scratch = scratch && scratch->bytes() >= s.portable->scratch_bytes() ? scratch->data() : nullptr;
+    (*s.portable)(in, out.data(), portable_scratch, stream);
+    return;
+  }
+  std::uint64_t* barrier_word = s.words + Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks));
+  if (s.options.check_agreement)
+    check_ranks_agree(s.comm, s.rank, s.ranks, s.words,
+                      {dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
+                       static_cast<std::uint64_t>(s.plan.elem_bytes), kFusedEngineWord},
+                      "pieces (0: the fused engine)", stream);
+  else
+    stream_barrier(s.comm, barrier_word, stream);  // no store into a peer's buffer while the peer still uses it
+  const NcclWindow& landing = s.push.one_pass() ? out : *scratch;
+  launch_push(s.kernel, *s.push_kernel, static_cast<std::size_t>(s.rank), in, landing.peers(), stream);
+  stream_barrier(s.comm, barrier_word, stream);  // every rank's stores into this rank have landed
+  if (!s.push.one_pass()) s.finish->run_on_device_pointers(scratch->data(), out.data(), stream);
+}
+
+}  // namespace bmmc

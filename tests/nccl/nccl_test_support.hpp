@@ -1,0 +1,52 @@
+// Shared by the NCCL engines' tests: one rank per GPU of this machine, each on its own thread (the engines' calls are
+// collective), with communicators from ncclCommInitAll.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <exception>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace bmmc::test {
+
+inline int gpu_count() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+struct Comms {
+  explicit Comms(int ranks) : comms(ranks) {
+    std::vector<int> devices(ranks);
+    for (int i = 0; i < ranks; ++i) devices[i] = i;
+    if (ncclCommInitAll(comms.data(), ranks, devices.data()) != ncclSuccess)
+      throw std::runtime_error("ncclCommInitAll failed");
+  }
+  ~Comms() {
+    for (ncclComm_t c : comms) ncclCommDestroy(c);
+  }
+  std::vector<ncclComm_t> comms;
+};
+
+// Runs body(rank) on one thread per rank (the calls are collective) and rethrows the first failure.
+inline void per_rank(int ranks, const std::function<void(int)>& body) {
+  std::vector<std::exception_ptr> errors(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        cudaSetDevice(r);
+        body(r);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace bmmc::test

@@ -1,0 +1,176 @@
+// The fused NCCL engine (NcclPushPermuter over NcclWindows) against the reference: one rank per GPU (threads,
+// ncclCommInitAll), random data, poisoned outputs and scratch, the input checked unchanged; one-pass push plans
+// (runs already on one rank) and two-pass ones (random BMMCs, the rank bit swapped with local bit 0) for several
+// element sizes; bad buffers refused before anything is written; ranks that disagree all throw. One GPU runs the
+// 1-rank cases; the multi-rank cases need 2 or more GPUs (nvidia-h200-x2) and skip otherwise.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/named.hpp"
+#include "bmmc/cpu/reference.hpp"
+#include "bmmc/nccl/push_permuter.hpp"
+#include "bmmc/nccl/window.hpp"
+#include "cuda/gpu_test_support.hpp"
+#include "nccl/nccl_test_support.hpp"
+
+namespace bmmc {
+namespace {
+
+using test::Comms;
+using test::gpu_count;
+using test::per_rank;
+
+// Every rank permutes its slice of one random array; the gathered output must be the reference's. Returns whether
+// the ranks ran fused.
+bool expect_fused_matches(const Comms& c, const Bmmc& global, int eb, const std::string& what,
+                          const DistOptions& options = {}) {
+  const int ranks = static_cast<int>(c.comms.size());
+  const std::size_t total = (std::size_t{1} << global.n()) * eb, slice = total / ranks;
+  const std::vector<unsigned char> whole = test::random_bytes(total, global.n() * 17 + eb);
+  std::vector<unsigned char> ref(total), got(total);
+  permute_reference(global, whole.data(), ref.data(), eb);
+  std::vector<int> fused(ranks);
+  per_rank(ranks, [&](int r) {
+    const NcclPushPermuter p(global, eb, c.comms[r], options);
+    fused[r] = p.fused();
+    NcclWindow out = NcclWindow::allocate(c.comms[r], p.local_bytes());
+    std::optional<NcclWindow> scratch;
+    if (p.scratch_bytes() > 0) {
+      scratch.emplace(NcclWindow::allocate(c.comms[r], p.scratch_bytes()));
+      cudaMemset(scratch->data(), 0xa5, p.scratch_bytes());
+    }
+    void* in = nullptr;
+    cudaMalloc(&in, slice);
+    cudaMemcpy(in, whole.data() + r * slice, slice, cudaMemcpyHostToDevice);
+    cudaMemset(out.data(), 0, slice);  // poisoned: the random data has no zero byte
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    p(in, out, scratch ? &*scratch : nullptr, s);
+    cudaStreamSynchronize(s);
+    cudaMemcpy(got.data() + r * slice, out.data(), slice, cudaMemcpyDeviceToHost);
+    std::vector<unsigned char> back(slice);
+    cudaMemcpy(back.data(), in, slice, cudaMemcpyDeviceToHost);
+    EXPECT_EQ(std::memcmp(back.data(), whole.data() + r * slice, slice), 0) << what << ": input of rank " << r;
+    cudaStreamDestroy(s);
+    cudaFree(in);
+  });
+  EXPECT_EQ(got, ref) << what;
+  for (int r = 1; r < ranks; ++r) EXPECT_EQ(fused[r], fused[0]) << what;
+  return fused[0] != 0;
+}
+
+TEST(NcclPushEngine, OneRankRunsFused) {
+  REQUIRE_GPU();
+  const Comms c(1);
+  for (int eb : {1, 4, 8, 16}) {
+    const bool fused = expect_fused_matches(c, random_bmmc(18, eb), eb, fmt::format("random, 1 rank, {} B", eb));
+    EXPECT_TRUE(fused) << "one rank is always load/store accessible";
+  }
+  const NcclPushPermuter p(random_bmmc(18, 2), 4, c.comms[0]);
+  EXPECT_TRUE(p.fused()) << p.fallback_reason();
+  EXPECT_EQ(p.scratch_bytes(), 0u) << "one rank: every output run is on its only rank";
+  EXPECT_NE(p.push_source().find("bmmc_push"), std::string::npos);
+}
+
+TEST(NcclPushEngine, BadBuffersAreRefusedBeforeWriting) {
+  REQUIRE_GPU();
+  const Comms c(1);
+  const NcclPushPermuter p(gray(14), 4, c.comms[0]);
+  ASSERT_TRUE(p.fused()) << p.fallback_reason();
+  NcclWindow out = NcclWindow::allocate(c.comms[0], p.local_bytes());
+  NcclWindow small = NcclWindow::allocate(c.comms[0], p.local_bytes() / 2);
+  void* d = nullptr;
+  cudaMalloc(&d, 2 * p.local_bytes());
+  auto* in = static_cast<unsigned char*>(d);
+  std::vector<unsigned char> host(p.local_bytes());
+  const auto refused = [&](const void* src, const NcclWindow& dst, const char* what) {
+    cudaMemset(out.data(), 0x5a, p.local_bytes());
+    EXPECT_THROW(p(src, dst, nullptr, nullptr), std::invalid_argument) << what;
+    std::vector<unsigned char> after(p.local_bytes());
+    cudaMemcpy(after.data(), out.data(), after.size(), cudaMemcpyDeviceToHost);
+    for (unsigned char b : after) ASSERT_EQ(b, 0x5a) << what << ": the output was written";
+  };
+  refused(nullptr, out, "null input");
+  refused(host.data(), out, "host input");
+  refused(in + 4, out, "unaligned input");
+  refused(in, small, "output window too small");
+  refused(out.data(), out, "input inside the output window");
+  NcclWindow moved = std::move(small);
+  refused(in, small, "moved-from window");
+  EXPECT_THROW(NcclWindow(c.comms[0], in + 4, 4096), std::invalid_argument);  // unaligned
+  EXPECT_THROW(NcclWindow::allocate(c.comms[0], 0), std::invalid_argument);
+  cudaFree(d);
+}
+
+TEST(NcclPushEngine, TwoOrMoreRanksEveryMapKind) {
+  REQUIRE_GPU();
+  const int gpus = gpu_count();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
+  const int ranks = gpus >= 4 ? 4 : 2;
+  const Comms c(ranks);
+  const int n = 22;
+  std::vector<int> low(n), top(n);
+  for (int i = 0; i < n; ++i) low[i] = top[i] = i;
+  std::swap(low[0], low[n - 1]);      // rank bit <-> local bit 0: output runs span ranks, two passes
+  std::swap(top[n - 2], top[n - 1]);  // rank bit <-> the top local bit: runs stay whole, one pass
+  for (int eb : {1, 4, 8, 16}) {
+    const std::string r = fmt::format("{} ranks, {} B", ranks, eb);
+    EXPECT_TRUE(expect_fused_matches(c, random_bmmc(n, eb), eb, "random BMMC, " + r));
+    EXPECT_TRUE(expect_fused_matches(c, random_bpc(n, eb + 7), eb, "random BPC, " + r));
+    EXPECT_TRUE(expect_fused_matches(c, bit_permutation(low), eb, "rank <-> local bit 0, " + r));
+    EXPECT_TRUE(expect_fused_matches(c, bit_permutation(top), eb, "rank <-> top local bit, " + r));
+    EXPECT_TRUE(expect_fused_matches(c, reverse(n), eb, "reverse (whole slices move), " + r));
+  }
+  DistOptions quiet;
+  quiet.check_agreement = false;  // the barrier is then a one-word all-reduce
+  EXPECT_TRUE(expect_fused_matches(c, random_bmmc(n, 99), 4, "random BMMC without the agreement check", quiet));
+  const NcclPushPermuter one(bit_permutation(top), 4, c.comms[0]);
+  EXPECT_TRUE(one.push_plan().one_pass());
+  EXPECT_EQ(one.scratch_bytes(), 0u);
+  const NcclPushPermuter two(bit_permutation(low), 4, c.comms[0]);
+  EXPECT_FALSE(two.push_plan().one_pass());
+  EXPECT_EQ(two.scratch_bytes(), two.local_bytes());
+}
+
+// A two-pass map without its scratch window is refused on every rank before anything moves; ranks that disagree
+// on the permutation all throw instead of hanging.
+TEST(NcclPushEngine, MissingScratchAndRanksThatDisagree) {
+  REQUIRE_GPU();
+  const int gpus = gpu_count();
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
+  const Comms c(2);
+  std::vector<std::string> messages(2);
+  per_rank(2, [&](int r) {
+    std::vector<int> low(20);
+    for (int i = 0; i < 20; ++i) low[i] = i;
+    std::swap(low[0], low[19]);  // rank bit <-> local bit 0: two passes
+    const NcclPushPermuter p(bit_permutation(low), 4, c.comms[r]);
+    EXPECT_GT(p.scratch_bytes(), 0u);
+    NcclWindow out = NcclWindow::allocate(c.comms[r], p.local_bytes());
+    void* in = nullptr;
+    cudaMalloc(&in, p.local_bytes());
+    EXPECT_THROW(p(in, out, nullptr, nullptr), std::invalid_argument) << "rank " << r << ": no scratch window";
+    const NcclPushPermuter q(r == 0 ? bit_reverse(20) : gray(20), 4, c.comms[r]);
+    // Window registration is collective: both ranks allocate the scratch, whichever plan they made.
+    NcclWindow scratch = NcclWindow::allocate(c.comms[r], q.local_bytes());
+    try {
+      q(in, out, &scratch, nullptr);
+    } catch (const std::invalid_argument& e) {
+      messages[r] = e.what();
+    }
+    cudaFree(in);
+  });
+  for (const std::string& m : messages) EXPECT_NE(m.find("disagree"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace bmmc
