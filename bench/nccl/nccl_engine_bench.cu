@@ -2,14 +2,14 @@
 // of the same chunks, one process driving every GPU of the machine (one thread per rank, communicators from
 // ncclCommInitAll), as `torchrun`-style one-process-per-GPU users would run it rank by rank.
 //
-//   bmmc_nccl_bench SPEC N ELEM_BYTES [REPS [PIECES]]     e.g.  bmmc_nccl_bench random-bmmc:1 33 8 5 32
+//   bmmc_nccl_bench SPEC N ELEM_BYTES [REPS [PIECES [DEPTH]]]     e.g.  bmmc_nccl_bench random-bmmc:1 33 8 5 64 4
 //
 // Rows (host wall clock from every rank released by a barrier to every rank's stream done, median of REPS):
 // nccl-alltoall (grouped ncclSend/ncclRecv of the plan's off-rank chunks, the engine's exchange alone),
 // nccl-alltoall-in-pieces (the same, one group per piece of the engine's schedule),
 // nccl-engine (input kept, pipelined in PIECES pieces, default 32: packs, exchanges and unpacks overlap, scratch
-// 4·2^k pieces: the engine's own, registered with NCCL), nccl-engine-cudaMalloc-scratch (the same with the caller's
-// unregistered scratch), nccl-engine-1-piece (input kept, not pipelined: pre-pass, exchange into a local array of
+// 4·2^k pieces: the engine's own, registered with NCCL), nccl-engine-2-comms (its groups alternating between the
+// caller's communicator and one split from it), nccl-engine-cudaMalloc-scratch (the caller's unregistered scratch), nccl-alltoall-in-pieces-2-comms (the pieces' exchange alone over two communicators), nccl-engine-1-piece (input kept, not pipelined: pre-pass, exchange into a local array of
 // scratch, post-pass) and nccl-engine-destroying (the input is the receive buffer). Each engine row is verified on the devices against the push engine of the same
 // permutation (bmmc/peer/peer_permuter.hpp), byte for byte. Built only where NCCL is found (BMMC_NCCL); it is
 // a separate program so that the CLI never needs libnccl.
@@ -66,11 +66,12 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) try {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s SPEC N ELEM_BYTES [REPS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SPEC N ELEM_BYTES [REPS [PIECES [DEPTH]]]\n", argv[0]);
     return 2;
   }
   const int n = std::atoi(argv[2]), eb = std::atoi(argv[3]), reps = argc > 4 ? std::atoi(argv[4]) : 5;
   const int pieces = argc > 5 ? std::atoi(argv[5]) : 32;
+  const int depth = argc > 6 ? std::atoi(argv[6]) : 2;
   const Bmmc global = parse_spec(argv[1], n);
   int count = 0;
   BMMC_CUDA_CHECK(cudaGetDeviceCount(&count));
@@ -88,12 +89,15 @@ int main(int argc, char** argv) try {
   std::vector<DeviceBuffer> in, out, scratch, ref;
   std::vector<void*> out_at(ranks);  // where the rows write their output (verified against ref)
   std::vector<cudaStream_t> streams(ranks);
-  std::vector<DistPermuter> engines, unpipelined;
+  std::vector<std::optional<DistPermuter>> engines(ranks), two_comms(ranks), unpipelined(ranks);
   DistOptions opt;
   opt.check_agreement = false;  // the timed calls; the check costs one all-gather and a stream sync per call
   opt.pieces = pieces;
+  opt.depth = depth;
   DistOptions one = opt;
   one.pieces = 1;
+  DistOptions two = opt;
+  two.exchange_comms = 2;
   for (int r = 0; r < ranks; ++r) {
     ScopedDevice on(r);
     in.emplace_back(bytes);
@@ -104,8 +108,9 @@ int main(int argc, char** argv) try {
     bench_detail::fill_rank_words<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
     BMMC_CUDA_CHECK(cudaGetLastError());
     BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
-    engines.emplace_back(global, eb, comms[r], opt);
-    unpipelined.emplace_back(global, eb, comms[r], one);
+    engines[r].emplace(global, eb, comms[r], opt);
+    two_comms[r].emplace(global, eb, comms[r], two);
+    unpipelined[r].emplace(global, eb, comms[r], one);
   }
   // The reference: the push engine of the same permutation (itself verified against the CPU reference by
   // bmmc_peer_tests and `bmmc bench --gpus`).
@@ -202,11 +207,11 @@ int main(int argc, char** argv) try {
     }
     nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
   }, false);
-  std::printf("nccl-engine: %s, %d pieces, scratch %.1f MiB per rank (%.3f of the local array, %s)\n",
-              engines[0].pipelined() ? "pipelined" : ("not pipelined: " + engines[0].pipeline_note()).c_str(),
-              engines[0].pieces(), engines[0].scratch_bytes() / 1048576.0,
-              static_cast<double>(engines[0].scratch_bytes()) / bytes,
-              engines[0].registered_scratch() ? "its own, registered with NCCL" : "unregistered");
+  std::printf("nccl-engine: %s, %d pieces, ring of %d, scratch %.1f MiB per rank (%.3f of the local array, %s)\n",
+              engines[0]->pipelined() ? "pipelined" : ("not pipelined: " + engines[0]->pipeline_note()).c_str(),
+              engines[0]->pieces(), depth, engines[0]->scratch_bytes() / 1048576.0,
+              static_cast<double>(engines[0]->scratch_bytes()) / bytes,
+              engines[0]->registered_scratch() ? "its own, registered with NCCL" : "unregistered");
   // The exchange alone, cut into the engine's pieces (piece i = elements [b_i, b_i+1) of every chunk): NCCL's cost
   // of many smaller groups, without the packs and unpacks.
   const PieceSchedule cut = make_piece_schedule(plan, pieces);
@@ -228,31 +233,65 @@ int main(int argc, char** argv) try {
       nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
     }
   }, false);
+  // The same pieces alternating between two communicators (ncclCommSplit of the first) on two streams: whether
+  // NCCL overlaps one group's ramp-down with the next one's ramp-up when they are independent.
+  std::vector<ncclComm_t> comms2(ranks);
+  std::vector<cudaStream_t> streams2(ranks);
+  nccl_ok(ncclGroupStart(), "ncclGroupStart");
+  for (int r = 0; r < ranks; ++r) nccl_ok(ncclCommSplit(comms[r], 0, r, &comms2[r], nullptr), "ncclCommSplit");
+  nccl_ok(ncclGroupEnd(), "ncclGroupEnd (ncclCommSplit)");
+  for (int r = 0; r < ranks; ++r) {
+    ScopedDevice on(r);
+    BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams2[r], cudaStreamNonBlocking));
+  }
+  time_rows("nccl-alltoall-in-pieces-2-comms", [&](int r) {
+    const AllToAllStep& s = steps[r];
+    const auto send_at = displacements(s.send_counts), recv_at = displacements(s.recv_counts);
+    for (int i = 0; i < cut.pieces; ++i) {
+      const u64 lo = cut.bounds[i], len = cut.bounds[i + 1] - lo;
+      nccl_ok(ncclGroupStart(), "ncclGroupStart");
+      for (int d = 0; d < ranks; ++d) {
+        if (d == r) continue;
+        if (s.send_counts[d])
+          nccl_ok(ncclSend(in[r].as<unsigned char>() + (send_at[d] + lo) * eb, len * eb, ncclUint8, d, (i % 2 ? comms2[r] : comms[r]),
+                           i % 2 ? streams2[r] : streams[r]), "ncclSend");
+        if (s.recv_counts[d])
+          nccl_ok(ncclRecv(scratch[r].as<unsigned char>() + (recv_at[d] + lo) * eb, len * eb, ncclUint8, d,
+                           i % 2 ? comms2[r] : comms[r], i % 2 ? streams2[r] : streams[r]), "ncclRecv");
+      }
+      nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
+    }
+    BMMC_CUDA_CHECK(cudaStreamSynchronize(streams2[r]));
+  }, false);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept = time_rows("nccl-engine", [&](int r) {
-    engines[r](in[r].get(), out[r].get(), nullptr, streams[r]);  // its own, registered scratch
+    (*engines[r])(in[r].get(), out[r].get(), nullptr, streams[r]);  // its own, registered scratch
+  }, true);
+  for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
+  time_rows("nccl-engine-2-comms", [&](int r) {
+    (*two_comms[r])(in[r].get(), out[r].get(), nullptr, streams[r]);  // groups alternating between two communicators
   }, true);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   time_rows("nccl-engine-cudaMalloc-scratch", [&](int r) {
-    engines[r](in[r].get(), out[r].get(), scratch[r].get(), streams[r]);  // the caller's, unregistered
+    (*engines[r])(in[r].get(), out[r].get(), scratch[r].get(), streams[r]);  // the caller's, unregistered
   }, true);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept1 = time_rows("nccl-engine-1-piece", [&](int r) {
-    unpipelined[r](in[r].get(), out[r].get(), scratch[r].get(), streams[r]);
+    (*unpipelined[r])(in[r].get(), out[r].get(), scratch[r].get(), streams[r]);
   }, true);
   // Destroying: the input is the receive buffer, so each rep starts from a fresh copy of the input (scratch),
   // whose copy is timed with it; the copy's own time is measured alone and reported beside.
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double destroying = time_rows("nccl-engine-destroying", [&](int r) {
     BMMC_CUDA_CHECK(cudaMemcpyAsync(scratch[r].get(), in[r].get(), bytes, cudaMemcpyDeviceToDevice, streams[r]));
-    engines[r].permute_destroying(scratch[r].get(), out[r].get(), streams[r]);
+    engines[r]->permute_destroying(scratch[r].get(), out[r].get(), streams[r]);
   }, true);
   const double copy = time_rows("  (its input copy alone)", [&](int r) {
     BMMC_CUDA_CHECK(cudaMemcpyAsync(scratch[r].get(), in[r].get(), bytes, cudaMemcpyDeviceToDevice, streams[r]));
   }, false);
   std::printf("nccl-engine: %.1f%% of the all-to-all's rate (input kept, %d pieces), %.1f%% in one piece, %.1f%% "
               "destroying (its copy subtracted)\n",
-              100.0 * a2a / kept, engines[0].pieces(), 100.0 * a2a / kept1, 100.0 * a2a / (destroying - copy));
+              100.0 * a2a / kept, engines[0]->pieces(), 100.0 * a2a / kept1, 100.0 * a2a / (destroying - copy));
 
   // Symmetric memory: out and scratch become NCCL windows (the cudaMalloc buffers go first: the memory is tight).
   out.clear();
@@ -346,14 +385,18 @@ int main(int argc, char** argv) try {
   {
     std::vector<std::thread> threads;
     for (int r = 0; r < ranks; ++r)  // window deregistration is collective
-      threads.emplace_back([&, r] {
+      threads.emplace_back([&, r] {  // the engines too: each destroys its second communicator
         ScopedDevice on(r);
+        engines[r].reset();
+        two_comms[r].reset();
+        unpipelined[r].reset();
         fused[r].reset();
         out_win[r] = NcclWindow();
         scratch_win[r] = NcclWindow();
       });
     for (auto& t : threads) t.join();
   }
+  for (ncclComm_t c : comms2) ncclCommDestroy(c);
   for (ncclComm_t c : comms) ncclCommDestroy(c);
   return 0;
 } catch (const std::exception& e) {

@@ -108,9 +108,12 @@ std::vector<RecvStep> recv_schedule(const DistPlan& p, BitVec d) {
   return steps;
 }
 
-PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces) {
+PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth) {
   if (pieces < 1) throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", pieces));
+  if (depth < 2)
+    throw std::invalid_argument(fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", depth));
   PieceSchedule s;
+  s.depth = depth;
   s.atom_bits = plan.piece_bits;
   s.atom_elems = plan.chunk_elems() >> s.atom_bits;
   const std::uint64_t atoms = std::uint64_t{1} << s.atom_bits;

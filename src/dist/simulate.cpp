@@ -117,15 +117,15 @@ DistSimReport report_of(const detail::SimComm& comm, std::uint64_t scratch_bytes
 
 // Pipelined, input preserved: per piece, pack through the pre-pass map, exchange, unpack through the post-pass.
 DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out,
-                         int pieces) {
-  const PieceSchedule ps = make_piece_schedule(plan, pieces);
+                         int pieces, int depth) {
+  const PieceSchedule ps = make_piece_schedule(plan, pieces, depth);
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
   const std::uint64_t buf_elems = plan.destinations_per_rank() * ps.max_piece_elems;  // one send or receive buffer
   const int cb = plan.chunk_bits();
   const Bmmc pre_inv = plan.pre.inverse();
   std::vector<Bmmc> post;
   for (BitVec d = 0; d < plan.ranks(); ++d) post.push_back(post_for_rank(plan, d));
-  // Per rank: [send 0 | send 1 | recv 0 | recv 1] (depth 2), exactly PieceSchedule::scratch_elems.
+  // Per rank: [send 0 | … | send depth−1 | recv 0 | … | recv depth−1], exactly PieceSchedule::scratch_elems.
   std::vector<Bytes> scratch(plan.ranks(), Bytes(ps.scratch_elems * eb));
   const auto sbuf = [&](BitVec r, int b) { return scratch[r].data() + static_cast<std::size_t>(b) * buf_elems * eb; };
   const auto rbuf = [&](BitVec r, int b) {
@@ -165,7 +165,7 @@ DistSimReport simulate_dist_permute(const DistPlan& plan, const std::vector<cons
   check_rank_buffers(plan, in, out);
   if (options.pieces < 1)
     throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", options.pieces));
-  if (options.pieces > 1) return run_pieces(plan, in, out, options.pieces);
+  if (options.pieces > 1) return run_pieces(plan, in, out, options.pieces, options.depth);
   // pre-pass in → out (the send buffer), exchange out → scratch (the receive buffer), post-pass scratch → out:
   // the outputs are overwritten only after every chunk left them.
   const std::size_t bytes = plan.local_elems() * static_cast<std::size_t>(plan.elem_bytes);

@@ -29,9 +29,9 @@ void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size
 }
 
 void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* device_words, const Agreement& mine,
-                       const char* extra, cudaStream_t stream) {
+                       cudaStream_t stream) {
   constexpr int w = Agreement::kWords;
-  const std::uint64_t words[w] = {mine.hash, mine.n, mine.elem_bytes, mine.extra};
+  const std::uint64_t words[w] = {mine.hash, mine.n, mine.elem_bytes, mine.pieces, mine.comms};
   std::vector<std::uint64_t> every(w * static_cast<std::size_t>(ranks));
   check(cudaMemcpyAsync(device_words, words, sizeof words, cudaMemcpyHostToDevice, stream),
         "cudaMemcpyAsync (agreement)");
@@ -47,12 +47,15 @@ void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* devi
   if (agree) return;
   std::string views;
   for (int r = 0; r < ranks; ++r)
-    views += fmt::format("{}rank {}: n = {}, {}-byte elements, plan hash {:#018x}, {} {}", r ? "; " : "", r,
-                         every[w * r + 1], every[w * r + 2], every[w * r], extra, every[w * r + 3]);
+    views += fmt::format("{}rank {}: n = {}, {}-byte elements, plan hash {:#018x}, {}", r ? "; " : "", r,
+                         every[w * r + 1], every[w * r + 2], every[w * r],
+                         every[w * r + 3] ? fmt::format("{} piece(s) over {} communicator(s)", every[w * r + 3],
+                                                        every[w * r + 4])
+                                          : std::string("the fused engine"));
   throw std::invalid_argument(fmt::format(
-      "the ranks disagree on the permutation, n, element size or {} (this is rank {}); every rank must build its "
+      "the ranks disagree on the permutation, n, element size or engine (this is rank {}); every rank must build its "
       "permuter from the same global BMMC, element size and options: {}",
-      extra, rank, views));
+      rank, views));
 }
 
 void stream_barrier(ncclComm_t comm, std::uint64_t* device_word, cudaStream_t stream) {

@@ -19,11 +19,12 @@ void nccl_check(ncclResult_t status, const char* call, ncclComm_t comm = nullptr
 void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes, const char* a_name,
                     const char* b_name);
 
-/// What every rank states before a call moves data: the plan's hash, n, the element size and one engine-specific
-/// word (the piece count of the portable engine, the engine of the fused one), named by `extra` in messages.
+/// What every rank states before a call moves data: the plan's hash, n, the element size and how the exchange will
+/// run — the portable engine's piece count (≥ 1) and communicators (1 or 2), 0 and 0 for the fused engine — since
+/// ranks that run the exchange differently would post unpaired NCCL operations.
 struct Agreement {
-  std::uint64_t hash = 0, n = 0, elem_bytes = 0, extra = 0;
-  static constexpr int kWords = 4;
+  std::uint64_t hash = 0, n = 0, elem_bytes = 0, pieces = 0, comms = 0;
+  static constexpr int kWords = 5;
 };
 
 /// Collective: ncclAllGather of every rank's Agreement through `device_words` (device memory of Agreement::kWords ·
@@ -31,7 +32,7 @@ struct Agreement {
 /// std::invalid_argument naming every rank's view when they differ. The all-gather also orders the ranks: no
 /// rank's later work on `stream` starts before every rank's earlier work on its stream is done.
 void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* device_words, const Agreement& mine,
-                       const char* extra, cudaStream_t stream);
+                       cudaStream_t stream);
 
 /// Collective, stream-ordered: an ncclAllReduce of one word of `device_word`. No rank's later work on `stream`
 /// starts before every rank's earlier work on its stream is done (and visible to it).

@@ -45,14 +45,23 @@ struct DistPermuter::State {
   std::uint64_t blocks_per_atom_pack = 0, blocks_per_atom_unpack = 0;
   std::vector<SendStep> sends;
   std::vector<RecvStep> recvs;
-  cudaStream_t comm_stream = nullptr;       // the exchange's own stream
+  // With exchange_comms = 2 the exchange alternates between the caller's communicator and a second one split from
+  // it (lazily, by the first pipelined call: ncclCommSplit is collective), each on its own stream: NCCL runs one
+  // communicator's groups one after another, each with a ramp-up and a drain, while two communicators overlap them
+  // (measured on two H200s: 32 groups of a 16 GiB exchange 28.0 ms on one communicator, 24.9 on two, 23.5 in one
+  // group) — but beside the packs and unpacks the gain is not consistent (BENCHMARKS.md).
+  int exchange_comms = 1;
+  ncclComm_t second = nullptr;
+  cudaStream_t comm_stream[2] = {};         // the exchange's own streams, one per communicator
   // The pipeline's own scratch, used when a call passes none: ncclMemAlloc memory registered with the
   // communicator (ncclCommRegister), so that NCCL moves the pieces between the ranks' buffers without staging them
   // through its own (measured on two H100s: 39 ms instead of 52.5 ms for 16 GiB per rank, BENCHMARKS.md).
   void* registered = nullptr;
   void* registration = nullptr;
+  void* second_registration = nullptr;
   void register_scratch();
-  cudaEvent_t packed[2] = {}, exchanged[2] = {};
+  void split_second_comm();
+  std::vector<cudaEvent_t> packed, exchanged;  // one per buffer of the ring (PieceSchedule::depth)
 
   void plan_pipeline(int requested);
   State() = default;
@@ -64,14 +73,17 @@ struct DistPermuter::State {
 DistPermuter::State::~State() {
   try {
     ScopedDevice on(device);
+    for (cudaStream_t st : comm_stream)
+      if (st) cudaStreamSynchronize(st);  // the engine's NCCL work is done before its communicator goes
+    if (second_registration) ncclCommDeregister(second, second_registration);
+    if (second) ncclCommDestroy(second);
     if (registration) ncclCommDeregister(comm, registration);
     if (registered) ncclMemFree(registered);
     if (agreement) cudaFree(agreement);
-    if (comm_stream) cudaStreamDestroy(comm_stream);
-    for (cudaEvent_t e : packed)
-      if (e) cudaEventDestroy(e);
-    for (cudaEvent_t e : exchanged)
-      if (e) cudaEventDestroy(e);
+    for (cudaStream_t st : comm_stream)
+      if (st) cudaStreamDestroy(st);
+    for (cudaEvent_t e : packed) cudaEventDestroy(e);
+    for (cudaEvent_t e : exchanged) cudaEventDestroy(e);
   } catch (...) {  // a destructor must not throw; the device is gone anyway
   }
 }
@@ -80,7 +92,7 @@ DistPermuter::State::~State() {
 // range of launches (piece_pass.hpp). Throws std::invalid_argument where the pieces cannot be cut along tiles.
 void DistPermuter::State::plan_pipeline(int requested) {
   const int m = plan.local_bits, k = plan.k, eb = plan.elem_bytes;
-  pieces = make_piece_schedule(plan, requested);
+  pieces = make_piece_schedule(plan, requested, options.depth);
   if (pieces.pieces < 2)
     throw std::invalid_argument(fmt::format("chunks of 2^{} elements have no piece rows to cut along", plan.chunk_bits()));
   if (k > kMaxPieceTableBits)
@@ -117,14 +129,28 @@ void DistPermuter::State::plan_pipeline(int requested) {
   // packs and unpacks keep every SM busy, priority lets them take the first SM a tile block frees.
   int least = 0, greatest = 0;
   check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
-  check(cudaStreamCreateWithPriority(&comm_stream, cudaStreamNonBlocking, greatest),
-        "cudaStreamCreateWithPriority (exchange stream)");
-  for (int b = 0; b < 2; ++b) {
-    check(cudaEventCreateWithFlags(&packed[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    check(cudaEventCreateWithFlags(&exchanged[b], cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  exchange_comms = options.exchange_comms;
+  for (int c = 0; c < exchange_comms; ++c)
+    check(cudaStreamCreateWithPriority(&comm_stream[c], cudaStreamNonBlocking, greatest),
+          "cudaStreamCreateWithPriority (exchange stream)");
+  for (int b = 0; b < pieces.depth; ++b) {
+    check(cudaEventCreateWithFlags(&packed.emplace_back(), cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check(cudaEventCreateWithFlags(&exchanged.emplace_back(), cudaEventDisableTiming), "cudaEventCreateWithFlags");
   }
   pipelined = true;
   register_scratch();
+}
+
+// Collective (every rank's first pipelined call, after the agreement): the second communicator of the exchange, with
+// the scratch registered with it too.
+void DistPermuter::State::split_second_comm() {
+  if (exchange_comms < 2 || second) return;
+  nccl_check(ncclCommSplit(comm, 0, rank, &second, nullptr), "ncclCommSplit (the exchange's second communicator)",
+             comm);
+  if (registered &&
+      ncclCommRegister(second, registered, pieces.scratch_elems * static_cast<std::size_t>(plan.elem_bytes),
+                       &second_registration) != ncclSuccess)
+    second_registration = nullptr;
 }
 
 // Where NCCL cannot allocate or register (no cuMem support, say), calls without scratch allocate it per call
@@ -148,6 +174,12 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   if (!comm) throw std::invalid_argument("DistPermuter: the NCCL communicator is null");
   s.comm = comm;
   s.options = options;
+  if (options.exchange_comms != 1 && options.exchange_comms != 2)
+    throw std::invalid_argument(fmt::format(
+        "exchange_comms = {}: the pipelined exchange runs over 1 or 2 communicators", options.exchange_comms));
+  if (options.depth < 2)
+    throw std::invalid_argument(
+        fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", options.depth));
   nccl_check(ncclCommCount(comm, &s.ranks), "ncclCommCount", comm);
   nccl_check(ncclCommUserRank(comm, &s.rank), "ncclCommUserRank", comm);
   nccl_check(ncclCommCuDevice(comm, &s.device), "ncclCommCuDevice", comm);
@@ -254,8 +286,9 @@ void DistPermuter::check_agreement(cudaStream_t stream) const {
   if (!s.options.check_agreement) return;
   const Agreement mine{dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
                        static_cast<std::uint64_t>(s.plan.elem_bytes),
-                       static_cast<std::uint64_t>(s.pipelined ? s.pieces.pieces : 1)};
-  check_ranks_agree(s.comm, s.rank, s.ranks, s.agreement, mine, "pieces", stream);
+                       static_cast<std::uint64_t>(s.pipelined ? s.pieces.pieces : 1),
+                       static_cast<std::uint64_t>(s.pipelined ? s.exchange_comms : 1)};
+  check_ranks_agree(s.comm, s.rank, s.ranks, s.agreement, mine, stream);
 }
 
 void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t stream) const {
@@ -280,21 +313,25 @@ void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t strea
   (*s.post)(recv, out, stream);
 }
 
-// The pipeline on the caller's stream (packs and unpacks) and the engine's exchange stream, two buffers each way:
-//   stream:  pack 0, pack 1, [exchange 0 done] unpack 0, pack 2, [exchange 1 done] unpack 1, pack 3, ...
-//   comm:    [pack i done] exchange i  (grouped sends from send buffer i mod 2 into receive buffer i mod 2)
-// Pack i+2 overwrites send buffer i mod 2 only after exchange i (its unpack waited for it); exchange i+2 overwrites
-// receive buffer i mod 2 only after unpack i (it waits for pack i+2, which the stream runs after unpack i). The
-// caller's stream ends after the last unpack, which waited for the last exchange.
+// The pipeline on the caller's stream (packs and unpacks) and the engine's exchange stream, over a ring of D =
+// depth buffers each way (piece i uses buffer i mod D):
+//   stream:  pack 0 … pack D−1, [exchange 0 done] unpack 0, pack D, [exchange 1 done] unpack 1, pack D+1, ...
+//   comm:    [pack i done] exchange i  (grouped sends from send buffer i mod D into receive buffer i mod D)
+// Pack i+D overwrites send buffer i mod D only after exchange i (its unpack waited for it); exchange i+D overwrites
+// receive buffer i mod D only after unpack i (it waits for pack i+D, which the stream runs after unpack i). So the
+// exchange stream can run up to D − 1 pieces ahead of the unpacks. The caller's stream ends after the last unpack,
+// which waited for the last exchange.
 void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaStream_t stream) const {
+  state_->split_second_comm();
   const State& s = *state_;
   const PieceSchedule& ps = s.pieces;
   const std::size_t eb = static_cast<std::size_t>(s.plan.elem_bytes);
   const std::uint64_t seg = ps.max_piece_elems, buf = s.plan.destinations_per_rank() * seg;
   const int k = s.plan.k;
   auto* base = static_cast<unsigned char*>(scratch);
+  const int depth = ps.depth;
   const auto send_buf = [&](int b) { return base + static_cast<std::size_t>(b) * buf * eb; };
-  const auto recv_buf = [&](int b) { return base + static_cast<std::size_t>(2 + b) * buf * eb; };
+  const auto recv_buf = [&](int b) { return base + static_cast<std::size_t>(depth + b) * buf * eb; };
   const bool wide = needs_64bit_index(s.plan.local_bits);
   const auto launch_atoms = [&](const Kernel& kernel, const KernelSource& src, std::uint64_t per_atom, int i,
                                 void* sources, void* targets) {
@@ -313,45 +350,47 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
     const void* sources[1] = {in};
     std::vector<void*> targets(std::size_t{1} << k);
     for (const SendStep& st : s.sends)
-      targets[st.chunk] = st.dest == static_cast<BitVec>(s.rank) ? recv_buf(i % 2) + (st.slot * seg - lo) * eb
-                                                                  : send_buf(i % 2) + (st.chunk * seg - lo) * eb;
+      targets[st.chunk] = st.dest == static_cast<BitVec>(s.rank) ? recv_buf(i % depth) + (st.slot * seg - lo) * eb
+                                                                  : send_buf(i % depth) + (st.chunk * seg - lo) * eb;
     launch_atoms(s.pack, s.pack_src, s.blocks_per_atom_pack, i, sources, targets.data());
-    check(cudaEventRecord(s.packed[i % 2], stream), "cudaEventRecord (packed)");
+    check(cudaEventRecord(s.packed[i % depth], stream), "cudaEventRecord (packed)");
   };
   const auto unpack = [&](int i) {
     const std::uint64_t lo = ps.bounds[i];
     std::vector<const void*> sources(std::size_t{1} << k);
-    for (std::size_t j = 0; j < sources.size(); ++j) sources[j] = recv_buf(i % 2) + (j * seg - lo) * eb;
+    for (std::size_t j = 0; j < sources.size(); ++j) sources[j] = recv_buf(i % depth) + (j * seg - lo) * eb;
     void* targets[1] = {out};
     launch_atoms(s.unpack, s.unpack_src, s.blocks_per_atom_unpack, i, sources.data(), targets);
   };
   const auto exchange = [&](int i) {
     const std::uint64_t len = (ps.bounds[i + 1] - ps.bounds[i]) * eb;
-    check(cudaStreamWaitEvent(s.comm_stream, s.packed[i % 2], 0), "cudaStreamWaitEvent (packed)");
+    const int c = i % s.exchange_comms;
+    cudaStream_t es = s.comm_stream[c];
+    ncclComm_t ec = c ? s.second : s.comm;
+    check(cudaStreamWaitEvent(es, s.packed[i % depth], 0), "cudaStreamWaitEvent (packed)");
     nccl_check(ncclGroupStart(), "ncclGroupStart");
     for (const SendStep& st : s.sends)
       if (st.dest != static_cast<BitVec>(s.rank))
-        nccl_check(ncclSend(send_buf(i % 2) + st.chunk * seg * eb, len, ncclUint8, static_cast<int>(st.dest), s.comm,
-                          s.comm_stream),
-                 "ncclSend", s.comm);
+        nccl_check(ncclSend(send_buf(i % depth) + st.chunk * seg * eb, len, ncclUint8, static_cast<int>(st.dest), ec, es),
+                   "ncclSend", ec);
     for (const RecvStep& st : s.recvs)
       if (st.source != static_cast<BitVec>(s.rank))
-        nccl_check(ncclRecv(recv_buf(i % 2) + st.slot * seg * eb, len, ncclUint8, static_cast<int>(st.source), s.comm,
-                          s.comm_stream),
-                 "ncclRecv", s.comm);
-    nccl_check(ncclGroupEnd(), "ncclGroupEnd", s.comm);
-    check(cudaEventRecord(s.exchanged[i % 2], s.comm_stream), "cudaEventRecord (exchanged)");
+        nccl_check(ncclRecv(recv_buf(i % depth) + st.slot * seg * eb, len, ncclUint8, static_cast<int>(st.source), ec,
+                            es),
+                   "ncclRecv", ec);
+    nccl_check(ncclGroupEnd(), "ncclGroupEnd", ec);
+    check(cudaEventRecord(s.exchanged[i % depth], es), "cudaEventRecord (exchanged)");
   };
-  for (int i = 0; i < std::min(2, ps.pieces); ++i) {
+  for (int i = 0; i < std::min(depth, ps.pieces); ++i) {
     pack(i);
     exchange(i);
   }
   for (int i = 0; i < ps.pieces; ++i) {
-    check(cudaStreamWaitEvent(stream, s.exchanged[i % 2], 0), "cudaStreamWaitEvent (exchanged)");
+    check(cudaStreamWaitEvent(stream, s.exchanged[i % depth], 0), "cudaStreamWaitEvent (exchanged)");
     unpack(i);
-    if (i + 2 < ps.pieces) {
-      pack(i + 2);
-      exchange(i + 2);
+    if (i + depth < ps.pieces) {
+      pack(i + depth);
+      exchange(i + depth);
     }
   }
 }

@@ -52,10 +52,6 @@ struct NcclPushPermuter::State {
   }
 };
 
-// The engine word of the agreement: the portable engine states its piece count (≥ 1), the fused one 0, so ranks
-// that chose different engines (which would post unpaired collectives) disagree.
-constexpr std::uint64_t kFusedEngineWord = 0;
-
 NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, const DistOptions& options)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
@@ -176,10 +172,12 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
   }
   std::uint64_t* barrier_word = s.words + Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks));
   if (s.options.check_agreement)
+    // Pieces and communicators 0: the fused engine (the portable one states ≥ 1), so that ranks that chose
+    // different engines (and would post unpaired collectives) disagree.
     check_ranks_agree(s.comm, s.rank, s.ranks, s.words,
                       {dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-                       static_cast<std::uint64_t>(s.plan.elem_bytes), kFusedEngineWord},
-                      "pieces (0: the fused engine)", stream);
+                       static_cast<std::uint64_t>(s.plan.elem_bytes), 0, 0},
+                      stream);
   else
     stream_barrier(s.comm, barrier_word, stream);  // no store into a peer's buffer while the peer still uses it
   const NcclWindow& landing = s.push.one_pass() ? out : *scratch;

@@ -226,6 +226,11 @@ TEST(DistPlan, PieceScheduleOddCountsAndScratchBound) {
   const DistPlan small = make_dist_plan(random_bmmc(4, 1), 2, 4);
   EXPECT_EQ(make_piece_schedule(small, 9).pieces, 1 << small.piece_bits);
   EXPECT_THROW(make_piece_schedule(p, 0), std::invalid_argument);
+  // A ring of depth D holds 2·D buffers of 2^k pieces: depth 4 with 64 pieces is the same 1/8 as depth 2 with 32.
+  EXPECT_EQ(make_piece_schedule(p, 64, 4).scratch_elems, 8 * p.destinations_per_rank() * (p.chunk_elems() >> 6));
+  EXPECT_EQ(make_piece_schedule(p, 64, 4).scratch_elems, make_piece_schedule(p, 32).scratch_elems);
+  EXPECT_EQ(make_piece_schedule(p, 64, 4).depth, 4);
+  EXPECT_THROW(make_piece_schedule(p, 32, 1), std::invalid_argument);
 }
 
 // The piece rows φ at the sizes the GPUs run: kPieceBits rows, independent of the chunk rows, vanishing on the low

@@ -25,7 +25,7 @@ enum class Path { Preserved, Destroyed, AllToAll, Fused };
 // Runs one path on the whole array split into rank slices (separate allocations per rank, as on GPUs) and
 // compares with permute_reference on the whole array.
 void expect_dist_matches(const Bmmc& b, int g, int eb, Path path, int pieces, std::uint64_t seed,
-                         const std::string& what) {
+                         const std::string& what, int depth = 2) {
   const DistPlan plan = make_dist_plan(b, g, eb);
   const std::size_t slice = plan.local_elems() * eb, total = slice * plan.ranks();
   std::vector<unsigned char> whole(total), ref(total);
@@ -43,13 +43,15 @@ void expect_dist_matches(const Bmmc& b, int g, int eb, Path path, int pieces, st
   }
   DistSimOptions o;
   o.pieces = pieces;
+  o.depth = depth;
   o.cpu.threads = 1;
   if (path == Path::Preserved) {
     const DistSimReport rep = simulate_dist_permute(plan, cin, vout, o);
     EXPECT_EQ(rep.rounds, plan.rounds() * rep.pieces);
     EXPECT_EQ(rep.messages, plan.ranks() * plan.rounds() * rep.pieces);
     EXPECT_EQ(rep.remote_bytes, dist_traffic(plan).total_remote_bytes);
-    if (pieces > 1) EXPECT_EQ(rep.scratch_bytes_per_rank, make_piece_schedule(plan, pieces).scratch_elems * eb);
+    if (pieces > 1)
+      EXPECT_EQ(rep.scratch_bytes_per_rank, make_piece_schedule(plan, pieces, depth).scratch_elems * eb);
     for (BitVec r = 0; r < plan.ranks(); ++r)  // the input is preserved
       ASSERT_EQ(std::memcmp(in[r].data(), whole.data() + r * slice, slice), 0) << what << ": input of rank " << r;
   } else if (path == Path::Destroyed) {
@@ -121,6 +123,18 @@ TEST(DistSimulate, PipelinedOddPieceCounts) {
         expect_dist_matches(test::one_bit_swap(9, g ? g : 1, 2, 0), g ? g : 1, eb, Path::Preserved, pieces, eb,
                             "one-bit swap, pieced");
         expect_dist_matches(test::block_triangular(9, g, pieces), g, eb, Path::Preserved, pieces, eb, "k = 0, pieced");
+      }
+}
+
+// A deeper ring of buffers (the exchange running up to depth − 1 pieces ahead of the unpacks) moves the same data.
+TEST(DistSimulate, PipelinedDeeperRings) {
+  for (int depth : {3, 4, 7})
+    for (int pieces : {5, 64})
+      for (int g : {1, 2}) {
+        const std::string what = "random, depth " + std::to_string(depth);
+        expect_dist_matches(random_bmmc(10 + g, depth * pieces + g), g, 4, Path::Preserved, pieces, depth, what, depth);
+        expect_dist_matches(test::one_bit_swap(10, g, 2, 0), g, 8, Path::Preserved, pieces, depth, "swap, " + what,
+                            depth);
       }
 }
 

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -97,6 +98,12 @@ TEST(NcclEngine, BadBuffersAreRefusedBeforeWriting) {
   EXPECT_THROW(p(b, b + 8, nullptr, nullptr), std::invalid_argument);               // overlapping
   EXPECT_THROW(p(b, b + p.local_bytes(), b + 4, nullptr), std::invalid_argument);   // scratch overlaps in
   EXPECT_THROW(p(b + 1, b + p.local_bytes(), nullptr, nullptr), std::invalid_argument);  // unaligned
+  DistOptions bad;
+  bad.exchange_comms = 3;
+  EXPECT_THROW(DistPermuter(gray(12), 4, c.comms[0], bad), std::invalid_argument);
+  bad.exchange_comms = 2;
+  bad.depth = 1;
+  EXPECT_THROW(DistPermuter(gray(12), 4, c.comms[0], bad), std::invalid_argument);
   cudaFree(d);
 }
 
@@ -130,10 +137,15 @@ TEST(NcclEngine, PipelinedExchangeMatchesTheReference) {
   std::vector<int> swap_bits(n);
   for (int i = 0; i < n; ++i) swap_bits[i] = i;
   std::swap(swap_bits[0], swap_bits[n - 1]);
-  for (auto [eb, pieces] : {std::pair{4, 32}, std::pair{4, 7}, std::pair{8, 32}}) {
+  for (auto [eb, pieces, depth, comms] : {std::tuple{4, 32, 2, 2}, std::tuple{4, 7, 2, 2}, std::tuple{8, 32, 2, 2},
+                                          std::tuple{4, 64, 4, 2}, std::tuple{8, 9, 3, 2}, std::tuple{4, 32, 2, 1},
+                                          std::tuple{4, 5, 2, 1}}) {
     DistOptions o;
     o.pieces = pieces;
-    const std::string what = fmt::format("{} pieces, {}-byte elements", pieces, eb);
+    o.depth = depth;
+    o.exchange_comms = comms;
+    const std::string what =
+        fmt::format("{} pieces, ring of {}, {} communicator(s), {}-byte elements", pieces, depth, comms, eb);
     expect_engine_matches(c, random_bmmc(n, eb + pieces), eb, false, "random BMMC, " + what, o, true);
     if (eb == 8) continue;
     expect_engine_matches(c, random_bpc(n, eb * pieces), eb, false, "random BPC, " + what, o, true);

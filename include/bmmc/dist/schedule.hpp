@@ -65,8 +65,9 @@ std::uint64_t recv_group(const DistPlan& plan, BitVec rank);
 /// chunk bits). A piece is a run of consecutive atoms: piece i covers elements [bounds[i], bounds[i+1]) of every
 /// chunk and slot, every bound a multiple of the atom. Because φ vanishes on the low input bits and the preimages of
 /// the low output bits (dist_plan.hpp), packing a piece through the pre-pass and unpacking it through the post-pass
-/// move whole tiles. A pipelined engine packs piece i+1 while piece i is in flight and piece i−1 is unpacked:
-/// `depth` = 2 send and 2 receive buffers of 2^k · max piece elements each.
+/// move whole tiles. A pipelined engine packs piece i+1 while piece i is in flight and piece i−1 is unpacked, over a
+/// ring of `depth` send and `depth` receive buffers of 2^k · max piece elements each (piece i uses buffer i mod
+/// depth): a deeper ring lets the exchange run up to depth − 1 pieces ahead of the unpacks.
 struct PieceSchedule {
   int pieces = 1;
   std::vector<std::uint64_t> bounds;  ///< pieces + 1 offsets within a chunk, 0 first, chunk_elems last
@@ -78,11 +79,12 @@ struct PieceSchedule {
   friend bool operator==(const PieceSchedule&, const PieceSchedule&) = default;
 };
 
-/// P = min(pieces, 2^q) pieces, piece i = atoms [⌊i·2^q/P⌋, ⌊(i+1)·2^q/P⌋) (odd counts included). Throws
-/// std::invalid_argument for pieces < 1. With q = kPieceBits = 6 (chunks of at least 2^6 elements) and P ≥ 32, a
-/// piece is at most 2 atoms = C/32, so the scratch 4·2^k·C/32 is at most 1/8 of the local array (smaller chunks
-/// cannot be cut that fine).
-PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces);
+/// P = min(pieces, 2^q) pieces, piece i = atoms [⌊i·2^q/P⌋, ⌊(i+1)·2^q/P⌋) (odd counts included), over a ring of
+/// `depth` buffers each way. Throws std::invalid_argument for pieces < 1 or depth < 2. With q = kPieceBits = 6
+/// (chunks of at least 2^6 elements), depth 2 and P ≥ 32, a piece is at most 2 atoms = C/32, so the scratch
+/// 4·2^k·C/32 is at most 1/8 of the local array (smaller chunks cannot be cut that fine); depth 4 and P = 64 hold
+/// the same 1/8.
+PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth = 2);
 
 /// Traffic of the whole exchange (every rank), for the scaling model.
 struct DistTraffic {

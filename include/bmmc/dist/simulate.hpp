@@ -29,6 +29,7 @@ namespace bmmc {
 
 struct DistSimOptions {
   int pieces = 1;   ///< pipelined exchange in this many pieces (input-preserved mode only)
+  int depth = 2;    ///< the pipeline's ring of send and receive buffers (PieceSchedule::depth)
   CpuPolicy cpu;    ///< how the local passes run
 
   friend bool operator==(const DistSimOptions&, const DistSimOptions&) = default;

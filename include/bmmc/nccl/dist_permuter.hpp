@@ -22,7 +22,8 @@
 // receive buffer. permute_destroying receives into the input itself (no scratch, not pipelined). A map that moves
 // no element between ranks runs as one local pass and no communication (after the agreement check). The fused
 // NVLink engine is NcclPushPermuter (push_permuter.hpp; PeerPermuter for one process driving several GPUs), the
-// in-place mode PeerSwapPermuter's. Destroy a DistPermuter before its communicator.
+// in-place mode PeerSwapPermuter's. DistOptions::exchange_comms = 2 alternates the exchange's groups between the
+// caller's communicator and a second one split from it. Destroy a DistPermuter before its communicator.
 // This target (bmmc::nccl) is apart from bmmc::bmmc: the library, CLI and Python module never need NCCL.
 #pragma once
 
@@ -42,6 +43,13 @@ namespace bmmc {
 struct DistOptions {
   bool check_agreement = true;  ///< all-gather and compare the plan hash on every call (one stream sync)
   int pieces = 32;              ///< pipelined exchange in this many pieces (input preserved); 1 = one piece
+  int depth = 2;                ///< the pipeline's ring: this many send and receive buffers (≥ 2) of 2^k pieces
+  /// The pipelined exchange alternates its groups between this many communicators (1 or 2): the caller's and, for
+  /// 2, one the first pipelined call splits from it (ncclCommSplit, collective; destroyed with the engine, so then
+  /// destroy the engine on every rank). Two overlap one group's drain with the next one's start (the exchange alone:
+  /// 28.0 → 24.9 ms on two H200s) but their kernels take more SMs from the packs and unpacks: measured 5% faster for
+  /// some maps and 5–7% slower for others (BENCHMARKS.md), so 1 by default.
+  int exchange_comms = 1;
   GpuOptions gpu;               ///< how the local passes are planned and compiled
 
   friend bool operator==(const DistOptions&, const DistOptions&) = default;
