@@ -42,7 +42,8 @@ step "compute-sanitizer memcheck"
 if command -v compute-sanitizer >/dev/null; then
   # NCCL's own library asks cudaFuncGetAttributes about kernels it has no image for on this GPU (error 209, 4
   # per run, inside libnccl.so.2): its API errors are not reported; memory errors are, as everywhere.
-  for spec in "bmmc_peer_tests:PeerPermuter.BadInputRefusedBeforeWriting:PeerSwap.*" "bmmc_nccl_tests:NcclEngine.OneRankIsALocalPass"; do
+  for spec in "bmmc_peer_tests:PeerPermuter.BadInputRefusedBeforeWriting:PeerSwap.*" \
+              "bmmc_nccl_tests:NcclEngine.OneRankIsALocalPass:NcclPushEngine.OneRankRunsFused:NcclPushEngine.BadBuffers*"; do
     bin=${spec%%:*} filter=${spec#*:} api=all
     [[ $bin == bmmc_nccl_tests ]] && api=no
     timeout 240 compute-sanitizer --tool memcheck --report-api-errors "$api" --error-exitcode 9 "$BUILD/tests/$bin" \
@@ -70,7 +71,7 @@ top=$((N_C64 - 1))
 bench c64 -b 8 --n "$N_C64" --spec "swap:0,$top" "swap:$((top - 1)),$top" random-bpc:1 random-bmmc:1
 bench i32 -b 4 --n "$N_I32" --spec random-bmmc:1 "swap:0,$((N_I32 - 1))"
 
-step "bmmc_nccl_bench (the portable NCCL engine, pipelined in 32 pieces and in 1; 4 buffers per GPU, so n = N_C64 - 1)"
+step "bmmc_nccl_bench (the portable NCCL engine pipelined in 32 pieces and in 1, the fused NCCL engine; 4 buffers per GPU, so n = N_C64 - 1)"
 if [[ -x "$BUILD/bin/bmmc_nccl_bench" ]]; then
   for run in "random-bmmc:1 $((N_C64 - 1)) 8 $REPS 32" "random-bpc:1 $((N_C64 - 1)) 8 $REPS 32" \
              "swap:0,$((N_C64 - 2)) $((N_C64 - 1)) 8 $REPS 32" "random-bmmc:1 $N_C64 4 $REPS 32" \
