@@ -18,7 +18,7 @@
 // nccl-fused (NcclPushPermuter: the push kernel storing through the windows' ncclGetLsaPointer addresses; one pass
 // where the map keeps output runs on one rank, push + local finish otherwise), and, with the windows also
 // registered for point-to-point (ncclCommRegister), nccl-alltoall-registered: NCCL's exchange between registered
-// buffers.
+// buffers; for involutions nccl-in-place (NcclSwapPermuter on the out window).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -43,6 +43,7 @@
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/nccl/dist_permuter.hpp"
 #include "bmmc/nccl/push_permuter.hpp"
+#include "bmmc/nccl/swap_permuter.hpp"
 #include "bmmc/nccl/window.hpp"
 #include "bmmc/peer/peer_access.hpp"
 #include "bmmc/peer/peer_permuter.hpp"
@@ -136,6 +137,24 @@ int main(int argc, char** argv) try {
     for (int d = 0; d < ranks; ++d)
       if (d != r) crossing += static_cast<double>(steps[r].send_counts[d]) * eb;
   }
+  // Every rank's output (out_at) against the push engine's (ref), on the devices: "yes", "NO (…)" or "-" without
+  // peer access (no reference then).
+  auto verify_output = [&]() -> std::string {
+    if (!peers) return "-";
+    u64 wrong = 0;
+    for (int r = 0; r < ranks; ++r) {
+      ScopedDevice on(r);
+      DeviceBuffer bad(sizeof(u64));
+      bad.fill_bytes(0);
+      bench_detail::count_differences<<<1024, 256>>>(static_cast<const unsigned char*>(out_at[r]),
+                                                     ref[r].as<unsigned char>(), bytes, bad.as<u64>());
+      BMMC_CUDA_CHECK(cudaGetLastError());
+      u64 w = 0;
+      bad.download(&w, sizeof w);
+      wrong += w;
+    }
+    return wrong == 0 ? "yes" : "NO (" + std::to_string(wrong) + " bytes differ)";
+  };
   // One thread per rank; `body(r)` enqueues on streams[r]; each rep: barrier, enqueue, sync, barrier.
   auto time_rows = [&](const char* name, const std::function<void(int)>& body, bool verify) {
     std::vector<std::vector<double>> ms(ranks);
@@ -168,22 +187,7 @@ int main(int argc, char** argv) try {
       for (int r = 0; r < ranks; ++r) w = std::max(w, ms[r][i]);
       worst.push_back(w);
     }
-    std::string check = "-";
-    if (verify && peers) {
-      u64 wrong = 0;
-      for (int r = 0; r < ranks; ++r) {
-        ScopedDevice on(r);
-        DeviceBuffer bad(sizeof(u64));
-        bad.fill_bytes(0);
-        bench_detail::count_differences<<<1024, 256>>>(static_cast<const unsigned char*>(out_at[r]),
-                                                       ref[r].as<unsigned char>(), bytes, bad.as<u64>());
-        BMMC_CUDA_CHECK(cudaGetLastError());
-        u64 w = 0;
-        bad.download(&w, sizeof w);
-        wrong += w;
-      }
-      check = wrong == 0 ? "yes" : "NO (" + std::to_string(wrong) + " bytes differ)";
-    }
+    const std::string check = verify ? verify_output() : "-";
     const double med = median(worst);
     std::printf("%-24s %10.3f ms  %8.1f GB/s per rank sent  verified %s\n", name, med,
                 crossing / ranks / (med * 1e6), check.c_str());
@@ -349,6 +353,37 @@ int main(int argc, char** argv) try {
   const double fused_ms = time_rows("nccl-fused", [&](int r) {
     (*fused[r])(in[r].get(), out_win[r], &scratch_win[r], streams[r]);
   }, true);
+  // In place (involutions only): the input copied into the out window once; the calls alternate f and f∘f = id,
+  // so after an odd number of them the window holds f(in), which is verified.
+  std::vector<std::optional<NcclSwapPermuter>> swaps(ranks);
+  try {
+    for (int r = 0; r < ranks; ++r) {
+      ScopedDevice on(r);
+      swaps[r].emplace(global, eb, comms[r], opt);
+    }
+  } catch (const std::invalid_argument& e) {
+    std::printf("nccl-in-place: not run (%s)\n", e.what());
+    for (auto& sw : swaps) sw.reset();
+  }
+  if (swaps[0]) {
+    for (int r = 0; r < ranks; ++r) {
+      ScopedDevice on(r);
+      BMMC_CUDA_CHECK(cudaMemcpy(out_win[r].data(), in[r].get(), bytes, cudaMemcpyDeviceToDevice));
+    }
+    const auto swap_once = [&](int r) { (*swaps[r])(out_win[r], streams[r]); };
+    time_rows("nccl-in-place", swap_once, false);  // reps + 1 calls
+    if ((reps + 1) % 2 == 0) {  // one more call (collective: a thread per rank), so that the data hold f(in)
+      std::vector<std::thread> threads;
+      for (int r = 0; r < ranks; ++r)
+        threads.emplace_back([&, r] {
+          ScopedDevice on(r);
+          swap_once(r);
+          BMMC_CUDA_CHECK(cudaStreamSynchronize(streams[r]));
+        });
+      for (auto& t : threads) t.join();
+    }
+    std::printf("nccl-in-place: after an odd number of calls, verified %s\n", verify_output().c_str());
+  }
   // The windows registered for point-to-point as well: NCCL may then move registered send/receive buffers without
   // its own staging buffers.
   std::vector<void*> out_reg(ranks), scratch_reg(ranks);
@@ -391,6 +426,7 @@ int main(int argc, char** argv) try {
         two_comms[r].reset();
         unpipelined[r].reset();
         fused[r].reset();
+        swaps[r].reset();
         out_win[r] = NcclWindow();
         scratch_win[r] = NcclWindow();
       });

@@ -40,6 +40,10 @@ CudaInPlacePermuter::CudaInPlacePermuter(InPlacePlan plan, const GpuOptions& opt
   compile(options);
 }
 
+void CudaInPlacePermuter::prepare() const {
+  for (std::size_t i = 0; i < kernels_.size(); ++i) prepare_launch(kernels_[i], sources_[i].shared_bytes);
+}
+
 void CudaInPlacePermuter::compile(const GpuOptions& options) {
   if (!options.jit) return;
   KernelCache& cache = options.cache ? *options.cache : default_kernel_cache();

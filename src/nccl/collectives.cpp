@@ -28,10 +28,25 @@ void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size
                                             a_name, a, a_bytes, b_name, b, b_bytes));
 }
 
+namespace {
+
+std::string describe_engine(const std::uint64_t* words) {
+  switch (static_cast<AgreedEngine>(words[3])) {
+    case AgreedEngine::Portable:
+      return fmt::format("the portable engine in {} piece(s) over {} communicator(s)", words[4], words[5]);
+    case AgreedEngine::Fused: return "the fused engine";
+    case AgreedEngine::InPlace: return "the in-place engine";
+  }
+  return fmt::format("engine {}", words[3]);
+}
+
+}  // namespace
+
 void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* device_words, const Agreement& mine,
                        cudaStream_t stream) {
   constexpr int w = Agreement::kWords;
-  const std::uint64_t words[w] = {mine.hash, mine.n, mine.elem_bytes, mine.pieces, mine.comms};
+  const std::uint64_t words[w] = {mine.hash, mine.n, mine.elem_bytes, static_cast<std::uint64_t>(mine.engine),
+                                  mine.pieces, mine.comms};
   std::vector<std::uint64_t> every(w * static_cast<std::size_t>(ranks));
   check(cudaMemcpyAsync(device_words, words, sizeof words, cudaMemcpyHostToDevice, stream),
         "cudaMemcpyAsync (agreement)");
@@ -48,10 +63,7 @@ void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* devi
   std::string views;
   for (int r = 0; r < ranks; ++r)
     views += fmt::format("{}rank {}: n = {}, {}-byte elements, plan hash {:#018x}, {}", r ? "; " : "", r,
-                         every[w * r + 1], every[w * r + 2], every[w * r],
-                         every[w * r + 3] ? fmt::format("{} piece(s) over {} communicator(s)", every[w * r + 3],
-                                                        every[w * r + 4])
-                                          : std::string("the fused engine"));
+                         every[w * r + 1], every[w * r + 2], every[w * r], describe_engine(&every[w * r]));
   throw std::invalid_argument(fmt::format(
       "the ranks disagree on the permutation, n, element size or engine (this is rank {}); every rank must build its "
       "permuter from the same global BMMC, element size and options: {}",

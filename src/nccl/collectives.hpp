@@ -19,12 +19,17 @@ void nccl_check(ncclResult_t status, const char* call, ncclComm_t comm = nullptr
 void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes, const char* a_name,
                     const char* b_name);
 
-/// What every rank states before a call moves data: the plan's hash, n, the element size and how the exchange will
-/// run — the portable engine's piece count (≥ 1) and communicators (1 or 2), 0 and 0 for the fused engine — since
-/// ranks that run the exchange differently would post unpaired NCCL operations.
+/// Which NCCL engine a rank runs: ranks that run different engines (or one engine differently) would post unpaired
+/// NCCL operations or store into each other's buffers with different maps.
+enum class AgreedEngine : std::uint64_t { Portable = 1, Fused = 2, InPlace = 3 };
+
+/// What every rank states before a call moves data: the plan's hash, n, the element size, the engine and how the
+/// portable engine's exchange will run (its piece count and communicators; 0 and 0 for the others).
 struct Agreement {
-  std::uint64_t hash = 0, n = 0, elem_bytes = 0, pieces = 0, comms = 0;
-  static constexpr int kWords = 5;
+  std::uint64_t hash = 0, n = 0, elem_bytes = 0;
+  AgreedEngine engine = AgreedEngine::Portable;
+  std::uint64_t pieces = 0, comms = 0;
+  static constexpr int kWords = 6;
 };
 
 /// Collective: ncclAllGather of every rank's Agreement through `device_words` (device memory of Agreement::kWords ·

@@ -285,7 +285,7 @@ void DistPermuter::check_agreement(cudaStream_t stream) const {
   const State& s = *state_;
   if (!s.options.check_agreement) return;
   const Agreement mine{dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-                       static_cast<std::uint64_t>(s.plan.elem_bytes),
+                       static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Portable,
                        static_cast<std::uint64_t>(s.pipelined ? s.pieces.pieces : 1),
                        static_cast<std::uint64_t>(s.pipelined ? s.exchange_comms : 1)};
   check_ranks_agree(s.comm, s.rank, s.ranks, s.agreement, mine, stream);

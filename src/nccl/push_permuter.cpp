@@ -172,11 +172,9 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
   }
   std::uint64_t* barrier_word = s.words + Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks));
   if (s.options.check_agreement)
-    // Pieces and communicators 0: the fused engine (the portable one states ≥ 1), so that ranks that chose
-    // different engines (and would post unpaired collectives) disagree.
     check_ranks_agree(s.comm, s.rank, s.ranks, s.words,
                       {dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-                       static_cast<std::uint64_t>(s.plan.elem_bytes), 0, 0},
+                       static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Fused, 0, 0},
                       stream);
   else
     stream_barrier(s.comm, barrier_word, stream);  // no store into a peer's buffer while the peer still uses it

@@ -35,6 +35,10 @@ class CudaInPlacePermuter {
   /// The same for a pointer already known to be device memory (skips cudaPointerGetAttributes).
   void run_on_device_pointer(void* data, cudaStream_t stream = nullptr) const;
 
+  /// Loads every JIT kernel into the current device's context now (prepare_launch, launch.hpp), so that no call
+  /// loads one lazily between collectives.
+  void prepare() const;
+
   const InPlacePlan& plan() const noexcept { return plan_; }
   /// The alignment in bytes `data` needs: the widest lane access of any pass.
   std::size_t alignment() const noexcept;

@@ -1,0 +1,60 @@
+// In place across the ranks of an NCCL communicator (docs/DESIGN.md §9.6), one process (or thread) per GPU: an
+// involution f of an array split over the ranks — cuStateVec's multi-device index-bit swap, for any involutive
+// BMMC — with no output buffer and no scratch. The array lives in an NcclWindow (symmetric memory), so that each
+// rank's threads can swap pairs of 16-byte vectors {x, f'(x)} wherever they live, addressing the other ranks'
+// buffers through the window's ncclGetLsaPointer addresses — the RankSwapPlan's pass across ranks, between a local
+// in-place involution Q on every rank where f moves low bits (a rank bit with local bit 0, say).
+//
+// A call (collective, stream-ordered): the ranks' agreement (an ncclAllGather; a one-word ncclAllReduce without
+// the check), Q, a one-word ncclAllReduce (every rank's Q is done before any thread reaches into it), the pass
+// across ranks, a one-word ncclAllReduce (every pair touching this rank is swapped), Q. Needs every rank load/
+// store accessible from every other (NCCL's LSA team = the communicator); otherwise construction throws and says
+// to permute out of place (DistPermuter). The single-process twin is PeerSwapPermuter, whose staged path also
+// moves low-bit swaps through the copy engines. Example (every rank):
+//   bmmc::NcclSwapPermuter swap(bmmc::parse_spec("swap:30,31", 32), 8, comm);   // rank bit <-> top local bit
+//   auto sv = bmmc::NcclWindow::allocate(comm, swap.local_bytes());               // the state vector's slice
+//   swap(sv, stream);
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "bmmc/dist/rank_swap_plan.hpp"
+#include "bmmc/nccl/dist_permuter.hpp"
+#include "bmmc/nccl/window.hpp"
+
+namespace bmmc {
+
+class NcclSwapPermuter {
+ public:
+  /// Plans involution `f` (N bits) over the communicator's ranks and compiles the pass across ranks and Q on the
+  /// communicator's device. Not collective. Throws std::invalid_argument for a map that is not an involution (saying
+  /// to permute out of place), a world size that is not a power of two or exceeds 2^N, and ranks that are not all
+  /// load/store accessible; errors carrying NCCL's message when the communicator cannot be queried. Of the options
+  /// only check_agreement and gpu apply.
+  NcclSwapPermuter(const Bmmc& f, int elem_bytes, ncclComm_t comm, const DistOptions& options = {});
+  ~NcclSwapPermuter();
+  NcclSwapPermuter(NcclSwapPermuter&&) noexcept;
+  NcclSwapPermuter& operator=(NcclSwapPermuter&&) noexcept;
+
+  /// Collective: permutes the rank's 2^m elements at data.data() in place (a window of this communicator holding at
+  /// least local_bytes() on every rank). Everything is checked before anything is enqueued.
+  void operator()(const NcclWindow& data, cudaStream_t stream) const;
+
+  const RankSwapPlan& plan() const noexcept;
+  std::size_t local_bytes() const noexcept;
+  int rank() const noexcept;
+  int ranks() const noexcept;
+  int device() const noexcept;
+  const std::string& source() const noexcept;  ///< the pass across ranks' CUDA source
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace bmmc
