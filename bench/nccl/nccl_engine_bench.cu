@@ -219,24 +219,6 @@ int main(int argc, char** argv) try {
   // The exchange alone, cut into the engine's pieces (piece i = elements [b_i, b_i+1) of every chunk): NCCL's cost
   // of many smaller groups, without the packs and unpacks.
   const PieceSchedule cut = make_piece_schedule(plan, pieces);
-  time_rows("nccl-alltoall-in-pieces", [&](int r) {
-    const AllToAllStep& s = steps[r];
-    const auto send_at = displacements(s.send_counts), recv_at = displacements(s.recv_counts);
-    for (int i = 0; i < cut.pieces; ++i) {
-      const u64 lo = cut.bounds[i], len = cut.bounds[i + 1] - lo;
-      nccl_ok(ncclGroupStart(), "ncclGroupStart");
-      for (int d = 0; d < ranks; ++d) {
-        if (d == r) continue;
-        if (s.send_counts[d])
-          nccl_ok(ncclSend(in[r].as<unsigned char>() + (send_at[d] + lo) * eb, len * eb, ncclUint8, d, comms[r],
-                           streams[r]), "ncclSend");
-        if (s.recv_counts[d])
-          nccl_ok(ncclRecv(scratch[r].as<unsigned char>() + (recv_at[d] + lo) * eb, len * eb, ncclUint8, d, comms[r],
-                           streams[r]), "ncclRecv");
-      }
-      nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
-    }
-  }, false);
   // The same pieces alternating between two communicators (ncclCommSplit of the first) on two streams: whether
   // NCCL overlaps one group's ramp-down with the next one's ramp-up when they are independent.
   std::vector<ncclComm_t> comms2(ranks);
@@ -248,25 +230,29 @@ int main(int argc, char** argv) try {
     ScopedDevice on(r);
     BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams2[r], cudaStreamNonBlocking));
   }
-  time_rows("nccl-alltoall-in-pieces-2-comms", [&](int r) {
+  // Rank r's exchange cut into the pieces, piece i on communicator and stream i mod `alternate` (1 or 2).
+  const auto exchange_in_pieces = [&](int r, int alternate) {
     const AllToAllStep& s = steps[r];
     const auto send_at = displacements(s.send_counts), recv_at = displacements(s.recv_counts);
     for (int i = 0; i < cut.pieces; ++i) {
       const u64 lo = cut.bounds[i], len = cut.bounds[i + 1] - lo;
+      ncclComm_t c = i % alternate ? comms2[r] : comms[r];
+      cudaStream_t st = i % alternate ? streams2[r] : streams[r];
       nccl_ok(ncclGroupStart(), "ncclGroupStart");
       for (int d = 0; d < ranks; ++d) {
         if (d == r) continue;
         if (s.send_counts[d])
-          nccl_ok(ncclSend(in[r].as<unsigned char>() + (send_at[d] + lo) * eb, len * eb, ncclUint8, d, (i % 2 ? comms2[r] : comms[r]),
-                           i % 2 ? streams2[r] : streams[r]), "ncclSend");
+          nccl_ok(ncclSend(in[r].as<unsigned char>() + (send_at[d] + lo) * eb, len * eb, ncclUint8, d, c, st), "ncclSend");
         if (s.recv_counts[d])
-          nccl_ok(ncclRecv(scratch[r].as<unsigned char>() + (recv_at[d] + lo) * eb, len * eb, ncclUint8, d,
-                           i % 2 ? comms2[r] : comms[r], i % 2 ? streams2[r] : streams[r]), "ncclRecv");
+          nccl_ok(ncclRecv(scratch[r].as<unsigned char>() + (recv_at[d] + lo) * eb, len * eb, ncclUint8, d, c, st),
+                  "ncclRecv");
       }
       nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
     }
     BMMC_CUDA_CHECK(cudaStreamSynchronize(streams2[r]));
-  }, false);
+  };
+  time_rows("nccl-alltoall-in-pieces", [&](int r) { exchange_in_pieces(r, 1); }, false);
+  time_rows("nccl-alltoall-in-pieces-2-comms", [&](int r) { exchange_in_pieces(r, 2); }, false);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept = time_rows("nccl-engine", [&](int r) {
     (*engines[r])(in[r].get(), out[r].get(), nullptr, streams[r]);  // its own, registered scratch

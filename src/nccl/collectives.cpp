@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 
 namespace bmmc::nccl_detail {
@@ -42,9 +43,27 @@ std::string describe_engine(const std::uint64_t* words) {
 
 }  // namespace
 
-void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* device_words, const Agreement& mine,
-                       cudaStream_t stream) {
+RankContext::RankContext(ncclComm_t c, const char* who) : comm(c) {
+  if (!c) throw std::invalid_argument(fmt::format("{}: the NCCL communicator is null", who));
+  nccl_check(ncclCommCount(c, &ranks), "ncclCommCount", c);
+  nccl_check(ncclCommUserRank(c, &rank), "ncclCommUserRank", c);
+  nccl_check(ncclCommCuDevice(c, &device), "ncclCommCuDevice", c);
+  ScopedDevice on(device);
+  check(cudaMalloc(&words_, sizeof(std::uint64_t) * (Agreement::kWords * (1 + static_cast<std::size_t>(ranks)) + 1)),
+        "cudaMalloc (agreement words)");
+}
+
+RankContext::~RankContext() {
+  try {
+    ScopedDevice on(device);
+    cudaFree(words_);
+  } catch (...) {  // a destructor must not throw
+  }
+}
+
+void RankContext::agree(const Agreement& mine, cudaStream_t stream) const {
   constexpr int w = Agreement::kWords;
+  std::uint64_t* device_words = words_;
   const std::uint64_t words[w] = {mine.hash, mine.n, mine.elem_bytes, static_cast<std::uint64_t>(mine.engine),
                                   mine.pieces, mine.comms};
   std::vector<std::uint64_t> every(w * static_cast<std::size_t>(ranks));
@@ -70,9 +89,9 @@ void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* devi
       rank, views));
 }
 
-void stream_barrier(ncclComm_t comm, std::uint64_t* device_word, cudaStream_t stream) {
-  nccl_check(ncclAllReduce(device_word, device_word, 1, ncclUint64, ncclMax, comm, stream), "ncclAllReduce (barrier)",
-             comm);
+void RankContext::barrier(cudaStream_t stream) const {
+  std::uint64_t* word = words_ + Agreement::kWords * (1 + static_cast<std::size_t>(ranks));
+  nccl_check(ncclAllReduce(word, word, 1, ncclUint64, ncclMax, comm, stream), "ncclAllReduce (barrier)", comm);
 }
 
 }  // namespace bmmc::nccl_detail

@@ -32,15 +32,29 @@ struct Agreement {
   static constexpr int kWords = 6;
 };
 
-/// Collective: ncclAllGather of every rank's Agreement through `device_words` (device memory of Agreement::kWords ·
-/// (1 + ranks) words), then a host comparison (one stream synchronisation). Every rank throws
-/// std::invalid_argument naming every rank's view when they differ. The all-gather also orders the ranks: no
-/// rank's later work on `stream` starts before every rank's earlier work on its stream is done.
-void check_ranks_agree(ncclComm_t comm, int rank, int ranks, std::uint64_t* device_words, const Agreement& mine,
-                       cudaStream_t stream);
+/// What every NCCL engine holds: the calling rank's view of the communicator the caller owns, and the device words
+/// its agreement and barriers go through. Engines' states derive from it.
+struct RankContext {
+  /// Throws std::invalid_argument for a null communicator ("<who>: the NCCL communicator is null") and an error
+  /// carrying NCCL's message when it cannot be queried; allocates the words on the communicator's device.
+  RankContext(ncclComm_t comm, const char* who);
+  ~RankContext();  ///< frees the words
+  RankContext(const RankContext&) = delete;
+  RankContext& operator=(const RankContext&) = delete;
 
-/// Collective, stream-ordered: an ncclAllReduce of one word of `device_word`. No rank's later work on `stream`
-/// starts before every rank's earlier work on its stream is done (and visible to it).
-void stream_barrier(ncclComm_t comm, std::uint64_t* device_word, cudaStream_t stream);
+  /// Collective: ncclAllGather of every rank's Agreement, then a host comparison (one stream synchronisation).
+  /// Every rank throws std::invalid_argument naming every rank's view when they differ. The all-gather also orders
+  /// the ranks: no rank's later work on `stream` starts before every rank's earlier work on its stream is done.
+  void agree(const Agreement& mine, cudaStream_t stream) const;
+  /// Collective, stream-ordered: an ncclAllReduce of one word. No rank's later work on `stream` starts before every
+  /// rank's earlier work on its stream is done (and visible to it).
+  void barrier(cudaStream_t stream) const;
+
+  ncclComm_t comm = nullptr;
+  int rank = 0, ranks = 1, device = 0;
+
+ private:
+  std::uint64_t* words_ = nullptr;  // Agreement::kWords of this rank, those of every rank, the barrier word
+};
 
 }  // namespace bmmc::nccl_detail

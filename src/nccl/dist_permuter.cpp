@@ -26,15 +26,13 @@ namespace bmmc {
 
 using namespace nccl_detail;
 
-struct DistPermuter::State {
-  ncclComm_t comm = nullptr;
-  int rank = 0, ranks = 1, device = 0;
+struct DistPermuter::State : RankContext {
+  explicit State(ncclComm_t c) : RankContext(c, "DistPermuter") {}
   DistOptions options;
   DistPlan plan;
   AllToAllStep step;
   std::vector<std::uint64_t> send_at, recv_at;  // displacements (elements), ascending rank order
   std::unique_ptr<CudaPermuter> pre, post, local;
-  std::uint64_t* agreement = nullptr;  // device: Agreement::kWords of this rank, then those of every rank
 
   // The pipeline (empty when not pipelined; `note` says why).
   bool pipelined = false;
@@ -64,9 +62,6 @@ struct DistPermuter::State {
   std::vector<cudaEvent_t> packed, exchanged;  // one per buffer of the ring (PieceSchedule::depth)
 
   void plan_pipeline(int requested);
-  State() = default;
-  State(const State&) = delete;
-  State& operator=(const State&) = delete;
   ~State();  // frees what the constructor made so far, also when it threw
 };
 
@@ -79,7 +74,6 @@ DistPermuter::State::~State() {
     if (second) ncclCommDestroy(second);
     if (registration) ncclCommDeregister(comm, registration);
     if (registered) ncclMemFree(registered);
-    if (agreement) cudaFree(agreement);
     for (cudaStream_t st : comm_stream)
       if (st) cudaStreamDestroy(st);
     for (cudaEvent_t e : packed) cudaEventDestroy(e);
@@ -169,10 +163,8 @@ void DistPermuter::State::register_scratch() {
 }
 
 DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, const DistOptions& options)
-    : state_(std::make_unique<State>()) {
+    : state_(std::make_unique<State>(comm)) {
   State& s = *state_;
-  if (!comm) throw std::invalid_argument("DistPermuter: the NCCL communicator is null");
-  s.comm = comm;
   s.options = options;
   if (options.exchange_comms != 1 && options.exchange_comms != 2)
     throw std::invalid_argument(fmt::format(
@@ -180,9 +172,6 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   if (options.depth < 2)
     throw std::invalid_argument(
         fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", options.depth));
-  nccl_check(ncclCommCount(comm, &s.ranks), "ncclCommCount", comm);
-  nccl_check(ncclCommUserRank(comm, &s.rank), "ncclCommUserRank", comm);
-  nccl_check(ncclCommCuDevice(comm, &s.device), "ncclCommCuDevice", comm);
   s.plan = make_dist_plan(global, dist_rank_bits(static_cast<std::uint64_t>(s.ranks), global.n()), elem_bytes);
   s.step = alltoall_step(s.plan, static_cast<BitVec>(s.rank));
   s.send_at = displacements(s.step.send_counts);
@@ -199,8 +188,6 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
     s.pre->prepare();
     s.post->prepare();
   }
-  check(cudaMalloc(&s.agreement, sizeof(std::uint64_t) * Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks))),
-        "cudaMalloc (agreement words)");
   if (s.step.local_only) {
     s.note = "no element changes rank: one local pass";
   } else if (options.pieces < 1) {
@@ -288,7 +275,7 @@ void DistPermuter::check_agreement(cudaStream_t stream) const {
                        static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Portable,
                        static_cast<std::uint64_t>(s.pipelined ? s.pieces.pieces : 1),
                        static_cast<std::uint64_t>(s.pipelined ? s.exchange_comms : 1)};
-  check_ranks_agree(s.comm, s.rank, s.ranks, s.agreement, mine, stream);
+  s.agree(mine, stream);
 }
 
 void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t stream) const {

@@ -23,9 +23,8 @@ namespace bmmc {
 
 using namespace nccl_detail;
 
-struct NcclPushPermuter::State {
-  ncclComm_t comm = nullptr;
-  int rank = 0, ranks = 1, device = 0;
+struct NcclPushPermuter::State : RankContext {
+  explicit State(ncclComm_t c) : RankContext(c, "NcclPushPermuter") {}
   DistOptions options;
   DistPlan plan;
   PushPlan push;
@@ -35,32 +34,14 @@ struct NcclPushPermuter::State {
   Kernel kernel;
   std::unique_ptr<CudaPermuter> finish;  // Q, for two-pass push plans
   std::size_t alignment = 1;
-  std::uint64_t* words = nullptr;        // device: the agreement words, then the barrier word
   // Portable engine, where the fused one cannot run.
   std::unique_ptr<DistPermuter> portable;
-
-  State() = default;
-  State(const State&) = delete;
-  State& operator=(const State&) = delete;
-  ~State() {
-    if (!words) return;
-    try {
-      ScopedDevice on(device);
-      cudaFree(words);
-    } catch (...) {  // a destructor must not throw
-    }
-  }
 };
 
 NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, const DistOptions& options)
-    : state_(std::make_unique<State>()) {
+    : state_(std::make_unique<State>(comm)) {
   State& s = *state_;
-  if (!comm) throw std::invalid_argument("NcclPushPermuter: the NCCL communicator is null");
-  s.comm = comm;
   s.options = options;
-  nccl_check(ncclCommCount(comm, &s.ranks), "ncclCommCount", comm);
-  nccl_check(ncclCommUserRank(comm, &s.rank), "ncclCommUserRank", comm);
-  nccl_check(ncclCommCuDevice(comm, &s.device), "ncclCommCuDevice", comm);
   const int g = dist_rank_bits(static_cast<std::uint64_t>(s.ranks), global.n());
   s.plan = make_dist_plan(global, g, elem_bytes);
   s.push = plan_push(global, g, elem_bytes, options.gpu);
@@ -92,8 +73,6 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
     s.finish->prepare();
     s.alignment = std::max(s.alignment, s.finish->alignment());
   }
-  check(cudaMalloc(&s.words, sizeof(std::uint64_t) * (Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks)) + 1)),
-        "cudaMalloc (agreement words)");
 }
 
 NcclPushPermuter::~NcclPushPermuter() = default;
@@ -170,17 +149,15 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
     (*s.portable)(in, out.data(), portable_scratch, stream);
     return;
   }
-  std::uint64_t* barrier_word = s.words + Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks));
   if (s.options.check_agreement)
-    check_ranks_agree(s.comm, s.rank, s.ranks, s.words,
-                      {dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-                       static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Fused, 0, 0},
-                      stream);
+    s.agree({dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
+             static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Fused, 0, 0},
+            stream);
   else
-    stream_barrier(s.comm, barrier_word, stream);  // no store into a peer's buffer while the peer still uses it
+    s.barrier(stream);  // no store into a peer's buffer while the peer still uses it
   const NcclWindow& landing = s.push.one_pass() ? out : *scratch;
   launch_push(s.kernel, *s.push_kernel, static_cast<std::size_t>(s.rank), in, landing.peers(), stream);
-  stream_barrier(s.comm, barrier_word, stream);  // every rank's stores into this rank have landed
+  s.barrier(stream);  // every rank's stores into this rank have landed
   if (!s.push.one_pass()) s.finish->run_on_device_pointers(scratch->data(), out.data(), stream);
 }
 

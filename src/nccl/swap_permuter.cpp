@@ -21,39 +21,20 @@ namespace bmmc {
 
 using namespace nccl_detail;
 
-struct NcclSwapPermuter::State {
-  ncclComm_t comm = nullptr;
-  int rank = 0, ranks = 1, device = 0;
+struct NcclSwapPermuter::State : RankContext {
+  explicit State(ncclComm_t c) : RankContext(c, "NcclSwapPermuter") {}
   DistOptions options;
   RankSwapPlan plan;
   std::uint64_t hash = 0;
   KernelSource source;
   Kernel kernel;
   std::unique_ptr<CudaInPlacePermuter> conjugate;  // Q, where f moves low bits
-  std::uint64_t* words = nullptr;                  // device: the agreement words, then the barrier word
-
-  State() = default;
-  State(const State&) = delete;
-  State& operator=(const State&) = delete;
-  ~State() {
-    if (!words) return;
-    try {
-      ScopedDevice on(device);
-      cudaFree(words);
-    } catch (...) {  // a destructor must not throw
-    }
-  }
 };
 
 NcclSwapPermuter::NcclSwapPermuter(const Bmmc& f, int elem_bytes, ncclComm_t comm, const DistOptions& options)
-    : state_(std::make_unique<State>()) {
+    : state_(std::make_unique<State>(comm)) {
   State& s = *state_;
-  if (!comm) throw std::invalid_argument("NcclSwapPermuter: the NCCL communicator is null");
-  s.comm = comm;
   s.options = options;
-  nccl_check(ncclCommCount(comm, &s.ranks), "ncclCommCount", comm);
-  nccl_check(ncclCommUserRank(comm, &s.rank), "ncclCommUserRank", comm);
-  nccl_check(ncclCommCuDevice(comm, &s.device), "ncclCommCuDevice", comm);
   const int g = dist_rank_bits(static_cast<std::uint64_t>(s.ranks), f.n());
   s.plan = make_rank_swap_plan(f, g, elem_bytes);
   s.hash = dist_plan_hash(make_dist_plan(f, g, elem_bytes));
@@ -72,8 +53,6 @@ NcclSwapPermuter::NcclSwapPermuter(const Bmmc& f, int elem_bytes, ncclComm_t com
     s.conjugate = std::make_unique<CudaInPlacePermuter>(s.plan.conjugate, elem_bytes, options.gpu);
     s.conjugate->prepare();
   }
-  check(cudaMalloc(&s.words, sizeof(std::uint64_t) * (Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks)) + 1)),
-        "cudaMalloc (agreement words)");
 }
 
 NcclSwapPermuter::~NcclSwapPermuter() = default;
@@ -101,17 +80,15 @@ void NcclSwapPermuter::operator()(const NcclWindow& data, cudaStream_t stream) c
         fmt::format("data: the window holds {} bytes, the rank's array needs {}", data.bytes(), local_bytes()));
   if (data.peers().empty()) throw std::invalid_argument(fmt::format("data: {}", data.lsa_note()));
 
-  std::uint64_t* barrier_word = s.words + Agreement::kWords * (1 + static_cast<std::size_t>(s.ranks));
   if (s.options.check_agreement)
-    check_ranks_agree(s.comm, s.rank, s.ranks, s.words,
-                      {s.hash, static_cast<std::uint64_t>(s.plan.n()), static_cast<std::uint64_t>(s.plan.elem_bytes),
-                       AgreedEngine::InPlace, 0, 0},
-                      stream);
+    s.agree({s.hash, static_cast<std::uint64_t>(s.plan.n()), static_cast<std::uint64_t>(s.plan.elem_bytes),
+             AgreedEngine::InPlace, 0, 0},
+            stream);
   else
-    stream_barrier(s.comm, barrier_word, stream);  // no rank reaches into a buffer its owner still uses
+    s.barrier(stream);  // no rank reaches into a buffer its owner still uses
   if (s.conjugate) {
     s.conjugate->run_on_device_pointer(data.data(), stream);
-    stream_barrier(s.comm, barrier_word, stream);  // every rank's Q is done before any thread reaches into it
+    s.barrier(stream);  // every rank's Q is done before any thread reaches into it
   }
   const std::uint64_t vectors = std::uint64_t{1} << (s.plan.local_bits - s.plan.vector_bits);
   const std::uint64_t base64 = static_cast<std::uint64_t>(s.rank) * vectors;
@@ -120,7 +97,7 @@ void NcclSwapPermuter::operator()(const NcclWindow& data, cudaStream_t stream) c
                                                  : static_cast<void*>(const_cast<unsigned*>(&base32));
   void* args[] = {const_cast<void**>(data.peers().data()), base};
   launch(s.kernel, dim3(static_cast<unsigned>(s.source.grid)), dim3(s.source.block), 0, stream, args);
-  stream_barrier(s.comm, barrier_word, stream);  // every pair that touches this rank is swapped
+  s.barrier(stream);  // every pair that touches this rank is swapped
   if (s.conjugate) s.conjugate->run_on_device_pointer(data.data(), stream);
 }
 

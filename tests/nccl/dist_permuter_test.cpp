@@ -23,6 +23,7 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/nccl/dist_permuter.hpp"
 #include "cuda/gpu_test_support.hpp"
+#include "dist/dist_test_support.hpp"
 #include "nccl/nccl_test_support.hpp"
 
 namespace bmmc {
@@ -109,19 +110,16 @@ TEST(NcclEngine, BadBuffersAreRefusedBeforeWriting) {
 
 TEST(NcclEngine, TwoOrMoreRanksEveryMapKind) {
   REQUIRE_GPU();
-  const int gpus = gpu_count();
-  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
-  const int ranks = gpus >= 4 ? 4 : 2;
+  REQUIRE_GPUS(2);
+  const int ranks = gpu_count() >= 4 ? 4 : 2;
   const Comms c(ranks);
   const int n = 22;
-  std::vector<int> swap_bits(n);
-  for (int i = 0; i < n; ++i) swap_bits[i] = i;
-  std::swap(swap_bits[0], swap_bits[n - 1]);  // rank bit <-> local bit 0: k = 1
+  const Bmmc swap_low = test::swaps(n, {{0, n - 1}});  // rank bit <-> local bit 0: k = 1
   for (int eb : {1, 4, 8, 16})
     for (bool destroy : {false, true}) {
       expect_engine_matches(c, random_bmmc(n, eb), eb, destroy, fmt::format("random BMMC, {} ranks", ranks));
       expect_engine_matches(c, random_bpc(n, eb + 1), eb, destroy, "random BPC");
-      expect_engine_matches(c, bit_permutation(swap_bits), eb, destroy, "rank <-> local bit 0");
+      expect_engine_matches(c, swap_low, eb, destroy, "rank <-> local bit 0");
       expect_engine_matches(c, reverse(n), eb, destroy, "reverse (k = 0, whole slices move)");
     }
 }
@@ -130,13 +128,10 @@ TEST(NcclEngine, TwoOrMoreRanksEveryMapKind) {
 // the piece rows fit: 2^26 elements per rank.
 TEST(NcclEngine, PipelinedExchangeMatchesTheReference) {
   REQUIRE_GPU();
-  const int gpus = gpu_count();
-  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
+  REQUIRE_GPUS(2);
   const Comms c(2);
   const int n = 27;
-  std::vector<int> swap_bits(n);
-  for (int i = 0; i < n; ++i) swap_bits[i] = i;
-  std::swap(swap_bits[0], swap_bits[n - 1]);
+  const Bmmc swap_low = test::swaps(n, {{0, n - 1}});
   for (auto [eb, pieces, depth, comms] : {std::tuple{4, 32, 2, 2}, std::tuple{4, 7, 2, 2}, std::tuple{8, 32, 2, 2},
                                           std::tuple{4, 64, 4, 2}, std::tuple{8, 9, 3, 2}, std::tuple{4, 32, 2, 1},
                                           std::tuple{4, 5, 2, 1}}) {
@@ -149,7 +144,7 @@ TEST(NcclEngine, PipelinedExchangeMatchesTheReference) {
     expect_engine_matches(c, random_bmmc(n, eb + pieces), eb, false, "random BMMC, " + what, o, true);
     if (eb == 8) continue;
     expect_engine_matches(c, random_bpc(n, eb * pieces), eb, false, "random BPC, " + what, o, true);
-    expect_engine_matches(c, bit_permutation(swap_bits), eb, false, "rank <-> local bit 0, " + what, o, true);
+    expect_engine_matches(c, swap_low, eb, false, "rank <-> local bit 0, " + what, o, true);
   }
   // One piece asked for: the unpipelined path, with one local array of scratch.
   DistOptions one;
@@ -163,8 +158,7 @@ TEST(NcclEngine, PipelinedExchangeMatchesTheReference) {
 // any data moves, instead of hanging.
 TEST(NcclEngine, RanksThatDisagreeAllThrow) {
   REQUIRE_GPU();
-  const int gpus = gpu_count();
-  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
+  REQUIRE_GPUS(2);
   const Comms c(2);
   const auto expect_all_throw = [&](const std::function<DistPermuter(int)>& make, const std::string& what) {
     std::vector<std::string> messages(2);
@@ -181,7 +175,7 @@ TEST(NcclEngine, RanksThatDisagreeAllThrow) {
       cudaFree(in);
       cudaFree(out);
     });
-    for (const std::string& m : messages) EXPECT_NE(m.find("disagree"), std::string::npos) << what << ": " << m;
+    test::expect_every_rank_disagrees(messages, what);
   };
   expect_all_throw([&](int r) { return DistPermuter(r == 0 ? bit_reverse(16) : gray(16), 4, c.comms[r]); },
                    "different permutations");

@@ -8,8 +8,16 @@
 #include <exception>
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+// Skips the test unless this machine has at least k GPUs (one rank each).
+#define REQUIRE_GPUS(k)                                                                              \
+  if (const int gpus_here = ::bmmc::test::gpu_count(); gpus_here < (k))                              \
+  GTEST_SKIP() << "needs " << (k) << " GPUs, this machine has " << gpus_here
 
 namespace bmmc::test {
 
@@ -47,6 +55,11 @@ inline void per_rank(int ranks, const std::function<void(int)>& body) {
   for (auto& t : threads) t.join();
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+// Every rank's message says the ranks disagree (each rank threw, none hung).
+inline void expect_every_rank_disagrees(const std::vector<std::string>& messages, const std::string& what = "") {
+  for (const std::string& m : messages) EXPECT_NE(m.find("disagree"), std::string::npos) << what << ": " << m;
 }
 
 }  // namespace bmmc::test

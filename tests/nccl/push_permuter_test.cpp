@@ -20,6 +20,7 @@
 #include "bmmc/nccl/push_permuter.hpp"
 #include "bmmc/nccl/window.hpp"
 #include "cuda/gpu_test_support.hpp"
+#include "dist/dist_test_support.hpp"
 #include "nccl/nccl_test_support.hpp"
 
 namespace bmmc {
@@ -113,30 +114,27 @@ TEST(NcclPushEngine, BadBuffersAreRefusedBeforeWriting) {
 
 TEST(NcclPushEngine, TwoOrMoreRanksEveryMapKind) {
   REQUIRE_GPU();
-  const int gpus = gpu_count();
-  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
-  const int ranks = gpus >= 4 ? 4 : 2;
+  REQUIRE_GPUS(2);
+  const int ranks = gpu_count() >= 4 ? 4 : 2;
   const Comms c(ranks);
   const int n = 22;
-  std::vector<int> low(n), top(n);
-  for (int i = 0; i < n; ++i) low[i] = top[i] = i;
-  std::swap(low[0], low[n - 1]);      // rank bit <-> local bit 0: output runs span ranks, two passes
-  std::swap(top[n - 2], top[n - 1]);  // rank bit <-> the top local bit: runs stay whole, one pass
+  const Bmmc low = test::swaps(n, {{0, n - 1}});      // rank bit <-> local bit 0: output runs span ranks, two passes
+  const Bmmc top = test::swaps(n, {{n - 2, n - 1}});  // rank bit <-> the top local bit: runs stay whole, one pass
   for (int eb : {1, 4, 8, 16}) {
     const std::string r = fmt::format("{} ranks, {} B", ranks, eb);
     EXPECT_TRUE(expect_fused_matches(c, random_bmmc(n, eb), eb, "random BMMC, " + r));
     EXPECT_TRUE(expect_fused_matches(c, random_bpc(n, eb + 7), eb, "random BPC, " + r));
-    EXPECT_TRUE(expect_fused_matches(c, bit_permutation(low), eb, "rank <-> local bit 0, " + r));
-    EXPECT_TRUE(expect_fused_matches(c, bit_permutation(top), eb, "rank <-> top local bit, " + r));
+    EXPECT_TRUE(expect_fused_matches(c, low, eb, "rank <-> local bit 0, " + r));
+    EXPECT_TRUE(expect_fused_matches(c, top, eb, "rank <-> top local bit, " + r));
     EXPECT_TRUE(expect_fused_matches(c, reverse(n), eb, "reverse (whole slices move), " + r));
   }
   DistOptions quiet;
   quiet.check_agreement = false;  // the barrier is then a one-word all-reduce
   EXPECT_TRUE(expect_fused_matches(c, random_bmmc(n, 99), 4, "random BMMC without the agreement check", quiet));
-  const NcclPushPermuter one(bit_permutation(top), 4, c.comms[0]);
+  const NcclPushPermuter one(top, 4, c.comms[0]);
   EXPECT_TRUE(one.push_plan().one_pass());
   EXPECT_EQ(one.scratch_bytes(), 0u);
-  const NcclPushPermuter two(bit_permutation(low), 4, c.comms[0]);
+  const NcclPushPermuter two(low, 4, c.comms[0]);
   EXPECT_FALSE(two.push_plan().one_pass());
   EXPECT_EQ(two.scratch_bytes(), two.local_bytes());
 }
@@ -145,15 +143,11 @@ TEST(NcclPushEngine, TwoOrMoreRanksEveryMapKind) {
 // on the permutation all throw instead of hanging.
 TEST(NcclPushEngine, MissingScratchAndRanksThatDisagree) {
   REQUIRE_GPU();
-  const int gpus = gpu_count();
-  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << gpus;
+  REQUIRE_GPUS(2);
   const Comms c(2);
   std::vector<std::string> messages(2);
   per_rank(2, [&](int r) {
-    std::vector<int> low(20);
-    for (int i = 0; i < 20; ++i) low[i] = i;
-    std::swap(low[0], low[19]);  // rank bit <-> local bit 0: two passes
-    const NcclPushPermuter p(bit_permutation(low), 4, c.comms[r]);
+    const NcclPushPermuter p(test::swaps(20, {{0, 19}}), 4, c.comms[r]);  // rank bit <-> local bit 0: two passes
     EXPECT_GT(p.scratch_bytes(), 0u);
     NcclWindow out = NcclWindow::allocate(c.comms[r], p.local_bytes());
     void* in = nullptr;
@@ -169,7 +163,7 @@ TEST(NcclPushEngine, MissingScratchAndRanksThatDisagree) {
     }
     cudaFree(in);
   });
-  for (const std::string& m : messages) EXPECT_NE(m.find("disagree"), std::string::npos) << m;
+  test::expect_every_rank_disagrees(messages);
 }
 
 }  // namespace
