@@ -145,7 +145,11 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
   }
 
   if (s.portable) {  // the windows are plain device memory to the portable engine
-    void* portable_scratch = scratch && scratch->bytes() >= s.portable->scratch_bytes() ? scratch->data() : nullptr;
+    // Its own scratch is registered with NCCL (faster); the caller's scratch window serves only where it has none.
+    void* portable_scratch = !s.portable->registered_scratch() && scratch &&
+                                     scratch->bytes() >= s.portable->scratch_bytes()
+                                 ? scratch->data()
+                                 : nullptr;
     (*s.portable)(in, out.data(), portable_scratch, stream);
     return;
   }
