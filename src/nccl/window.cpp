@@ -55,6 +55,7 @@ NcclWindow::NcclWindow(ncclComm_t comm, void* buffer, std::size_t bytes, bool ow
   try {
     peers_ = lsa_pointers(comm, window_, buffer);
   } catch (...) {
+    owned_ = false;  // allocate() frees the memory it allocated when construction fails
     release();
     throw;
   }
@@ -62,10 +63,12 @@ NcclWindow::NcclWindow(ncclComm_t comm, void* buffer, std::size_t bytes, bool ow
 
 void NcclWindow::release() noexcept {
   if (!comm_) return;
-  int device = 0;
-  if (ncclCommCuDevice(comm_, &device) == ncclSuccess) cudaSetDevice(device);
+  int previous = 0, device = 0;
+  const bool switched = cudaGetDevice(&previous) == cudaSuccess && ncclCommCuDevice(comm_, &device) == ncclSuccess &&
+                        cudaSetDevice(device) == cudaSuccess;
   if (window_) ncclCommWindowDeregister(comm_, window_);
   if (owned_ && data_) ncclMemFree(data_);
+  if (switched) cudaSetDevice(previous);  // the caller's current device is left as it was
   comm_ = nullptr;
   window_ = nullptr;
   data_ = nullptr;
