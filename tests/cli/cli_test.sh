@@ -246,6 +246,9 @@ for spec in random-bmmc:4 random-bpc:4 bit-reverse transpose:5 reverse; do
   "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/r12.bin" -o "$work/dist.bin" --ranks 8 --pieces 5 ||
     fail "permute $spec --ranks 8 --pieces 5"
   cmp -s "$work/single.bin" "$work/dist.bin" || fail "permute $spec --ranks 8 --pieces 5 differs"
+  "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/r12.bin" -o "$work/dist.bin" --ranks 4 --pieces 7 --depth 3 ||
+    fail "permute $spec --ranks 4 --pieces 7 --depth 3"
+  cmp -s "$work/single.bin" "$work/dist.bin" || fail "permute $spec --ranks 4 --pieces 7 --depth 3 differs"
 done
 expect_error 2 "must be a power of two" "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 6
 expect_error 2 "8192 ranks need at least 13 index bits, but n = 12" \
@@ -255,6 +258,12 @@ expect_error 2 "the CLI does not split a file over GPUs" \
   "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4 --backend cuda
 expect_error 2 "--pieces applies to the distributed path" \
   "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --pieces 3
+expect_error 2 "--depth applies to the pipelined distributed path" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --depth 3
+expect_error 2 "--depth applies to the pipelined distributed path: give --pieces" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4 --depth 3
+expect_error 2 "depth = 1: the pipeline needs a ring of at least 2 buffers" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4 --pieces 3 --depth 1
 expect_error 2 "bytes" "$bmmc" permute gray --n 13 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4
 [[ ! -e "$work/new.bin" ]] || fail "a refused permute --ranks created its output"
 # --- sort / program: strategies and the fused passes (docs/DESIGN.md §10) ----------------------------------------

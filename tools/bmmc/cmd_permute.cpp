@@ -22,6 +22,7 @@ struct PermuteCommandOptions {
   std::string in, out, backend = "auto";
   std::uint64_t ranks = 0;  // 0: not distributed
   int pieces = 1;
+  int depth = 2;
   bool in_place = false;
 };
 
@@ -39,13 +40,17 @@ void permute(const PermuteCommandOptions& o) {
       throw UsageError(
           "--ranks with --backend cuda: the CLI does not split a file over GPUs; --backend cpu runs the distributed "
           "plan on simulated ranks, `bmmc bench --gpus G` runs it on this machine's GPUs, and the C++ API has "
-          "DistPermuter (NCCL) and PeerPermuter");
+          "DistPermuter, NcclPushPermuter and NcclSwapPermuter (NCCL) and PeerPermuter");
+    if (o.depth != 2 && o.pieces <= 1)
+      throw UsageError("--depth applies to the pipelined distributed path: give --pieces (more than 1) too");
     DistSimOptions options;
     options.pieces = o.pieces;
+    options.depth = o.depth;
     permute_file_distributed(b, o.elem_bytes, o.in, o.out, o.ranks, requested, options);
     return;
   }
   if (o.pieces != 1) throw UsageError("--pieces applies to the distributed path: give --ranks too");
+  if (o.depth != 2) throw UsageError("--depth applies to the pipelined distributed path: give --ranks and --pieces");
   PermuterOptions options;
   options.backend = cli_backend(o.backend);
   options.in_place = o.in_place;
@@ -67,6 +72,8 @@ void add_permute_command(CLI::App& app, Action& run) {
                   "run the distributed plan on R simulated ranks (a power of two <= 2^n; rank = the top log2(R) "
                   "index bits): the schedule the GPUs run, on the CPU; same output file");
   sub->add_option("--pieces", opts->pieces, "with --ranks: pipeline the exchange in this many pieces (default 1)");
+  sub->add_option("--depth", opts->depth,
+                  "with --ranks and --pieces: the pipeline's ring of send and receive buffers (default 2, at least 2)");
   sub->add_flag("--in-place", opts->in_place,
                 "permute the loaded array in place (a product of involution passes, no second array; same output "
                 "bytes); --in and --out may name the same file");
