@@ -33,9 +33,11 @@ namespace {
 
 std::string describe_engine(const std::uint64_t* words) {
   switch (static_cast<AgreedEngine>(words[3])) {
+    case AgreedEngine::Refused: return "refused its own arguments (that rank's error says why)";
     case AgreedEngine::Portable:
-      return fmt::format("the portable engine in {} piece(s) over {} communicator(s)", words[4], words[5]);
-    case AgreedEngine::Fused: return "the fused engine";
+      return fmt::format("the portable engine in {} piece(s) over {} communicator(s), {} scratch", words[4], words[5],
+                         words[6] ? "its own registered" : "the caller's or unregistered");
+    case AgreedEngine::Fused: return fmt::format("the fused engine, push line bits {}", words[7]);
     case AgreedEngine::InPlace: return "the in-place engine";
   }
   return fmt::format("engine {}", words[3]);
@@ -64,8 +66,8 @@ RankContext::~RankContext() {
 void RankContext::agree(const Agreement& mine, cudaStream_t stream) const {
   constexpr int w = Agreement::kWords;
   std::uint64_t* device_words = words_;
-  const std::uint64_t words[w] = {mine.hash, mine.n, mine.elem_bytes, static_cast<std::uint64_t>(mine.engine),
-                                  mine.pieces, mine.comms};
+  const std::uint64_t words[w] = {mine.hash,   mine.n,    mine.elem_bytes, static_cast<std::uint64_t>(mine.engine),
+                                  mine.pieces, mine.comms, mine.registered, mine.detail};
   std::vector<std::uint64_t> every(w * static_cast<std::size_t>(ranks));
   check(cudaMemcpyAsync(device_words, words, sizeof words, cudaMemcpyHostToDevice, stream),
         "cudaMemcpyAsync (agreement)");
@@ -87,6 +89,13 @@ void RankContext::agree(const Agreement& mine, cudaStream_t stream) const {
       "the ranks disagree on the permutation, n, element size or engine (this is rank {}); every rank must build its "
       "permuter from the same global BMMC, element size and options: {}",
       rank, views));
+}
+
+void RankContext::refuse(cudaStream_t stream) const noexcept {
+  try {
+    agree(Agreement{}, stream);
+  } catch (...) {  // the peers disagree with a refusal, which is the point; the caller rethrows its own error
+  }
 }
 
 void RankContext::barrier(cudaStream_t stream) const {

@@ -20,16 +20,19 @@ void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size
                     const char* b_name);
 
 /// Which NCCL engine a rank runs: ranks that run different engines (or one engine differently) would post unpaired
-/// NCCL operations or store into each other's buffers with different maps.
-enum class AgreedEngine : std::uint64_t { Portable = 1, Fused = 2, InPlace = 3 };
+/// NCCL operations or store into each other's buffers with different maps. Refused: the rank rejected its own
+/// arguments and takes part in the agreement only so that its peers throw instead of waiting for it.
+enum class AgreedEngine : std::uint64_t { Refused = 0, Portable = 1, Fused = 2, InPlace = 3 };
 
-/// What every rank states before a call moves data: the plan's hash, n, the element size, the engine and how the
-/// portable engine's exchange will run (its piece count and communicators; 0 and 0 for the others).
+/// What every rank states before a call moves data: the plan's hash, n, the element size, the engine, how the
+/// portable engine's exchange will run (its piece count, communicators, and whether it exchanges through its own
+/// NCCL-registered scratch: NCCL forbids mixing registered and unregistered buffers across ranks), and one word of
+/// engine detail (the fused engine's push line bits, which decide its push/finish split); 0 where they do not apply.
 struct Agreement {
   std::uint64_t hash = 0, n = 0, elem_bytes = 0;
-  AgreedEngine engine = AgreedEngine::Portable;
-  std::uint64_t pieces = 0, comms = 0;
-  static constexpr int kWords = 6;
+  AgreedEngine engine = AgreedEngine::Refused;
+  std::uint64_t pieces = 0, comms = 0, registered = 0, detail = 0;
+  static constexpr int kWords = 8;
 };
 
 /// What every NCCL engine holds: the calling rank's view of the communicator the caller owns, and the device words
@@ -46,6 +49,18 @@ struct RankContext {
   /// Every rank throws std::invalid_argument naming every rank's view when they differ. The all-gather also orders
   /// the ranks: no rank's later work on `stream` starts before every rank's earlier work on its stream is done.
   void agree(const Agreement& mine, cudaStream_t stream) const;
+  /// Runs `checks` (a call's validation of its own arguments); when they throw and `announce` (the engine's calls
+  /// agree first), takes part in the agreement as Refused — so that every peer throws instead of waiting for this
+  /// rank in a collective — and rethrows the rank's own error. Nothing else is enqueued.
+  template <class Checks>
+  void check_or_refuse(bool announce, cudaStream_t stream, Checks&& checks) const {
+    try {
+      checks();
+    } catch (...) {
+      if (announce) refuse(stream);
+      throw;
+    }
+  }
   /// Collective, stream-ordered: an ncclAllReduce of one word. No rank's later work on `stream` starts before every
   /// rank's earlier work on its stream is done (and visible to it).
   void barrier(cudaStream_t stream) const;
@@ -54,6 +69,7 @@ struct RankContext {
   int rank = 0, ranks = 1, device = 0;
 
  private:
+  void refuse(cudaStream_t stream) const noexcept;  // the Refused agreement; its own failures are swallowed
   std::uint64_t* words_ = nullptr;  // Agreement::kWords of this rank, those of every rank, the barrier word
 };
 

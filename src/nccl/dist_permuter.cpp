@@ -57,6 +57,7 @@ struct DistPermuter::State : RankContext {
   void* registered = nullptr;
   void* registration = nullptr;
   void* second_registration = nullptr;
+  cudaEvent_t scratch_free = nullptr;  // recorded after each call that used `registered`
   void register_scratch();
   void split_second_comm();
   std::vector<cudaEvent_t> packed, exchanged;  // one per buffer of the ring (PieceSchedule::depth)
@@ -68,6 +69,7 @@ struct DistPermuter::State : RankContext {
 DistPermuter::State::~State() {
   try {
     ScopedDevice on(device);
+    if (scratch_free) cudaEventSynchronize(scratch_free);  // the last call is done with the engine's own scratch
     for (cudaStream_t st : comm_stream)
       if (st) cudaStreamSynchronize(st);  // the engine's NCCL work is done before its communicator goes
     if (second_registration) ncclCommDeregister(second, second_registration);
@@ -76,6 +78,7 @@ DistPermuter::State::~State() {
     if (registered) ncclMemFree(registered);
     for (cudaStream_t st : comm_stream)
       if (st) cudaStreamDestroy(st);
+    if (scratch_free) cudaEventDestroy(scratch_free);
     for (cudaEvent_t e : packed) cudaEventDestroy(e);
     for (cudaEvent_t e : exchanged) cudaEventDestroy(e);
   } catch (...) {  // a destructor must not throw; the device is gone anyway
@@ -155,10 +158,13 @@ void DistPermuter::State::register_scratch() {
     registered = nullptr;
     return;
   }
-  if (ncclCommRegister(comm, registered, bytes, &registration) != ncclSuccess) {
+  if (ncclCommRegister(comm, registered, bytes, &registration) != ncclSuccess ||
+      cudaEventCreateWithFlags(&scratch_free, cudaEventDisableTiming) != cudaSuccess) {
+    if (registration) ncclCommDeregister(comm, registration);
     ncclMemFree(registered);
     registered = nullptr;
     registration = nullptr;
+    scratch_free = nullptr;
   }
 }
 
@@ -228,22 +234,28 @@ bool DistPermuter::registered_scratch() const noexcept { return state_->register
 void DistPermuter::operator()(const void* in, void* out, void* scratch, cudaStream_t stream) const {
   const State& s = *state_;
   ScopedDevice on(s.device);
-  check_buffers(in, out, s.plan.local_bits, s.plan.elem_bytes);
-  check_device_pointer(in, "in");
-  check_device_pointer(out, "out");
-  if (!scratch && s.pipelined && s.registered) scratch = s.registered;  // the engine's own, registered scratch
+  const bool registered = !scratch && s.pipelined && s.registered;  // the engine's own, registered scratch
+  if (registered) scratch = s.registered;
+  s.check_or_refuse(s.options.check_agreement, stream, [&] {
+    check_buffers(in, out, s.plan.local_bits, s.plan.elem_bytes);
+    check_device_pointer(in, "in");
+    check_device_pointer(out, "out");
+    if (scratch) {
+      check_disjoint(in, local_bytes(), scratch, scratch_bytes(), "in", "scratch");
+      check_disjoint(out, local_bytes(), scratch, scratch_bytes(), "out", "scratch");
+      if (reinterpret_cast<std::uintptr_t>(scratch) % 256 != 0)
+        throw std::invalid_argument("scratch must be aligned to 256 bytes (as cudaMalloc returns it)");
+      check_device_pointer(scratch, "scratch");
+    }
+  });
   const bool own = scratch == nullptr && !s.step.local_only;
-  if (scratch) {
-    check_disjoint(in, local_bytes(), scratch, scratch_bytes(), "in", "scratch");
-    check_disjoint(out, local_bytes(), scratch, scratch_bytes(), "out", "scratch");
-    if (reinterpret_cast<std::uintptr_t>(scratch) % 256 != 0)
-      throw std::invalid_argument("scratch must be aligned to 256 bytes (as cudaMalloc returns it)");
-    check_device_pointer(scratch, "scratch");
-  }
   if (own) check(cudaMallocAsync(&scratch, scratch_bytes(), stream), "cudaMallocAsync (exchange scratch)");
+  // The engine's own scratch is reused by every call, whatever its stream: this call starts after the previous
+  // one is done with it, and the destructor waits for the last one (scratch_free).
+  if (registered) check(cudaStreamWaitEvent(stream, s.scratch_free, 0), "cudaStreamWaitEvent (scratch free)");
   try {
     if (s.pipelined) {
-      check_agreement(stream);
+      check_agreement(stream, registered);
       run_pipelined(in, out, scratch, stream);
     } else {
       run(in, out, scratch, stream);
@@ -252,15 +264,18 @@ void DistPermuter::operator()(const void* in, void* out, void* scratch, cudaStre
     if (own) cudaFreeAsync(scratch, stream);
     throw;
   }
+  if (registered) check(cudaEventRecord(s.scratch_free, stream), "cudaEventRecord (scratch free)");
   if (own) check(cudaFreeAsync(scratch, stream), "cudaFreeAsync (exchange scratch)");
 }
 
 void DistPermuter::permute_destroying(void* in, void* out, cudaStream_t stream) const {
   const State& s = *state_;
   ScopedDevice on(s.device);
-  check_buffers(in, out, s.plan.local_bits, s.plan.elem_bytes);
-  check_device_pointer(in, "in");
-  check_device_pointer(out, "out");
+  s.check_or_refuse(s.options.check_agreement, stream, [&] {
+    check_buffers(in, out, s.plan.local_bits, s.plan.elem_bytes);
+    check_device_pointer(in, "in");
+    check_device_pointer(out, "out");
+  });
   run(in, out, in, stream);
 }
 
@@ -268,19 +283,23 @@ void DistPermuter::permute_destroying(void* in, void* out, cudaStream_t stream) 
 // mismatched sends and receives and hang, or corrupt each other's arrays. The piece count is part of it because
 // the pipeline's NCCL groups must pair up: DistOptions::pieces, or a device on which the pieces' kernels cannot be
 // planned, could make one rank pipeline and another not.
-void DistPermuter::check_agreement(cudaStream_t stream) const {
+void DistPermuter::check_agreement(cudaStream_t stream, bool registered) const {
   const State& s = *state_;
   if (!s.options.check_agreement) return;
-  const Agreement mine{dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-                       static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Portable,
+  const Agreement mine{dist_plan_hash(s.plan),
+                       static_cast<std::uint64_t>(s.plan.n()),
+                       static_cast<std::uint64_t>(s.plan.elem_bytes),
+                       AgreedEngine::Portable,
                        static_cast<std::uint64_t>(s.pipelined ? s.pieces.pieces : 1),
-                       static_cast<std::uint64_t>(s.pipelined ? s.exchange_comms : 1)};
+                       static_cast<std::uint64_t>(s.pipelined ? s.exchange_comms : 1),
+                       registered ? 1u : 0u,
+                       0};
   s.agree(mine, stream);
 }
 
 void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t stream) const {
   const State& s = *state_;
-  check_agreement(stream);
+  check_agreement(stream, false);
   if (s.step.local_only) {
     (*s.local)(in, out, stream);
     return;

@@ -126,23 +126,27 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
   ScopedDevice on(s.device);
   const std::size_t bytes = local_bytes();
   const bool need_scratch = scratch_bytes() > 0;
-  // Everything is checked before anything is enqueued.
-  check_window(out, s.comm, bytes, s.push.one_pass() && fused(), "out");
-  check_buffers(in, out.data(), s.plan.local_bits, s.plan.elem_bytes);
-  check_device_pointer(in, "in");
-  if (reinterpret_cast<std::uintptr_t>(in) % alignment() != 0)
-    throw std::invalid_argument(fmt::format("in ({}) must be aligned to {} bytes", in, alignment()));
-  check_disjoint(in, bytes, out.data(), out.bytes(), "in", "out");
-  if (need_scratch && !scratch && fused())
-    throw std::invalid_argument(fmt::format(
-        "scratch: this map needs a second, local pass (its output runs span ranks), so the push lands in a scratch "
-        "window of {} bytes per rank; pass one (NcclWindow::allocate(comm, scratch_bytes()))",
-        scratch_bytes()));
-  if (scratch) {
-    check_window(*scratch, s.comm, fused() ? scratch_bytes() : 0, fused(), "scratch");
-    check_disjoint(in, bytes, scratch->data(), scratch->bytes(), "in", "scratch");
-    check_disjoint(out.data(), out.bytes(), scratch->data(), scratch->bytes(), "out", "scratch");
-  }
+  // Everything is checked before anything is enqueued; a rank whose arguments fail says so in the agreement, so
+  // that its peers throw too instead of waiting for it (in the fallback, its refusal meets the portable engine's
+  // agreement on the peers: the same all-gather on the same communicator).
+  s.check_or_refuse(s.options.check_agreement, stream, [&] {
+    check_window(out, s.comm, bytes, s.push.one_pass() && fused(), "out");
+    check_buffers(in, out.data(), s.plan.local_bits, s.plan.elem_bytes);
+    check_device_pointer(in, "in");
+    if (reinterpret_cast<std::uintptr_t>(in) % alignment() != 0)
+      throw std::invalid_argument(fmt::format("in ({}) must be aligned to {} bytes", in, alignment()));
+    check_disjoint(in, bytes, out.data(), out.bytes(), "in", "out");
+    if (need_scratch && !scratch && fused())
+      throw std::invalid_argument(fmt::format(
+          "scratch: this map needs a second, local pass (its output runs span ranks), so the push lands in a scratch "
+          "window of {} bytes per rank; pass one (NcclWindow::allocate(comm, scratch_bytes()))",
+          scratch_bytes()));
+    if (scratch) {
+      check_window(*scratch, s.comm, fused() ? scratch_bytes() : 0, fused(), "scratch");
+      check_disjoint(in, bytes, scratch->data(), scratch->bytes(), "in", "scratch");
+      check_disjoint(out.data(), out.bytes(), scratch->data(), scratch->bytes(), "out", "scratch");
+    }
+  });
 
   if (s.portable) {  // the windows are plain device memory to the portable engine
     // Its own scratch is registered with NCCL (faster); the caller's scratch window serves only where it has none.
@@ -155,7 +159,8 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
   }
   if (s.options.check_agreement)
     s.agree({dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-             static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Fused, 0, 0},
+             static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Fused, 0, 0, 0,
+             static_cast<std::uint64_t>(s.push.line_bits)},
             stream);
   else
     s.barrier(stream);  // no store into a peer's buffer while the peer still uses it

@@ -154,6 +154,78 @@ TEST(NcclEngine, PipelinedExchangeMatchesTheReference) {
   EXPECT_EQ(p.scratch_bytes(), p.local_bytes());
 }
 
+// The engine's own scratch (ncclMemAlloc, registered with NCCL), used by calls that pass none: two calls on two
+// streams back to back, with no synchronisation between them, both right — the second waits until the first is
+// done with the scratch; then the engine is destroyed right after enqueuing a call (its destructor waits for it).
+TEST(NcclEngine, OwnRegisteredScratchAcrossStreams) {
+  REQUIRE_GPU();
+  REQUIRE_GPUS(2);
+  const Comms c(2);
+  const int n = 27, eb = 4;
+  for (int comms : {1, 2}) {
+    const Bmmc global = random_bmmc(n, 40 + comms);
+    const std::size_t total = (std::size_t{1} << n) * eb, slice = total / 2;
+    const std::vector<unsigned char> whole = test::random_bytes(total, 77 + comms);
+    std::vector<unsigned char> ref(total), got1(total), got2(total);
+    permute_reference(global, whole.data(), ref.data(), eb);
+    per_rank(2, [&](int r) {
+      DistOptions o;
+      o.exchange_comms = comms;
+      void *in = nullptr, *out1 = nullptr, *out2 = nullptr;
+      cudaMalloc(&in, slice);
+      cudaMalloc(&out1, slice);
+      cudaMalloc(&out2, slice);
+      cudaMemcpy(in, whole.data() + r * slice, slice, cudaMemcpyHostToDevice);
+      cudaMemset(out1, 0, slice);
+      cudaMemset(out2, 0, slice);
+      cudaStream_t s1, s2;
+      cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+      cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+      {
+        const DistPermuter p(global, eb, c.comms[r], o);
+        EXPECT_TRUE(p.pipelined()) << p.pipeline_note();
+        EXPECT_TRUE(p.registered_scratch());
+        p(in, out1, nullptr, s1);
+        p(in, out2, nullptr, s2);
+      }  // destroyed with both calls possibly still running
+      cudaStreamSynchronize(s1);
+      cudaStreamSynchronize(s2);
+      cudaMemcpy(got1.data() + r * slice, out1, slice, cudaMemcpyDeviceToHost);
+      cudaMemcpy(got2.data() + r * slice, out2, slice, cudaMemcpyDeviceToHost);
+      cudaStreamDestroy(s1);
+      cudaStreamDestroy(s2);
+      cudaFree(in);
+      cudaFree(out1);
+      cudaFree(out2);
+    });
+    EXPECT_EQ(got1, ref) << "first call, " << comms << " communicator(s)";
+    EXPECT_EQ(got2, ref) << "second call, " << comms << " communicator(s)";
+  }
+}
+
+// A rank whose own arguments fail refuses in the agreement: its peer throws "disagree" instead of waiting forever.
+TEST(NcclEngine, ARankWithBadBuffersMakesItsPeersThrow) {
+  REQUIRE_GPU();
+  REQUIRE_GPUS(2);
+  const Comms c(2);
+  std::vector<std::string> messages(2);
+  per_rank(2, [&](int r) {
+    const DistPermuter p(gray(20), 4, c.comms[r]);
+    void *in = nullptr, *out = nullptr;
+    cudaMalloc(&in, p.local_bytes());
+    cudaMalloc(&out, p.local_bytes());
+    try {
+      p(in, r == 0 ? static_cast<void*>(static_cast<char*>(in) + 4) : out, nullptr, nullptr);  // rank 0: overlap
+    } catch (const std::invalid_argument& e) {
+      messages[r] = e.what();
+    }
+    cudaFree(in);
+    cudaFree(out);
+  });
+  EXPECT_NE(messages[0].find("overlap"), std::string::npos) << messages[0];
+  EXPECT_NE(messages[1].find("refused its own arguments"), std::string::npos) << messages[1];
+}
+
 // Ranks that disagree on the permutation — or on the pipeline, whose NCCL groups must pair up — all throw before
 // any data moves, instead of hanging.
 TEST(NcclEngine, RanksThatDisagreeAllThrow) {

@@ -4,26 +4,31 @@
 //
 // Rank r holds elements [r·2^m, (r+1)·2^m) of the 2^N-element array (the rank = the top g index bits). A call
 // runs, on the caller's stream, the plan's all-to-all form (dist/alltoall.hpp) when it is not pipelined:
-//   1. (check_agreement) ncclAllGather of (plan hash, N, element size, pieces) and a host comparison: ranks that
-//      disagree all throw std::invalid_argument naming every rank's view, before any data moves (this call
-//      synchronises the stream once);
+//   1. (check_agreement) ncclAllGather of (plan hash, N, element size, engine, pieces, communicators, whether the
+//      engine's own registered scratch is used) and a host comparison: ranks that disagree all throw
+//      std::invalid_argument naming every rank's view, before any data moves (this call synchronises the stream
+//      once); a rank whose own arguments fail takes part as "refused", so that its peers throw instead of waiting;
 //   2. the pre-pass, a CudaPermuter of the rank's `pre`: in → out (out is the send buffer);
 //   3. one grouped ncclSend/ncclRecv per peer with its count (2^(m−k) elements to each of 2^k ranks);
 //   4. the post-pass: the receive buffer → out.
 // With the input preserved the exchange is pipelined (DistOptions::pieces, default 32): the chunks are cut into
 // the pieces of dist/schedule.hpp and, per piece, a pack kernel (the pre-pass over the piece's atoms, into one of
-// two send buffers), grouped ncclSend/ncclRecv on the engine's own stream (into one of two receive buffers) and an
-// unpack kernel (the post-pass over the same atoms, into out) run so that piece i's exchange overlaps the unpack
-// of piece i−1 and the pack of piece i+1 (dist/piece_pass.hpp, codegen/piece_source.hpp); the chunk a rank keeps
-// is packed straight into its receive slot and never goes through NCCL; scratch_bytes() is then
-// 4·2^k pieces, at most 1/8 of the local array for 32 pieces or more, and the engine holds its own (ncclMemAlloc,
-// registered with ncclCommRegister) for calls that pass none. Where the pieces cannot be cut along whole
+// DistOptions::depth send buffers, default 2), grouped ncclSend/ncclRecv on the engine's own stream (into one of
+// `depth` receive buffers) and an unpack kernel (the post-pass over the same atoms, into out) run so that piece i's
+// exchange overlaps the unpack of piece i−1 and the pack of piece i+1 (dist/piece_pass.hpp,
+// codegen/piece_source.hpp); the chunk a rank keeps is packed straight into its receive slot and never goes
+// through NCCL; scratch_bytes() is then 2·depth·2^k pieces — 1/8 of the local array for 32 pieces and depth 2
+// (or 64 and depth 4) — and the engine holds its own (ncclMemAlloc, registered with ncclCommRegister) for calls
+// that pass none, whatever their streams: a call waits for the previous one to be done with it, and the
+// destructor waits for the last. Where the pieces cannot be cut along whole
 // tiles (small arrays: pipeline_note() says why) the call runs unpipelined, with one local array of scratch as the
 // receive buffer. permute_destroying receives into the input itself (no scratch, not pipelined). A map that moves
 // no element between ranks runs as one local pass and no communication (after the agreement check). The fused
 // NVLink engine is NcclPushPermuter (push_permuter.hpp; PeerPermuter for one process driving several GPUs), the
 // in-place mode PeerSwapPermuter's. DistOptions::exchange_comms = 2 alternates the exchange's groups between the
-// caller's communicator and a second one split from it. Destroy a DistPermuter before its communicator.
+// caller's communicator and a second one split from it (its destructor then destroys that communicator, which NCCL
+// may pair with the peers' destruction: destroy the engine on every rank). Destroy a DistPermuter before its
+// communicator.
 // This target (bmmc::nccl) is apart from bmmc::bmmc: the library, CLI and Python module never need NCCL.
 #pragma once
 
@@ -94,7 +99,7 @@ class DistPermuter {
 
  private:
   struct State;
-  void check_agreement(cudaStream_t stream) const;
+  void check_agreement(cudaStream_t stream, bool registered) const;
   void run(const void* in, void* out, void* recv, cudaStream_t stream) const;
   void run_pipelined(const void* in, void* out, void* scratch, cudaStream_t stream) const;
   std::unique_ptr<State> state_;

@@ -16,12 +16,13 @@
 // smaller than the communicator: other nodes, no peer path), ranks below one warp row — fused() is false,
 // fallback_reason() says why, and calls run the portable engine (DistPermuter) on the windows' memory instead.
 // Buffers: in is device memory of the communicator's device (2^m elements, aligned to alignment()); out and, when
-// scratch_bytes() > 0, scratch are NcclWindows of this communicator with at least local_bytes() bytes on every rank.
+// fused() and scratch_bytes() > 0, scratch are NcclWindows of this communicator with at least local_bytes() bytes
+// on every rank (when not fused, scratch is optional: the portable engine uses its own registered scratch).
 // Example (every rank):
 //   bmmc::NcclPushPermuter p(bmmc::random_bmmc(33, 1), 8, comm);
 //   auto out = bmmc::NcclWindow::allocate(comm, p.local_bytes());
 //   std::optional<bmmc::NcclWindow> scratch;
-//   if (p.scratch_bytes()) scratch.emplace(bmmc::NcclWindow::allocate(comm, p.scratch_bytes()));
+//   if (p.fused() && p.scratch_bytes()) scratch.emplace(bmmc::NcclWindow::allocate(comm, p.scratch_bytes()));
 //   p(in, out, scratch ? &*scratch : nullptr, stream);
 #pragma once
 
@@ -51,8 +52,9 @@ class NcclPushPermuter {
   NcclPushPermuter& operator=(NcclPushPermuter&&) noexcept;
 
   /// Collective: `in` is preserved; `out` receives the rank's 2^m output elements; `scratch` (a window of at
-  /// least scratch_bytes()) is needed when scratch_bytes() > 0 and may be null otherwise. Everything is checked
-  /// before anything is enqueued (std::invalid_argument naming the buffer). One call at a time per object.
+  /// least scratch_bytes()) is needed when fused() and scratch_bytes() > 0 and may be null otherwise. Everything is
+  /// checked before anything is enqueued (std::invalid_argument naming the buffer; with the agreement check on, a
+  /// rank that refuses its arguments makes every peer throw too). One call at a time per object.
   void operator()(const void* in, const NcclWindow& out, const NcclWindow* scratch, cudaStream_t stream) const;
 
   bool fused() const noexcept;                       ///< false: calls run the portable engine

@@ -28,7 +28,9 @@ class NcclWindow {
   /// std::invalid_argument for a null, empty or unaligned buffer and an error carrying NCCL's message when NCCL
   /// refuses it (cudaMalloc memory, for one).
   NcclWindow(ncclComm_t comm, void* buffer, std::size_t bytes);
-  ~NcclWindow();  ///< collective: deregisters, and frees what allocate() allocated
+  /// Collective: deregisters, and frees what allocate() allocated. (A construction that fails after the collective
+  /// registration — the address lookup — deregisters on this rank alone: treat the communicator as broken then.)
+  ~NcclWindow();
   NcclWindow(NcclWindow&& other) noexcept;
   NcclWindow& operator=(NcclWindow&& other) noexcept;
   NcclWindow(const NcclWindow&) = delete;
@@ -39,8 +41,9 @@ class NcclWindow {
   ncclComm_t comm() const noexcept { return comm_; }
   ncclWindow_t handle() const noexcept { return window_; }
   /// Rank r's buffer as this rank's device addresses it, for every rank of the communicator (peers()[own rank] is
-  /// data()); empty when some rank is not load/store accessible from this one (ranks on other nodes, GPUs without
-  /// a peer path): then no kernel can reach them and lsa_note() says why.
+  /// NCCL's own mapping of data()'s memory: another address, the same bytes); empty when some rank is not load/store
+  /// accessible from this one (ranks on other nodes, GPUs without a peer path): then no kernel can reach them and
+  /// lsa_note() says why.
   const std::vector<void*>& peers() const noexcept { return peers_; }
   const char* lsa_note() const noexcept { return peers_.empty() ? "not every rank is load/store accessible" : ""; }
 
