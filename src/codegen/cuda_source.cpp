@@ -60,14 +60,7 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
   o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_kernel(const vec_t* __restrict__ in, "
                    "vec_t* __restrict__ out) {{\n",
                    ks.block);
-  o += "  extern __shared__ unsigned int tile[];\n";
-  o += emit_lane_warp();
-  o += emit_block_index(p, "b");
-  o += emit_origin(p, "b", "x0", "z");
-  o += emit_phase1_loads(p, opt, "in", "x0", "a");
-  o += emit_phase1_stores(p, "a", "");
-  o += "  __syncthreads();\n";
-  o += emit_phase2(p, opt, "out", "z", "", "");
+  o += emit_tile_body(p, opt, "", "x0");
   o += "}\n";
   ks.source = std::move(o);
   return ks;

@@ -42,14 +42,8 @@ KernelSource generate_piece(const TilePass& p, int in_split, int out_split, cons
   o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_piece(const __grid_constant__ bmmc_sources in, "
                    "const __grid_constant__ bmmc_targets out, {} block_base) {{\n",
                    ks.block, idx);
-  o += "  extern __shared__ unsigned int tile[];\n";
-  o += emit_lane_warp();
-  o += emit_block_index(p, "b", "block_base");  // under piece_launch_order: atom a = one range of launches
-  o += emit_origin(p, "b", "x0", "z");
-  o += emit_phase1_loads(p, opt, "in", "x0", "a", in_split);
-  o += emit_phase1_stores(p, "a", "");
-  o += "  __syncthreads();\n";
-  o += emit_phase2(p, opt, "out", "z", "", "", out_split);
+  // Under piece_launch_order an atom is one range of launches, starting at block_base.
+  o += emit_tile_body(p, opt, "block_base", "x0", in_split, out_split);
   o += "}\n";
   ks.source = std::move(o);
   return ks;

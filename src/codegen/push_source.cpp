@@ -57,9 +57,9 @@ KernelSource generate_push(const TilePass& p, int m, const CodegenOptions& opt) 
   o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): push tile over ranks (docs/DESIGN.md §9.5)\n";
   o += matrix_comment(p.bmmc);
   o += launch_order_comment(p);
-  o += fmt::format("// {} ranks of 2^{} elements of {} bytes; rank r runs blocks [r·{}, (r+1)·{}) over its own input and\n"
-                   "// writes each warp row of 2^{} output elements into out.p[y >> {}]\n",
-                   1ull << g, m, p.elem_bytes, ks.grid, ks.grid, p.segment_bits(), m);
+  o += fmt::format("// {} ranks of 2^{} elements of {} bytes; rank r runs blocks [r·{}, (r+1)·{}) over its own input (which\n"
+                   "// holds x mod 2^{}) and writes each warp row of 2^{} output elements into out.p[y >> {}]\n",
+                   1ull << g, m, p.elem_bytes, ks.grid, ks.grid, m, p.segment_bits(), m);
   o += fmt::format("// tile V': {} segment bits + {} rows; launch per rank: grid {} blocks x {} threads, dynamic shared {} bytes\n",
                    p.segment_bits(), p.row_bits, ks.grid, ks.block, ks.shared_bytes);
   o += fmt::format("typedef {} vec_t;\n", vector_type(p.vector_bytes()));
@@ -67,16 +67,9 @@ KernelSource generate_push(const TilePass& p, int m, const CodegenOptions& opt) 
   o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) bmmc_push(const vec_t* __restrict__ in, "
                    "const __grid_constant__ bmmc_targets out, {} block_base) {{\n",
                    ks.block, idx);
-  o += "  extern __shared__ unsigned int tile[];\n";
-  o += emit_lane_warp();
-  // Under push_launch_order (dist/push_plan.hpp) the destinations cycle from launch to launch.
-  o += emit_block_index(p, "b", "block_base");
-  o += emit_origin(p, "b", "x0", "z");
-  o += fmt::format("  // the rank's own buffer holds x mod 2^{}\n", m);
-  o += emit_phase1_loads(p, opt, "in", fmt::format("(x0 & {}{})", hex(low_mask(m)), sfx), "a");
-  o += emit_phase1_stores(p, "a", "");
-  o += "  __syncthreads();\n";
-  o += emit_phase2(p, opt, "out", "z", "", "", m);
+  // Under push_launch_order (dist/push_plan.hpp) the destinations cycle from launch to launch; the rank's own
+  // buffer holds x mod 2^m.
+  o += emit_tile_body(p, opt, "block_base", fmt::format("(x0 & {}{})", hex(low_mask(m)), sfx), -1, m);
   o += "}\n";
   ks.source = std::move(o);
   return ks;

@@ -258,4 +258,17 @@ std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std:
   return o;
 }
 
+std::string emit_tile_body(const TilePass& p, const CodegenOptions& opt, const std::string& base,
+                           const std::string& in_index, int source_local_bits, int dest_local_bits) {
+  std::string o = "  extern __shared__ unsigned int tile[];\n";
+  o += emit_lane_warp();
+  o += emit_block_index(p, "b", base);
+  o += emit_origin(p, "b", "x0", "z");
+  o += emit_phase1_loads(p, opt, "in", in_index, "a", source_local_bits);
+  o += emit_phase1_stores(p, "a", "");
+  o += "  __syncthreads();\n";
+  o += emit_phase2(p, opt, "out", "z", "", "", dest_local_bits);
+  return o;
+}
+
 }  // namespace bmmc::codegen

@@ -58,5 +58,11 @@ std::string emit_phase1_stores(const TilePass& p, const std::string& prefix, con
 // out.p[y >> m][y mod 2^m].
 std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std::string& out, const std::string& z,
                         const std::string& tile_base, const std::string& tag, int dest_local_bits = -1);
+// The one-pass tile kernel's body, shared by the plain, piece and push kernels: the dynamic shared tile, the
+// lane/warp preamble, the block index `b` (launch base `base`, as emit_block_index), its origin x0/z, phase 1
+// (loads of `in` at `in_index`, a C expression of x0, from a table when source_local_bits ≥ 0; stores into the
+// tile), the barrier and phase 2 into `out` (a table when dest_local_bits ≥ 0). The caller closes the kernel.
+std::string emit_tile_body(const TilePass& p, const CodegenOptions& opt, const std::string& base,
+                           const std::string& in_index, int source_local_bits = -1, int dest_local_bits = -1);
 
 }  // namespace bmmc::codegen

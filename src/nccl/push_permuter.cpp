@@ -103,23 +103,6 @@ const std::string& NcclPushPermuter::push_source() const noexcept {
   return state_->push_kernel ? state_->push_kernel->source.source : none;
 }
 
-namespace {
-
-// A window of this communicator holding at least `bytes` on this rank (the window is symmetric: every rank's
-// buffer has its size) whose every rank this device can address.
-void check_window(const NcclWindow& w, ncclComm_t comm, std::size_t bytes, bool need_peers, const char* what) {
-  if (!w.data() || w.comm() != comm)
-    throw std::invalid_argument(fmt::format("{}: the window is {} (expected a window of the permuter's communicator)",
-                                            what, w.data() ? "of another communicator" : "empty (moved from)"));
-  if (w.bytes() < bytes)
-    throw std::invalid_argument(fmt::format("{}: the window holds {} bytes, the rank's array needs {}", what,
-                                            w.bytes(), bytes));
-  if (need_peers && w.peers().empty())
-    throw std::invalid_argument(fmt::format("{}: {}", what, w.lsa_note()));
-}
-
-}  // namespace
-
 void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const NcclWindow* scratch,
                                   cudaStream_t stream) const {
   const State& s = *state_;
@@ -130,7 +113,7 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
   // that its peers throw too instead of waiting for it (in the fallback, its refusal meets the portable engine's
   // agreement on the peers: the same all-gather on the same communicator).
   s.check_or_refuse(s.options.check_agreement, stream, [&] {
-    check_window(out, s.comm, bytes, s.push.one_pass() && fused(), "out");
+    out.require(s.comm, bytes, s.push.one_pass() && fused(), "out");
     check_buffers(in, out.data(), s.plan.local_bits, s.plan.elem_bytes);
     check_device_pointer(in, "in");
     if (reinterpret_cast<std::uintptr_t>(in) % alignment() != 0)
@@ -142,7 +125,7 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
           "window of {} bytes per rank; pass one (NcclWindow::allocate(comm, scratch_bytes()))",
           scratch_bytes()));
     if (scratch) {
-      check_window(*scratch, s.comm, fused() ? scratch_bytes() : 0, fused(), "scratch");
+      scratch->require(s.comm, fused() ? scratch_bytes() : 0, fused(), "scratch");
       check_disjoint(in, bytes, scratch->data(), scratch->bytes(), "in", "scratch");
       check_disjoint(out.data(), out.bytes(), scratch->data(), scratch->bytes(), "out", "scratch");
     }

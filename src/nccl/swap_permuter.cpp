@@ -73,15 +73,7 @@ void NcclSwapPermuter::operator()(const NcclWindow& data, cudaStream_t stream) c
   ScopedDevice on(s.device);
   // Everything is checked before anything is enqueued (the window is 4096-aligned, so every vector width fits).
   // A rank whose window fails says so in the agreement, so that its peers throw too instead of waiting for it.
-  s.check_or_refuse(s.options.check_agreement, stream, [&] {
-    if (!data.data() || data.comm() != s.comm)
-      throw std::invalid_argument(fmt::format("data: the window is {} (expected a window of the permuter's communicator)",
-                                              data.data() ? "of another communicator" : "empty (moved from)"));
-    if (data.bytes() < local_bytes())
-      throw std::invalid_argument(
-          fmt::format("data: the window holds {} bytes, the rank's array needs {}", data.bytes(), local_bytes()));
-    if (data.peers().empty()) throw std::invalid_argument(fmt::format("data: {}", data.lsa_note()));
-  });
+  s.check_or_refuse(s.options.check_agreement, stream, [&] { data.require(s.comm, local_bytes(), true, "data"); });
   if (s.options.check_agreement)
     s.agree({s.hash, static_cast<std::uint64_t>(s.plan.n()), static_cast<std::uint64_t>(s.plan.elem_bytes),
              AgreedEngine::InPlace, 0, 0, 0, 0},

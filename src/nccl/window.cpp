@@ -61,6 +61,16 @@ NcclWindow::NcclWindow(ncclComm_t comm, void* buffer, std::size_t bytes, bool ow
   }
 }
 
+void NcclWindow::require(ncclComm_t comm, std::size_t bytes, bool need_peers, const char* what) const {
+  if (!data_ || comm_ != comm)
+    throw std::invalid_argument(fmt::format("{}: the window is {} (expected a window of the permuter's communicator)",
+                                            what, data_ ? "of another communicator" : "empty (moved from)"));
+  if (bytes_ < bytes)
+    throw std::invalid_argument(
+        fmt::format("{}: the window holds {} bytes, the rank's array needs {}", what, bytes_, bytes));
+  if (need_peers && peers_.empty()) throw std::invalid_argument(fmt::format("{}: {}", what, lsa_note()));
+}
+
 void NcclWindow::release() noexcept {
   if (!comm_) return;
   int previous = 0, device = 0;

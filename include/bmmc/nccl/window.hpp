@@ -46,6 +46,9 @@ class NcclWindow {
   /// lsa_note() says why.
   const std::vector<void*>& peers() const noexcept { return peers_; }
   const char* lsa_note() const noexcept { return peers_.empty() ? "not every rank is load/store accessible" : ""; }
+  /// Throws std::invalid_argument ("<what>: …") unless this is a window of `comm` holding at least `bytes` on this
+  /// rank and, with need_peers, every rank's buffer is addressable (peers() not empty). The engines' check.
+  void require(ncclComm_t comm, std::size_t bytes, bool need_peers, const char* what) const;
 
  private:
   NcclWindow(ncclComm_t comm, void* buffer, std::size_t bytes, bool owned);
