@@ -7,8 +7,9 @@
 // Rows (host wall clock from every rank released by a barrier to every rank's stream done, median of REPS):
 // nccl-alltoall (grouped ncclSend/ncclRecv of the plan's off-rank chunks, the engine's exchange alone),
 // nccl-alltoall-in-pieces (the same, one group per piece of the engine's schedule),
-// nccl-engine (input kept, pipelined in PIECES pieces, default 32: packs, exchanges and unpacks overlap, scratch
-// 4·2^k pieces: the engine's own, registered with NCCL), nccl-engine-2-comms (its groups alternating between the
+// nccl-engine (input kept, pipelined in PIECES pieces, default 0 = the engine's own default, the fewest pieces
+// within 1/8 scratch — 26 for two ranks: packs, exchanges and unpacks overlap, scratch (2^k − 1 + 2^k)·2 pieces:
+// the engine's own, registered with NCCL), nccl-engine-2-comms (its groups alternating between the
 // caller's communicator and one split from it), nccl-engine-cudaMalloc-scratch (the caller's unregistered scratch), nccl-alltoall-in-pieces-2-comms (the pieces' exchange alone over two communicators), nccl-engine-1-piece (input kept, not pipelined: pre-pass, exchange into a local array of
 // scratch, post-pass) and nccl-engine-destroying (the input is the receive buffer). Each engine row is verified on the devices against the push engine of the same
 // permutation (bmmc/peer/peer_permuter.hpp), byte for byte. Built only where NCCL is found (BMMC_NCCL); it is
@@ -71,7 +72,7 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const int n = std::atoi(argv[2]), eb = std::atoi(argv[3]), reps = argc > 4 ? std::atoi(argv[4]) : 5;
-  const int pieces = argc > 5 ? std::atoi(argv[5]) : 32;
+  const int pieces = argc > 5 ? std::atoi(argv[5]) : 0;  // 0: the engine's default, the fewest within 1/8 scratch
   const int depth = argc > 6 ? std::atoi(argv[6]) : 2;
   const Bmmc global = parse_spec(argv[1], n);
   int count = 0;

@@ -108,10 +108,39 @@ std::vector<RecvStep> recv_schedule(const DistPlan& p, BitVec d) {
   return steps;
 }
 
-PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth) {
-  if (pieces < 1) throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", pieces));
+namespace {
+
+// Whether every rank keeps one of its chunks (is one of its own destinations): then no send buffer needs a
+// segment for the kept chunk.
+bool every_rank_keeps(const DistPlan& plan) { return dist_traffic(plan).ranks_keeping_a_chunk == plan.ranks(); }
+
+std::uint64_t piece_scratch(const DistPlan& plan, std::uint64_t send_segments, int depth, std::uint64_t max_piece) {
+  return static_cast<std::uint64_t>(depth) * (send_segments + plan.destinations_per_rank()) * max_piece;
+}
+
+void check_depth(int depth) {
   if (depth < 2)
     throw std::invalid_argument(fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", depth));
+}
+
+}  // namespace
+
+int pieces_within(const DistPlan& plan, int depth, std::uint64_t max_scratch_elems) {
+  check_depth(depth);
+  const std::uint64_t atoms = std::uint64_t{1} << plan.piece_bits, atom = plan.chunk_elems() >> plan.piece_bits;
+  const std::uint64_t segments = plan.destinations_per_rank() - (every_rank_keeps(plan) ? 1 : 0);
+  // The largest piece of P pieces is ⌈2^q / P⌉ atoms; the scratch only shrinks as P grows.
+  for (std::uint64_t p = 1; p < atoms; ++p)
+    if (piece_scratch(plan, segments, depth, (atoms + p - 1) / p * atom) <= max_scratch_elems) return static_cast<int>(p);
+  return static_cast<int>(atoms);
+}
+
+PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth) {
+  if (pieces < 0)
+    throw std::invalid_argument(
+        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", pieces));
+  check_depth(depth);
+  if (pieces == 0) pieces = pieces_within(plan, depth, plan.local_elems() / 8);
   PieceSchedule s;
   s.depth = depth;
   s.atom_bits = plan.piece_bits;
@@ -121,8 +150,34 @@ PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth) {
   s.pieces = static_cast<int>(p);
   for (std::uint64_t i = 0; i <= p; ++i) s.bounds.push_back(i * atoms / p * s.atom_elems);
   for (std::uint64_t i = 0; i < p; ++i) s.max_piece_elems = std::max(s.max_piece_elems, s.bounds[i + 1] - s.bounds[i]);
-  s.scratch_elems = 2 * static_cast<std::uint64_t>(s.depth) * plan.destinations_per_rank() * s.max_piece_elems;
+  s.send_segments = plan.destinations_per_rank() - (every_rank_keeps(plan) ? 1 : 0);
+  s.scratch_elems = piece_scratch(plan, s.send_segments, depth, s.max_piece_elems);
   return s;
+}
+
+PieceLayout piece_layout(const DistPlan& plan, const PieceSchedule& ps, BitVec rank) {
+  PieceLayout l;
+  const std::uint64_t seg = ps.max_piece_elems, chunks = plan.destinations_per_rank();
+  const std::uint64_t send_buf = ps.send_segments * seg, recv_buf = chunks * seg;
+  for (const SendStep& st : send_schedule(plan, rank))
+    if (st.dest == rank) {
+      l.keeps = true;
+      l.kept_chunk = st.chunk;
+    }
+  const BitVec slot = sender_slot(plan, rank);  // where a rank's chunks land at every receiver, itself included
+  for (int b = 0; b < ps.depth; ++b) {
+    const std::uint64_t send0 = static_cast<std::uint64_t>(b) * send_buf;
+    const std::uint64_t recv0 = static_cast<std::uint64_t>(ps.depth) * send_buf + static_cast<std::uint64_t>(b) * recv_buf;
+    auto& pack = l.pack_at.emplace_back(chunks);
+    auto& recv = l.recv_at.emplace_back(chunks);
+    for (std::uint64_t j = 0; j < chunks; ++j) recv[j] = recv0 + j * seg;
+    for (BitVec t = 0; t < chunks; ++t) {
+      // Segments skip the kept chunk only where the schedule left it out of every send buffer.
+      const bool skip = l.keeps && ps.send_segments < chunks;
+      pack[t] = l.keeps && t == l.kept_chunk ? recv[slot] : send0 + (skip && t > l.kept_chunk ? t - 1 : t) * seg;
+    }
+  }
+  return l;
 }
 
 DistTraffic dist_traffic(const DistPlan& p) {

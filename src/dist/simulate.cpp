@@ -115,22 +115,23 @@ DistSimReport report_of(const detail::SimComm& comm, std::uint64_t scratch_bytes
   return rep;
 }
 
-// Pipelined, input preserved: per piece, pack through the pre-pass map, exchange, unpack through the post-pass.
+// Pipelined, input preserved: per piece, pack through the pre-pass map, exchange, unpack through the post-pass —
+// in the engines' own scratch layout (piece_layout): the chunk a rank keeps goes straight into its receive slot
+// and is no message.
 DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out,
                          int pieces, int depth) {
   const PieceSchedule ps = make_piece_schedule(plan, pieces, depth);
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
-  const std::uint64_t buf_elems = plan.destinations_per_rank() * ps.max_piece_elems;  // one send or receive buffer
   const int cb = plan.chunk_bits();
   const Bmmc pre_inv = plan.pre.inverse();
   std::vector<Bmmc> post;
-  for (BitVec d = 0; d < plan.ranks(); ++d) post.push_back(post_for_rank(plan, d));
-  // Per rank: [send 0 | … | send depth−1 | recv 0 | … | recv depth−1], exactly PieceSchedule::scratch_elems.
+  std::vector<PieceLayout> at;
+  for (BitVec d = 0; d < plan.ranks(); ++d) {
+    post.push_back(post_for_rank(plan, d));
+    at.push_back(piece_layout(plan, ps, d));
+  }
+  // Per rank exactly PieceSchedule::scratch_elems; piece_layout says where each chunk and slot sits.
   std::vector<Bytes> scratch(plan.ranks(), Bytes(ps.scratch_elems * eb));
-  const auto sbuf = [&](BitVec r, int b) { return scratch[r].data() + static_cast<std::size_t>(b) * buf_elems * eb; };
-  const auto rbuf = [&](BitVec r, int b) {
-    return scratch[r].data() + static_cast<std::size_t>(ps.depth + b) * buf_elems * eb;
-  };
   const auto src = as_bytes(in);
   const auto dst = as_bytes(out);
   detail::SimComm comm(plan.ranks(), plan.elem_bytes);
@@ -140,20 +141,25 @@ DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& i
     for (BitVec r = 0; r < plan.ranks(); ++r)  // pack: the pre-pass restricted to offsets lo..lo+len of each chunk
       for (BitVec t = 0; t < plan.destinations_per_rank(); ++t)
         for (std::uint64_t e = 0; e < len; ++e)
-          std::memcpy(sbuf(r, b) + (t * ps.max_piece_elems + e) * eb, src[r] + pre_inv.apply((lo + e) | (t << cb)) * eb,
-                      eb);
-    std::vector<const std::byte*> send;
-    std::vector<std::byte*> recv;
-    for (BitVec r = 0; r < plan.ranks(); ++r) {
-      send.push_back(sbuf(r, b));
-      recv.push_back(rbuf(r, b));
+          std::memcpy(scratch[r].data() + (at[r].pack_at[b][t] + e) * eb,
+                      src[r] + pre_inv.apply((lo + e) | (t << cb)) * eb, eb);
+    for (std::uint64_t rho = 0; rho < plan.rounds(); ++rho) {
+      comm.group_start();
+      for (BitVec r = 0; r < plan.ranks(); ++r) {
+        const SendStep st = send_step(plan, r, rho);
+        if (st.dest != r) comm.send(r, st.dest, scratch[r].data() + at[r].pack_at[b][st.chunk] * eb, len);
+      }
+      for (BitVec d = 0; d < plan.ranks(); ++d) {
+        const RecvStep st = recv_step(plan, d, rho);
+        if (st.source != d) comm.recv(d, st.source, scratch[d].data() + at[d].recv_at[b][st.slot] * eb, len);
+      }
+      comm.group_end();
     }
-    exchange(plan, comm, send, recv, ps.max_piece_elems, 0, len);
     for (BitVec d = 0; d < plan.ranks(); ++d)  // unpack: the post-pass restricted to the same offsets
       for (BitVec j = 0; j < plan.destinations_per_rank(); ++j)
         for (std::uint64_t e = 0; e < len; ++e)
-          std::memcpy(dst[d] + post[d].apply((lo + e) | (j << cb)) * eb, rbuf(d, b) + (j * ps.max_piece_elems + e) * eb,
-                      eb);
+          std::memcpy(dst[d] + post[d].apply((lo + e) | (j << cb)) * eb,
+                      scratch[d].data() + (at[d].recv_at[b][j] + e) * eb, eb);
   }
   return report_of(comm, ps.scratch_elems * eb, ps.pieces);
 }
@@ -163,9 +169,10 @@ DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& i
 DistSimReport simulate_dist_permute(const DistPlan& plan, const std::vector<const void*>& in,
                                     const std::vector<void*>& out, const DistSimOptions& options) {
   check_rank_buffers(plan, in, out);
-  if (options.pieces < 1)
-    throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", options.pieces));
-  if (options.pieces > 1) return run_pieces(plan, in, out, options.pieces, options.depth);
+  if (options.pieces < 0)
+    throw std::invalid_argument(
+        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
+  if (options.pieces != 1) return run_pieces(plan, in, out, options.pieces, options.depth);
   // pre-pass in → out (the send buffer), exchange out → scratch (the receive buffer), post-pass scratch → out:
   // the outputs are overwritten only after every chunk left them.
   const std::size_t bytes = plan.local_elems() * static_cast<std::size_t>(plan.elem_bytes);

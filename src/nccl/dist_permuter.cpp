@@ -43,6 +43,7 @@ struct DistPermuter::State : RankContext {
   std::uint64_t blocks_per_atom_pack = 0, blocks_per_atom_unpack = 0;
   std::vector<SendStep> sends;
   std::vector<RecvStep> recvs;
+  PieceLayout layout;  // where this rank's pieces sit in the scratch
   // With exchange_comms = 2 the exchange alternates between the caller's communicator and a second one split from
   // it (lazily, by the first pipelined call: ncclCommSplit is collective), each on its own stream: NCCL runs one
   // communicator's groups one after another, each with a ramp-up and a drain, while two communicators overlap them
@@ -122,6 +123,7 @@ void DistPermuter::State::plan_pipeline(int requested) {
   prepare_launch(unpack, unpack_src.shared_bytes);
   sends = send_schedule(plan, static_cast<BitVec>(rank));
   recvs = recv_schedule(plan, static_cast<BitVec>(rank));
+  layout = piece_layout(plan, pieces, static_cast<BitVec>(rank));
   // The exchange's stream has the device's highest priority: its NCCL kernels need only a few SMs, and while the
   // packs and unpacks keep every SM busy, priority lets them take the first SM a tile block frees.
   int least = 0, greatest = 0;
@@ -196,8 +198,9 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   }
   if (s.step.local_only) {
     s.note = "no element changes rank: one local pass";
-  } else if (options.pieces < 1) {
-    throw std::invalid_argument(fmt::format("pieces = {}: the exchange needs at least one piece", options.pieces));
+  } else if (options.pieces < 0) {
+    throw std::invalid_argument(
+        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
   } else if (options.pieces == 1) {
     s.note = "one piece requested";
   } else {
@@ -332,12 +335,10 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
   const State& s = *state_;
   const PieceSchedule& ps = s.pieces;
   const std::size_t eb = static_cast<std::size_t>(s.plan.elem_bytes);
-  const std::uint64_t seg = ps.max_piece_elems, buf = s.plan.destinations_per_rank() * seg;
+  const PieceLayout& at = s.layout;
   const int k = s.plan.k;
   auto* base = static_cast<unsigned char*>(scratch);
   const int depth = ps.depth;
-  const auto send_buf = [&](int b) { return base + static_cast<std::size_t>(b) * buf * eb; };
-  const auto recv_buf = [&](int b) { return base + static_cast<std::size_t>(depth + b) * buf * eb; };
   const bool wide = needs_64bit_index(s.plan.local_bits);
   const auto launch_atoms = [&](const Kernel& kernel, const KernelSource& src, std::uint64_t per_atom, int i,
                                 void* sources, void* targets) {
@@ -349,22 +350,20 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
     void* args[] = {sources, targets, first};
     launch(kernel, dim3(static_cast<unsigned>((a1 - a0) * per_atom)), dim3(src.block), src.shared_bytes, stream, args);
   };
-  // Segment t of a piece's send buffer holds chunk t's elements [lo, hi): pointer tables shifted back by lo. The
-  // chunk a rank keeps (if any) is packed straight into its slot of the receive buffer and never goes through NCCL.
+  // Chunk t's piece goes to pack_at[b][t], slot j's comes from recv_at[b][j] (schedule.hpp: the chunk a rank keeps
+  // is packed straight into its receive slot and never goes through NCCL): pointer tables shifted back by lo.
   const auto pack = [&](int i) {
     const std::uint64_t lo = ps.bounds[i];
     const void* sources[1] = {in};
     std::vector<void*> targets(std::size_t{1} << k);
-    for (const SendStep& st : s.sends)
-      targets[st.chunk] = st.dest == static_cast<BitVec>(s.rank) ? recv_buf(i % depth) + (st.slot * seg - lo) * eb
-                                                                  : send_buf(i % depth) + (st.chunk * seg - lo) * eb;
+    for (std::size_t t = 0; t < targets.size(); ++t) targets[t] = base + (at.pack_at[i % depth][t] - lo) * eb;
     launch_atoms(s.pack, s.pack_src, s.blocks_per_atom_pack, i, sources, targets.data());
     check(cudaEventRecord(s.packed[i % depth], stream), "cudaEventRecord (packed)");
   };
   const auto unpack = [&](int i) {
     const std::uint64_t lo = ps.bounds[i];
     std::vector<const void*> sources(std::size_t{1} << k);
-    for (std::size_t j = 0; j < sources.size(); ++j) sources[j] = recv_buf(i % depth) + (j * seg - lo) * eb;
+    for (std::size_t j = 0; j < sources.size(); ++j) sources[j] = base + (at.recv_at[i % depth][j] - lo) * eb;
     void* targets[1] = {out};
     launch_atoms(s.unpack, s.unpack_src, s.blocks_per_atom_unpack, i, sources.data(), targets);
   };
@@ -377,12 +376,11 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
     nccl_check(ncclGroupStart(), "ncclGroupStart");
     for (const SendStep& st : s.sends)
       if (st.dest != static_cast<BitVec>(s.rank))
-        nccl_check(ncclSend(send_buf(i % depth) + st.chunk * seg * eb, len, ncclUint8, static_cast<int>(st.dest), ec, es),
+        nccl_check(ncclSend(base + at.pack_at[i % depth][st.chunk] * eb, len, ncclUint8, static_cast<int>(st.dest), ec, es),
                    "ncclSend", ec);
     for (const RecvStep& st : s.recvs)
       if (st.source != static_cast<BitVec>(s.rank))
-        nccl_check(ncclRecv(recv_buf(i % depth) + st.slot * seg * eb, len, ncclUint8, static_cast<int>(st.source), ec,
-                            es),
+        nccl_check(ncclRecv(base + at.recv_at[i % depth][st.slot] * eb, len, ncclUint8, static_cast<int>(st.source), ec, es),
                    "ncclRecv", ec);
     nccl_check(ncclGroupEnd(), "ncclGroupEnd", ec);
     check(cudaEventRecord(s.exchanged[i % depth], es), "cudaEventRecord (exchanged)");

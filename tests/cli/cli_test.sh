@@ -249,7 +249,12 @@ for spec in random-bmmc:4 random-bpc:4 bit-reverse transpose:5 reverse; do
   "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/r12.bin" -o "$work/dist.bin" --ranks 4 --pieces 7 --depth 3 ||
     fail "permute $spec --ranks 4 --pieces 7 --depth 3"
   cmp -s "$work/single.bin" "$work/dist.bin" || fail "permute $spec --ranks 4 --pieces 7 --depth 3 differs"
+  "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/r12.bin" -o "$work/dist.bin" --ranks 2 --pieces 0 ||
+    fail "permute $spec --ranks 2 --pieces 0"
+  cmp -s "$work/single.bin" "$work/dist.bin" || fail "permute $spec --ranks 2 --pieces 0 (within 1/8 scratch) differs"
 done
+expect_error 2 "--pieces must be at least 0" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4 --pieces -1
 expect_error 2 "must be a power of two" "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 6
 expect_error 2 "8192 ranks need at least 13 index bits, but n = 12" \
   "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 8192

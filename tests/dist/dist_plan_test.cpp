@@ -197,9 +197,11 @@ TEST(DistPlan, WorkedExampleOfTheHeader) {
 }
 
 TEST(DistPlan, PieceScheduleOddCountsAndScratchBound) {
-  const DistPlan p = make_dist_plan(random_bmmc(14, 3), 3, 4);  // k = 3, chunks of 2^11 elements, 64 atoms
+  const DistPlan p = make_dist_plan(random_bmmc(14, 3), 3, 4);  // k = 3, chunks of 2^11 elements, 128 atoms
   ASSERT_EQ(p.piece_bits, kPieceBits);
-  for (int pieces : {1, 3, 5, 7, 32, 64}) {
+  const std::uint64_t atoms = std::uint64_t{1} << kPieceBits;
+  const bool every_rank_keeps = dist_traffic(p).ranks_keeping_a_chunk == p.ranks();
+  for (int pieces : {1, 3, 5, 7, 32, 64, 128}) {
     const PieceSchedule s = make_piece_schedule(p, pieces);
     ASSERT_EQ(s.pieces, pieces);
     ASSERT_EQ(s.bounds.size(), static_cast<std::size_t>(pieces + 1));
@@ -210,27 +212,95 @@ TEST(DistPlan, PieceScheduleOddCountsAndScratchBound) {
       EXPECT_GT(s.bounds[i + 1], s.bounds[i]);
       EXPECT_EQ(s.bounds[i] % s.atom_elems, 0u) << "a piece boundary cuts an atom";
     }
-    EXPECT_EQ(s.max_piece_elems, (64 + pieces - 1) / pieces * s.atom_elems);
-    EXPECT_EQ(s.scratch_elems, 4 * p.destinations_per_rank() * s.max_piece_elems);
+    EXPECT_EQ(s.max_piece_elems, (atoms + pieces - 1) / pieces * s.atom_elems);
+    EXPECT_EQ(s.send_segments, p.destinations_per_rank() - (every_rank_keeps ? 1 : 0));
+    EXPECT_EQ(s.scratch_elems, 2 * (s.send_segments + p.destinations_per_rank()) * s.max_piece_elems);
   }
-  EXPECT_EQ(make_piece_schedule(p, 100).pieces, 64);  // more pieces than atoms: one atom per piece
-  // 1/8 of the local array for P ≥ 32 whenever chunks have at least 64 elements (m − k ≥ 6), any P.
+  EXPECT_EQ(make_piece_schedule(p, 1000).pieces, 128);  // more pieces than atoms: one atom per piece
+  // 1/8 of the local array for P ≥ 32 whenever chunks have at least 128 elements (m − k ≥ 7), any P; and
+  // pieces = 0 takes the fewest pieces that fit 1/8 (one fewer does not, unless every atom is a piece already).
   for (int g = 0; g <= 6; ++g)
-    for (int m = g + 6; m <= g + 9; ++m) {
+    for (int m = g + 7; m <= g + 10; ++m) {
       const DistPlan q = make_dist_plan(random_bmmc(m + g, m * g + 1), g, 4);
-      ASSERT_GE(q.chunk_bits(), 6);
+      ASSERT_GE(q.chunk_bits(), 7);
       for (int pieces : {32, 33, 47, 64, 255, 1 << 20})
         EXPECT_LE(make_piece_schedule(q, pieces).scratch_elems * 8, q.local_elems()) << pieces << " pieces";
+      const PieceSchedule fewest = make_piece_schedule(q, 0);
+      EXPECT_EQ(fewest.pieces, pieces_within(q, 2, q.local_elems() / 8));
+      EXPECT_LE(fewest.scratch_elems * 8, q.local_elems());
+      if (fewest.pieces > 1 && fewest.pieces < (1 << q.piece_bits))
+        EXPECT_GT(make_piece_schedule(q, fewest.pieces - 1).scratch_elems * 8, q.local_elems()) << g << " " << m;
     }
+  // Two ranks (k = 1, each keeps a chunk): send buffers of one segment, so 26 pieces of at most 5 atoms fit —
+  // 2·(1 + 2)·5/128 of a chunk, 15/128 of the local array.
+  const DistPlan two = make_dist_plan(random_bmmc(20, 5), 1, 8);
+  ASSERT_EQ(two.k, 1);
+  EXPECT_EQ(make_piece_schedule(two, 0).pieces, 26);
+  EXPECT_EQ(make_piece_schedule(two, 0).send_segments, 1u);
+  EXPECT_EQ(make_piece_schedule(two, 0).scratch_elems * 128, 15 * two.local_elems());
+  EXPECT_EQ(make_piece_schedule(two, 25).scratch_elems * 128, 18 * two.local_elems());  // 6 atoms: over 1/8
   // Chunks of 2 elements: one atom bit, so at most 2 pieces.
   const DistPlan small = make_dist_plan(random_bmmc(4, 1), 2, 4);
   EXPECT_EQ(make_piece_schedule(small, 9).pieces, 1 << small.piece_bits);
-  EXPECT_THROW(make_piece_schedule(p, 0), std::invalid_argument);
-  // A ring of depth D holds 2·D buffers of 2^k pieces: depth 4 with 64 pieces is the same 1/8 as depth 2 with 32.
-  EXPECT_EQ(make_piece_schedule(p, 64, 4).scratch_elems, 8 * p.destinations_per_rank() * (p.chunk_elems() >> 6));
+  EXPECT_THROW(make_piece_schedule(p, -1), std::invalid_argument);
+  // A ring of depth D holds D send and D receive buffers: depth 4 with 64 pieces is the same scratch as depth 2
+  // with 32.
+  EXPECT_EQ(make_piece_schedule(p, 64, 4).scratch_elems,
+            4 * (make_piece_schedule(p, 64, 4).send_segments + p.destinations_per_rank()) * (p.chunk_elems() >> 6));
   EXPECT_EQ(make_piece_schedule(p, 64, 4).scratch_elems, make_piece_schedule(p, 32).scratch_elems);
   EXPECT_EQ(make_piece_schedule(p, 64, 4).depth, 4);
   EXPECT_THROW(make_piece_schedule(p, 32, 1), std::invalid_argument);
+  EXPECT_THROW(pieces_within(p, 1, 0), std::invalid_argument);
+}
+
+// The scratch layout of the pipelined engines: in every ring buffer the packed chunks that leave the rank and the
+// receive slots are disjoint segments inside the scratch, a kept chunk is packed into its own receive slot, and a
+// send buffer skips the kept chunk exactly where the schedule counted it out — also for maps where some ranks keep
+// no chunk (a complemented rank bit) and for every rank of a random BMMC.
+TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
+  const int m = 12;
+  const std::vector<std::pair<std::string, DistPlan>> plans = {
+      {"random k=2", make_dist_plan(random_bmmc(m + 2, 17), 2, 4)},
+      {"random k=3 of 8 ranks", make_dist_plan(random_bmmc(m + 3, 18), 3, 8)},
+      {"bit swap, 2 ranks", make_dist_plan(test::one_bit_swap(m, 1, 0, 0), 1, 2)},
+      // local bit 0 ↔ rank bit 0 with the top rank bit complemented: every destination differs from its sender
+      {"complemented rank bit", make_dist_plan(test::swaps(m + 2, {{0, m}}, BitVec{1} << (m + 1)), 2, 4)},
+  };
+  for (const auto& [what, plan] : plans)
+    for (int depth : {2, 3}) {
+      const PieceSchedule ps = make_piece_schedule(plan, 7, depth);
+      const std::uint64_t seg = ps.max_piece_elems, chunks = plan.destinations_per_rank();
+      for (BitVec r = 0; r < plan.ranks(); ++r) {
+        const PieceLayout l = piece_layout(plan, ps, r);
+        ASSERT_EQ(l.pack_at.size(), static_cast<std::size_t>(depth)) << what;
+        bool keeps = false;
+        for (const SendStep& st : send_schedule(plan, r)) keeps |= st.dest == r;
+        EXPECT_EQ(l.keeps, keeps) << what << " rank " << r;
+        std::set<std::uint64_t> starts;
+        for (int b = 0; b < depth; ++b) {
+          for (BitVec j = 0; j < chunks; ++j) {
+            EXPECT_LE(l.recv_at[b][j] + seg, ps.scratch_elems) << what;
+            EXPECT_TRUE(starts.insert(l.recv_at[b][j]).second) << what << ": slot " << j << " overlaps";
+          }
+          for (BitVec t = 0; t < chunks; ++t) {
+            if (keeps && t == l.kept_chunk) {
+              EXPECT_EQ(l.pack_at[b][t], l.recv_at[b][sender_slot(plan, r)]) << what;
+              continue;
+            }
+            EXPECT_LE(l.pack_at[b][t] + seg, ps.scratch_elems) << what;
+            EXPECT_TRUE(starts.insert(l.pack_at[b][t]).second) << what << ": chunk " << t << " overlaps";
+          }
+        }
+        for (auto it = starts.begin(); std::next(it) != starts.end(); ++it)
+          EXPECT_GE(*std::next(it) - *it, seg) << what << ": segments closer than a piece";
+      }
+      if (what == "complemented rank bit") {
+        EXPECT_EQ(dist_traffic(plan).ranks_keeping_a_chunk, 0u);
+        EXPECT_EQ(ps.send_segments, chunks);
+      } else {
+        EXPECT_EQ(ps.send_segments, chunks - 1) << what;
+      }
+    }
 }
 
 // The piece rows φ at the sizes the GPUs run: kPieceBits rows, independent of the chunk rows, vanishing on the low
@@ -267,8 +337,8 @@ TEST(DistPlan, HashSeparatesWhatDefinesThePlan) {
   EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(13, 1), 3, 4)));                   // n
   EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(12, 1), 2, 4)));                   // g
   EXPECT_NE(h, dist_plan_hash(make_dist_plan(random_bmmc(12, 1), 3, 8)));                   // element size
-  // Stable across processes and machines: a fixed value, not std::hash.
-  EXPECT_EQ(dist_plan_hash(make_dist_plan(identity(4), 1, 4)), 0x3b3b6d02e1f7baa2ULL) << std::hex
+  // Stable across processes and machines: a fixed value, not std::hash (it changes with kDistPlanVersion).
+  EXPECT_EQ(dist_plan_hash(make_dist_plan(identity(4), 1, 4)), 0xa67c78c9b2c06543ULL) << std::hex
       << dist_plan_hash(make_dist_plan(identity(4), 1, 4));
 }
 

@@ -41,8 +41,9 @@ void permute(const PermuteCommandOptions& o) {
           "--ranks with --backend cuda: the CLI does not split a file over GPUs; --backend cpu runs the distributed "
           "plan on simulated ranks, `bmmc bench --gpus G` runs it on this machine's GPUs, and the C++ API has "
           "DistPermuter, NcclPushPermuter and NcclSwapPermuter (NCCL) and PeerPermuter");
-    if (o.depth != 2 && o.pieces <= 1)
-      throw UsageError("--depth applies to the pipelined distributed path: give --pieces (more than 1) too");
+    if (o.depth != 2 && o.pieces == 1)
+      throw UsageError("--depth applies to the pipelined distributed path: give --pieces (0 or more than 1) too");
+    if (o.pieces < 0) throw UsageError("--pieces must be at least 0 (0 = the fewest pieces within 1/8 scratch)");
     DistSimOptions options;
     options.pieces = o.pieces;
     options.depth = o.depth;
@@ -71,7 +72,8 @@ void add_permute_command(CLI::App& app, Action& run) {
   sub->add_option("--ranks", opts->ranks,
                   "run the distributed plan on R simulated ranks (a power of two <= 2^n; rank = the top log2(R) "
                   "index bits): the schedule the GPUs run, on the CPU; same output file");
-  sub->add_option("--pieces", opts->pieces, "with --ranks: pipeline the exchange in this many pieces (default 1)");
+  sub->add_option("--pieces", opts->pieces, "with --ranks: pipeline the exchange in this many pieces (default 1, not pipelined; 0 = the fewest "
+                  "pieces whose scratch fits 1/8 of a rank's array, as the NCCL engine does by default)");
   sub->add_option("--depth", opts->depth,
                   "with --ranks and --pieces: the pipeline's ring of send and receive buffers (default 2, at least 2)");
   sub->add_flag("--in-place", opts->in_place,

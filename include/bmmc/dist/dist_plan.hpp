@@ -37,11 +37,11 @@ inline constexpr int kMaxRankBits = 16;
 
 /// The pipelined exchange cuts every chunk into at most 2^kPieceBits "atoms" along the piece rows φ (the top bits
 /// of the chunk offset u), chosen so that every tile of the local passes lies in one atom (dist_plan.cpp).
-inline constexpr int kPieceBits = 6;
+inline constexpr int kPieceBits = 7;
 
 /// Version of the distributed plan's algebra, part of dist_plan_hash: ranks running library versions whose
 /// plans could differ must not agree by accident.
-inline constexpr std::uint64_t kDistPlanVersion = 2;  // 2: S carries the piece rows φ
+inline constexpr std::uint64_t kDistPlanVersion = 3;  // 2: S carries the piece rows φ; 3: 2^7 atoms, kept chunk out of the send buffers
 
 struct DistPlan {
   Bmmc bmmc;           ///< the global permutation (A, c) on N = local_bits + rank_bits bits

@@ -66,8 +66,10 @@ std::uint64_t recv_group(const DistPlan& plan, BitVec rank);
 /// chunk and slot, every bound a multiple of the atom. Because φ vanishes on the low input bits and the preimages of
 /// the low output bits (dist_plan.hpp), packing a piece through the pre-pass and unpacking it through the post-pass
 /// move whole tiles. A pipelined engine packs piece i+1 while piece i is in flight and piece i−1 is unpacked, over a
-/// ring of `depth` send and `depth` receive buffers of 2^k · max piece elements each (piece i uses buffer i mod
-/// depth): a deeper ring lets the exchange run up to depth − 1 pieces ahead of the unpacks.
+/// ring of `depth` send and `depth` receive buffers (piece i uses buffer i mod depth): a deeper ring lets the
+/// exchange run up to depth − 1 pieces ahead of the unpacks. A receive buffer has 2^k slots of max_piece_elems; a
+/// send buffer has a segment for every chunk that leaves the rank — 2^k − 1 when every rank keeps one of its chunks
+/// (the kept chunk is packed straight into its own receive slot: piece_layout), else 2^k.
 struct PieceSchedule {
   int pieces = 1;
   std::vector<std::uint64_t> bounds;  ///< pieces + 1 offsets within a chunk, 0 first, chunk_elems last
@@ -75,16 +77,35 @@ struct PieceSchedule {
   int atom_bits = 0;                  ///< q: 2^q atoms per chunk
   std::uint64_t atom_elems = 0;       ///< 2^(c − q)
   std::uint64_t max_piece_elems = 0;
-  std::uint64_t scratch_elems = 0;    ///< per rank: 2 · depth · 2^k · max_piece_elems
+  std::uint64_t send_segments = 0;    ///< per send buffer: 2^k − 1 when every rank keeps a chunk, else 2^k
+  std::uint64_t scratch_elems = 0;    ///< per rank: depth · (send_segments + 2^k) · max_piece_elems
   friend bool operator==(const PieceSchedule&, const PieceSchedule&) = default;
 };
 
 /// P = min(pieces, 2^q) pieces, piece i = atoms [⌊i·2^q/P⌋, ⌊(i+1)·2^q/P⌋) (odd counts included), over a ring of
-/// `depth` buffers each way. Throws std::invalid_argument for pieces < 1 or depth < 2. With q = kPieceBits = 6
-/// (chunks of at least 2^6 elements), depth 2 and P ≥ 32, a piece is at most 2 atoms = C/32, so the scratch
-/// 4·2^k·C/32 is at most 1/8 of the local array (smaller chunks cannot be cut that fine); depth 4 and P = 64 hold
-/// the same 1/8.
+/// `depth` buffers each way; pieces = 0 takes pieces_within(plan, depth, local_elems / 8). Throws
+/// std::invalid_argument for pieces < 0 or depth < 2. Example (q = kPieceBits = 7, k = 1, both ranks keep a
+/// chunk, depth 2): 26 pieces are at most 5 atoms = 5·C/128 (C = chunk = half the local array), so the scratch is
+/// 2·(1 + 2)·5·C/128 = 15/128 of the local array, within 1/8; 32 pieces (4 atoms) 12/128.
 PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth = 2);
+
+/// The fewest pieces whose PieceSchedule scratch is at most max_scratch_elems per rank; 2^q (every atom a piece)
+/// when no count fits, the finest the chunks can be cut.
+int pieces_within(const DistPlan& plan, int depth, std::uint64_t max_scratch_elems);
+
+/// Where rank r's pipeline puts piece data in its scratch [send 0 | … | send D−1 | recv 0 | … | recv D−1]
+/// (element offsets from the scratch's start, before the piece's own offset within its chunk): chunk t's packed
+/// piece in ring buffer b at pack_at[b][t], receive slot j at recv_at[b][j]. The chunk the rank keeps (if any)
+/// is packed straight into its own receive slot and never goes through the exchange (kept_chunk; its
+/// pack_at is that slot's recv_at); the others fill the send buffer's segments in ascending chunk order.
+struct PieceLayout {
+  std::vector<std::vector<std::uint64_t>> pack_at;  ///< [buffer][chunk]
+  std::vector<std::vector<std::uint64_t>> recv_at;  ///< [buffer][slot]
+  bool keeps = false;                               ///< whether the rank is one of its own destinations
+  BitVec kept_chunk = 0;                            ///< the chunk it keeps (when keeps)
+  friend bool operator==(const PieceLayout&, const PieceLayout&) = default;
+};
+PieceLayout piece_layout(const DistPlan& plan, const PieceSchedule& ps, BitVec rank);
 
 /// Traffic of the whole exchange (every rank), for the scaling model.
 struct DistTraffic {

@@ -11,14 +11,16 @@
 //   2. the pre-pass, a CudaPermuter of the rank's `pre`: in → out (out is the send buffer);
 //   3. one grouped ncclSend/ncclRecv per peer with its count (2^(m−k) elements to each of 2^k ranks);
 //   4. the post-pass: the receive buffer → out.
-// With the input preserved the exchange is pipelined (DistOptions::pieces, default 32): the chunks are cut into
+// With the input preserved the exchange is pipelined (DistOptions::pieces; by default the fewest pieces whose scratch
+// fits 1/8 of the local array — 26 for two ranks): the chunks are cut into
 // the pieces of dist/schedule.hpp and, per piece, a pack kernel (the pre-pass over the piece's atoms, into one of
 // DistOptions::depth send buffers, default 2), grouped ncclSend/ncclRecv on the engine's own stream (into one of
 // `depth` receive buffers) and an unpack kernel (the post-pass over the same atoms, into out) run so that piece i's
 // exchange overlaps the unpack of piece i−1 and the pack of piece i+1 (dist/piece_pass.hpp,
 // codegen/piece_source.hpp); the chunk a rank keeps is packed straight into its receive slot and never goes
-// through NCCL; scratch_bytes() is then 2·depth·2^k pieces — 1/8 of the local array for 32 pieces and depth 2
-// (or 64 and depth 4) — and the engine holds its own (ncclMemAlloc, registered with ncclCommRegister) for calls
+// through NCCL, nor takes room in a send buffer; scratch_bytes() is then depth·(2^k − 1 + 2^k) pieces where every
+// rank keeps a chunk (else depth·2^(k+1)) — with depth 2: 15/128 of the local array for two ranks and 26 pieces,
+// at most 1/8 for 32 pieces and any k — and the engine holds its own (ncclMemAlloc, registered with ncclCommRegister) for calls
 // that pass none, whatever their streams: a call waits for the previous one to be done with it, and the
 // destructor waits for the last. Where the pieces cannot be cut along whole
 // tiles (small arrays: pipeline_note() says why) the call runs unpipelined, with one local array of scratch as the
@@ -47,7 +49,10 @@ namespace bmmc {
 
 struct DistOptions {
   bool check_agreement = true;  ///< all-gather and compare the plan hash on every call (one stream sync)
-  int pieces = 32;              ///< pipelined exchange in this many pieces (input preserved); 1 = one piece
+  /// Pipelined exchange in this many pieces (input preserved); 0 = the fewest pieces whose scratch fits 1/8 of the
+  /// local array (pieces_within, dist/schedule.hpp); 1 = one piece, not pipelined. Fewer, larger pieces are faster
+  /// (every NCCL group has a fixed cost: on two H200s 16 pieces reach 90% of NCCL's all-to-all, 32 pieces 74%).
+  int pieces = 0;
   int depth = 2;                ///< the pipeline's ring: this many send and receive buffers (≥ 2) of 2^k pieces
   /// The pipelined exchange alternates its groups between this many communicators (1 or 2): the caller's and, for
   /// 2, one the first pipelined call splits from it (ncclCommSplit, collective; destroyed with the engine, so then
@@ -87,7 +92,8 @@ class DistPermuter {
   int ranks() const noexcept;
   int device() const noexcept;
   std::size_t local_bytes() const noexcept;
-  /// Scratch of operator(): the pipeline's 2 send + 2 receive buffers, or one local array when not pipelined.
+  /// Scratch of operator(): the pipeline's send and receive buffers (PieceSchedule::scratch_elems), or one local
+  /// array when not pipelined.
   std::size_t scratch_bytes() const noexcept;
   /// Whether operator() pipelines the exchange, in how many pieces, and if not, why ("" when it does).
   bool pipelined() const noexcept;
