@@ -24,6 +24,7 @@
 #include "bmmc/nccl/dist_permuter.hpp"
 #include "cuda/gpu_test_support.hpp"
 #include "dist/dist_test_support.hpp"
+#include "dist/error_message.hpp"
 #include "nccl/nccl_test_support.hpp"
 
 namespace bmmc {
@@ -105,6 +106,10 @@ TEST(NcclEngine, BadBuffersAreRefusedBeforeWriting) {
   bad.exchange_comms = 2;
   bad.depth = 1;
   EXPECT_THROW(DistPermuter(gray(12), 4, c.comms[0], bad), std::invalid_argument);
+  bad.depth = 2;
+  bad.pieces = -1;
+  EXPECT_NE(test::error_message([&] { DistPermuter(gray(12), 4, c.comms[0], bad); }).find("at least one piece"),
+            std::string::npos);
   cudaFree(d);
 }
 

@@ -8,9 +8,10 @@
 // per-rank post-pass (a CpuPermuter of post_for_rank). Modes, as the NCCL engine will have them:
 //  - input preserved, pieces = 1: pre-pass in → out, exchange out → scratch (2^m elements), post-pass scratch → out;
 //  - input preserved, pieces P > 1 (pipelined): per piece, pack the piece of every chunk from the input through
-//    the pre-pass map into a send buffer, exchange it, unpack through the post-pass map; the scratch is the
-//    PieceSchedule's (2 send + 2 receive buffers of 2^k pieces), at most 1/8 of the local array for P ≥ 32
-//    when chunks have at least 32 elements;
+//    the pre-pass map into a send buffer (the kept chunk straight into its receive slot), exchange it, unpack
+//    through the post-pass map; the scratch and its layout are the engines' (PieceSchedule, PieceLayout), at most
+//    1/8 of the local array for P ≥ 32 when chunks have at least 128 elements; P = 0 takes the fewest pieces
+//    within 1/8;
 //  - input destroyed: pre-pass in → out, exchange out → in, post-pass in → out; no scratch.
 // The fused path writes every element straight to its destination rank's output (A·(x_l | r << m) ⊕ c), the
 // one-pass case of the push path (push_plan.hpp). Example: with G = 4 ranks of 2^m elements, in[r] and out[r] point at rank r's slices.
@@ -28,7 +29,7 @@
 namespace bmmc {
 
 struct DistSimOptions {
-  int pieces = 1;   ///< pipelined exchange in this many pieces (input-preserved mode only)
+  int pieces = 1;   ///< pipelined exchange in this many pieces (input-preserved mode only; 0 = the fewest within 1/8)
   int depth = 2;    ///< the pipeline's ring of send and receive buffers (PieceSchedule::depth)
   CpuPolicy cpu;    ///< how the local passes run
 
