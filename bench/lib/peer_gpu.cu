@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -86,6 +87,14 @@ PeerBenchRow time_host(const std::string& name, const std::vector<int>& devices,
 
 // NCCL all-to-all of exactly the off-rank chunks the engines move (the plan's counts), over NCCL opened with
 // dlopen (vendor_libs.hpp): the anchor of the portable engine. A row with a note when NCCL is not there.
+// The copy-pieces row's note (nvcc cannot compile fmt's compile-time format strings here).
+std::string pieces_note(int pieces, double scratch_fraction) {
+  char s[96];
+  std::snprintf(s, sizeof s, "pack, cudaMemcpyPeerAsync, unpack in %d pieces, scratch %.3f of the array", pieces,
+                scratch_fraction);
+  return s;
+}
+
 PeerBenchRow nccl_alltoall_row(const std::vector<int>& devices, const std::vector<AllToAllStep>& steps,
                                const std::vector<std::vector<std::uint64_t>>& send_at,
                                const std::vector<std::vector<std::uint64_t>>& recv_at,
@@ -271,7 +280,7 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     }
     return wrong;
   };
-  for (PeerEngine engine : {PeerEngine::Push, PeerEngine::Copy}) {
+  for (PeerEngine engine : {PeerEngine::Push, PeerEngine::Copy, PeerEngine::CopyPieces}) {
     sync_all(devices);
     const auto t0 = std::chrono::steady_clock::now();
     PeerOptions o;
@@ -294,8 +303,9 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     PeerBenchRow row = time_host(to_string(engine), devices, reps, [&] { (*p)(ins, outs, s); });
     row.first_use_ms = first;
-    row.note = engine == PeerEngine::Push ? (p->push_plan().one_pass() ? "one pass" : "push + local finish")
-                                          : "pre-pass, cudaMemcpyPeerAsync, post-pass";
+    row.note = engine == PeerEngine::Push   ? (p->push_plan().one_pass() ? "one pass" : "push + local finish")
+               : engine == PeerEngine::Copy ? "pre-pass, cudaMemcpyPeerAsync, post-pass"
+                                            : pieces_note(p->pieces(), 1.0 * p->scratch_bytes() / p->local_bytes());
     const u64 wrong = peers ? mismatches() : 0;
     row.verified = peers && wrong == 0;
     if (!peers) row.note += "; not verified (no peer access to read the sources)";

@@ -10,16 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "bmmc/codegen/piece_source.hpp"
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/kernel_cache.hpp"
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
-#include "bmmc/dist/piece_pass.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/peer/piece_kernels.hpp"
 #include "collectives.hpp"
 
 namespace bmmc {
@@ -38,9 +36,7 @@ struct DistPermuter::State : RankContext {
   bool pipelined = false;
   std::string note;
   PieceSchedule pieces;
-  KernelSource pack_src, unpack_src;
-  Kernel pack, unpack;
-  std::uint64_t blocks_per_atom_pack = 0, blocks_per_atom_unpack = 0;
+  PieceKernels kernels;
   std::vector<SendStep> sends;
   std::vector<RecvStep> recvs;
   PieceLayout layout;  // where this rank's pieces sit in the scratch
@@ -86,41 +82,11 @@ DistPermuter::State::~State() {
   }
 }
 
-// The pieces' kernels: the one-pass tile passes of the pre- and post-pass, renumbered so that every atom is one
-// range of launches (piece_pass.hpp). Throws std::invalid_argument where the pieces cannot be cut along tiles.
+// The pieces' kernels (peer/piece_kernels.hpp). Throws std::invalid_argument where the pieces cannot be cut along
+// tiles.
 void DistPermuter::State::plan_pipeline(int requested) {
-  const int m = plan.local_bits, k = plan.k, eb = plan.elem_bytes;
   pieces = make_piece_schedule(plan, requested, options.depth);
-  if (pieces.pieces < 2)
-    throw std::invalid_argument(fmt::format("chunks of 2^{} elements have no piece rows to cut along", plan.chunk_bits()));
-  if (k > kMaxPieceTableBits)
-    throw std::invalid_argument(fmt::format("k = {} destinations per rank exceed the piece kernel's 2^{}", k,
-                                            kMaxPieceTableBits));
-  if (pieces.atom_elems * static_cast<std::uint64_t>(eb) % 256 != 0)
-    throw std::invalid_argument(fmt::format("atoms of {} elements are below 256 bytes", pieces.atom_elems));
-  GpuPolicy policy = options.gpu.policy;
-  policy.variant = Variant::OnePass;
-  const DeviceCaps caps = device_caps(device);
-  const auto tile_pass_of = [&](const Bmmc& b, const std::vector<BitVec>& rows) {
-    const Plan p = make_plan(b, eb, caps, policy);
-    if (p.passes.size() != 1 || !std::holds_alternative<TilePass>(p.passes[0]))
-      throw std::invalid_argument("the local pass is not one tile pass");
-    TilePass pass = std::get<TilePass>(p.passes[0]);
-    pass.block_order = piece_launch_order(pass, rows);
-    return pass;
-  };
-  const TilePass pack_pass = tile_pass_of(plan.pre, pack_atom_rows(plan));
-  const TilePass unpack_pass = tile_pass_of(post_for_rank(plan, static_cast<BitVec>(rank)), unpack_atom_rows(plan));
-  pack_src = generate_piece(pack_pass, m, m - k, options.gpu.codegen);
-  unpack_src = generate_piece(unpack_pass, m - k, m, options.gpu.codegen);
-  blocks_per_atom_pack = pack_pass.blocks() >> pieces.atom_bits;
-  blocks_per_atom_unpack = unpack_pass.blocks() >> pieces.atom_bits;
-  KernelCache& cache = options.gpu.cache ? *options.gpu.cache : default_kernel_cache();
-  const int arch = device_arch(device);
-  pack = cache.get(pack_src.source, pack_src.kernel_name, arch);
-  unpack = cache.get(unpack_src.source, unpack_src.kernel_name, arch);
-  prepare_launch(pack, pack_src.shared_bytes);  // no lazy load between collectives (launch.hpp)
-  prepare_launch(unpack, unpack_src.shared_bytes);
+  kernels = make_piece_kernels(plan, pieces, static_cast<BitVec>(rank), device, options.gpu);
   sends = send_schedule(plan, static_cast<BitVec>(rank));
   recvs = recv_schedule(plan, static_cast<BitVec>(rank));
   layout = piece_layout(plan, pieces, static_cast<BitVec>(rank));
@@ -336,37 +302,13 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
   const PieceSchedule& ps = s.pieces;
   const std::size_t eb = static_cast<std::size_t>(s.plan.elem_bytes);
   const PieceLayout& at = s.layout;
-  const int k = s.plan.k;
   auto* base = static_cast<unsigned char*>(scratch);
   const int depth = ps.depth;
-  const bool wide = needs_64bit_index(s.plan.local_bits);
-  const auto launch_atoms = [&](const Kernel& kernel, const KernelSource& src, std::uint64_t per_atom, int i,
-                                void* sources, void* targets) {
-    const std::uint64_t a0 = ps.bounds[i] / ps.atom_elems, a1 = ps.bounds[i + 1] / ps.atom_elems;
-    const std::uint64_t first64 = a0 * per_atom;
-    const unsigned first32 = static_cast<unsigned>(first64);
-    void* first = wide ? static_cast<void*>(const_cast<std::uint64_t*>(&first64))
-                       : static_cast<void*>(const_cast<unsigned*>(&first32));
-    void* args[] = {sources, targets, first};
-    launch(kernel, dim3(static_cast<unsigned>((a1 - a0) * per_atom)), dim3(src.block), src.shared_bytes, stream, args);
-  };
-  // Chunk t's piece goes to pack_at[b][t], slot j's comes from recv_at[b][j] (schedule.hpp: the chunk a rank keeps
-  // is packed straight into its receive slot and never goes through NCCL): pointer tables shifted back by lo.
   const auto pack = [&](int i) {
-    const std::uint64_t lo = ps.bounds[i];
-    const void* sources[1] = {in};
-    std::vector<void*> targets(std::size_t{1} << k);
-    for (std::size_t t = 0; t < targets.size(); ++t) targets[t] = base + (at.pack_at[i % depth][t] - lo) * eb;
-    launch_atoms(s.pack, s.pack_src, s.blocks_per_atom_pack, i, sources, targets.data());
+    launch_pack(s.kernels, ps, at, i, in, scratch, stream);
     check(cudaEventRecord(s.packed[i % depth], stream), "cudaEventRecord (packed)");
   };
-  const auto unpack = [&](int i) {
-    const std::uint64_t lo = ps.bounds[i];
-    std::vector<const void*> sources(std::size_t{1} << k);
-    for (std::size_t j = 0; j < sources.size(); ++j) sources[j] = base + (at.recv_at[i % depth][j] - lo) * eb;
-    void* targets[1] = {out};
-    launch_atoms(s.unpack, s.unpack_src, s.blocks_per_atom_unpack, i, sources.data(), targets);
-  };
+  const auto unpack = [&](int i) { launch_unpack(s.kernels, ps, at, i, scratch, out, stream); };
   const auto exchange = [&](int i) {
     const std::uint64_t len = (ps.bounds[i + 1] - ps.bounds[i]) * eb;
     const int c = i % s.exchange_comms;

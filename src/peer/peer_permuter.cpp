@@ -16,6 +16,7 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/peer/push_kernel.hpp"
+#include "piece_pipeline.hpp"
 #include "rank_buffers.hpp"
 
 namespace bmmc {
@@ -25,6 +26,7 @@ const char* to_string(PeerEngine e) noexcept {
     case PeerEngine::Auto: return "auto";
     case PeerEngine::Push: return "push";
     case PeerEngine::Copy: return "copy";
+    case PeerEngine::CopyPieces: return "copy-pieces";
   }
   return "?";
 }
@@ -46,6 +48,8 @@ struct PeerPermuter::State {
   std::vector<AllToAllStep> steps;
   std::vector<std::vector<std::uint64_t>> send_at, recv_at;  // per rank: displacements (elements)
   std::vector<std::shared_ptr<CudaPermuter>> pre, post; // per rank
+  // Copy engine in pieces (absent for a rank-local map, which runs the copy engine's one local pass).
+  std::unique_ptr<PiecePipeline> pieces;
 };
 
 namespace {
@@ -79,7 +83,19 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   gpu.device = -1;
 
   s.push = plan_push(global, g, elem_bytes, gpu);
-  if (options.engine != PeerEngine::Copy) {
+  if (options.engine == PeerEngine::CopyPieces) {
+    if (peer_obstacle(s.devices).empty()) enable_peer_access(s.devices);  // else the copies stage through the host
+    s.engine = PeerEngine::CopyPieces;
+    if (!alltoall_step(s.dist, 0).local_only) {  // a rank-local map runs the copy engine's one local pass
+      try {
+        s.pieces = std::make_unique<PiecePipeline>(s.dist, s.devices, options.pieces, gpu);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(fmt::format("the copy-pieces engine cannot run: {}", e.what()));
+      }
+      s.alignment = s.pieces->alignment();
+      return;
+    }
+  } else if (options.engine != PeerEngine::Copy) {
     std::string why = peer_obstacle(s.devices);
     if (why.empty()) {
       ScopedDevice on(s.devices[0]);
@@ -135,8 +151,10 @@ const std::string& PeerPermuter::fallback_reason() const noexcept { return state
 std::size_t PeerPermuter::local_bytes() const noexcept {
   return array_bytes(state_->dist.local_bits, state_->dist.elem_bytes);
 }
+int PeerPermuter::pieces() const noexcept { return state_->pieces ? state_->pieces->schedule().pieces : 1; }
 std::size_t PeerPermuter::scratch_bytes() const noexcept {
   const State& s = *state_;
+  if (s.pieces) return s.pieces->scratch_bytes();
   const bool none = s.engine == PeerEngine::Push ? s.push.one_pass() : s.steps[0].local_only;
   return none ? 0 : local_bytes();
 }
@@ -165,11 +183,15 @@ void PeerPermuter::operator()(const std::vector<const void*>& in, const std::vec
   for (std::size_t r = 0; r < g; ++r) {
     buffers.add(in[r], r, "input");
     buffers.add(out[r], r, "output");
-    if (need_scratch) buffers.add(scratch[r], r, "scratch");
+    if (need_scratch) buffers.add(scratch[r], r, "scratch", scratch_bytes());
   }
   buffers.check_disjoint();
   const std::vector<cudaStream_t> streams = rank_streams(streams_in, g);
 
+  if (s.pieces) {
+    s.pieces->run(in, out, scratch, streams);
+    return;
+  }
   if (s.engine == PeerEngine::Push) {
     run_push(in, out, scratch, streams);
     return;

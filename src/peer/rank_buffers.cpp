@@ -45,7 +45,7 @@ void CallEvents::barrier(const std::vector<cudaStream_t>& streams) const {
   }
 }
 
-void RankBufferCheck::add(const void* p, std::size_t r, const char* what) {
+void RankBufferCheck::add(const void* p, std::size_t r, const char* what, std::size_t bytes) {
   const std::string name = fmt::format("{} of rank {}", what, r);
   if (!p) throw std::invalid_argument(fmt::format("the {} is null", name));
   if (reinterpret_cast<std::uintptr_t>(p) % alignment_)
@@ -53,15 +53,24 @@ void RankBufferCheck::add(const void* p, std::size_t r, const char* what) {
   check_device_pointer(p, name.c_str());
   if (const int d = pointer_device(p); d != devices_[r])
     throw std::invalid_argument(fmt::format("the {} lives on device {}, but rank {} is device {}", name, d, r, devices_[r]));
-  ranges_.emplace_back(reinterpret_cast<std::uintptr_t>(p), name);
+  ranges_.push_back({reinterpret_cast<std::uintptr_t>(p), bytes ? bytes : bytes_, name});
 }
 
 void RankBufferCheck::check_disjoint() {
-  std::sort(ranges_.begin(), ranges_.end());
-  for (std::size_t i = 1; i < ranges_.size(); ++i)
-    if (ranges_[i].first < ranges_[i - 1].first + bytes_)
-      throw std::invalid_argument(fmt::format("the {} overlaps the {} ({} bytes each); every buffer must be disjoint",
-                                              ranges_[i].second, ranges_[i - 1].second, bytes_));
+  std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) { return a.start < b.start; });
+  // Sorted by start, a range overlaps an earlier one iff it starts before the furthest end so far.
+  std::size_t reach = 0;  // the range reaching furthest so far
+  for (std::size_t i = 1; i < ranges_.size(); ++i) {
+    const Range& far = ranges_[reach];
+    if (ranges_[i].start < far.start + far.bytes)
+      throw std::invalid_argument(
+          far.bytes == ranges_[i].bytes
+              ? fmt::format("the {} overlaps the {} ({} bytes each); every buffer must be disjoint", ranges_[i].name,
+                            far.name, far.bytes)
+              : fmt::format("the {} ({} bytes) overlaps the {} ({} bytes); every buffer must be disjoint",
+                            ranges_[i].name, ranges_[i].bytes, far.name, far.bytes));
+    if (ranges_[i].start + ranges_[i].bytes > far.start + far.bytes) reach = i;
+  }
 }
 
 int rank_bits_of_devices(const std::vector<int>& devices, int n) {

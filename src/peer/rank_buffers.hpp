@@ -32,20 +32,25 @@ class CallEvents {
   std::vector<cudaEvent_t> events_;
 };
 
-// Buffers of 2^m elements, one or more per rank: each must be device memory of its rank's device, aligned, and
-// no two may overlap (same device or not: managed memory can alias across devices). Throws
-// std::invalid_argument naming the buffer and the rank.
+// Buffers of 2^m elements (or of `bytes` where add says so: a smaller scratch), one or more per rank: each must be
+// device memory of its rank's device, aligned, and no two may overlap (same device or not: managed memory can
+// alias across devices). Throws std::invalid_argument naming the buffer and the rank.
 class RankBufferCheck {
  public:
   RankBufferCheck(const std::vector<int>& devices, std::size_t bytes, std::size_t alignment)
       : devices_(devices), bytes_(bytes), alignment_(alignment) {}
-  void add(const void* p, std::size_t rank, const char* what);
+  void add(const void* p, std::size_t rank, const char* what, std::size_t bytes = 0);  // 0: the array's bytes
   void check_disjoint();
 
  private:
+  struct Range {
+    std::uintptr_t start = 0;
+    std::size_t bytes = 0;
+    std::string name;
+  };
   const std::vector<int>& devices_;
   std::size_t bytes_, alignment_;
-  std::vector<std::pair<std::uintptr_t, std::string>> ranges_;
+  std::vector<Range> ranges_;
 };
 
 // log2 of the device count (a power of two, at most 2^n: dist_rank_bits), after checking that every ordinal exists.

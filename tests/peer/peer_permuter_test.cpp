@@ -1,4 +1,4 @@
-// PeerPermuter on real GPUs: both engines against the global reference over poisoned outputs, for random BMMCs
+// PeerPermuter on real GPUs: every engine against the global reference over poisoned outputs, for random BMMCs
 // and BPCs, rank↔local bit swaps (one pass and two), a k = 0 map and reverse, several element sizes; on one GPU
 // the ranks share it (devices {0, 0} and {0, 0, 0, 0}: the same kernels and copies, peer pointers being local
 // ones), on a machine with 2 or more GPUs also over distinct devices. Bad buffers are refused before anything is
@@ -52,9 +52,11 @@ RankBuffers allocate(const std::vector<int>& devices, std::size_t bytes) {
   return b;
 }
 
-void expect_matches(const Bmmc& a, int eb, const std::vector<int>& devices, PeerEngine engine, const std::string& what) {
+void expect_matches(const Bmmc& a, int eb, const std::vector<int>& devices, PeerEngine engine, const std::string& what,
+                    int pieces = 0) {
   PeerOptions o;
   o.engine = engine;
+  o.pieces = pieces;
   const PeerPermuter p(a, eb, devices, o);
   ASSERT_EQ(p.engine(), engine) << what << ": " << p.fallback_reason();
   const std::size_t g = devices.size(), bytes = p.local_bytes();
@@ -105,6 +107,38 @@ TEST(PeerPermuter, BothEnginesEveryMapKind) {
         for (PeerEngine e : {PeerEngine::Push, PeerEngine::Copy}) expect_matches(a, eb, devices, e, name + ", " + on);
     for (int eb : {1, 2, 16}) expect_matches(random_bmmc(n, 40 + eb), eb, devices, PeerEngine::Push, "random, " + on);
   }
+}
+
+// The copy engine in pieces (the portable NCCL engine's pipeline with cudaMemcpyPeerAsync in NCCL's place): every
+// map kind at 2^22 elements per rank (pieces are cut along tiles, which needs ranks of some size), the default piece
+// count and an odd one, 4/8/16-byte elements; a rank-local map (no exchange), and ranks too small to cut refused.
+TEST(PeerPermuter, CopyPiecesEveryMapKind) {
+  REQUIRE_GPU();
+  for (const std::vector<int>& devices : test::device_lists()) {
+    const int g = __builtin_ctz(static_cast<unsigned>(devices.size()));
+    const std::string on = fmt::format("{} ranks on devices {}", devices.size(), fmt::join(devices, ","));
+    const int m = 22;
+    const int n = m + g;
+    std::vector<std::pair<std::string, Bmmc>> maps = {
+        {"random-bmmc", random_bmmc(n, 17 + g)}, {"random-bpc", random_bpc(n, 19 + g)},
+        {"rank-local", rank_local(m, g, 21)},    {"reverse", reverse(n)}};
+    if (g > 0) {
+      maps.emplace_back("swap local 0 <-> top rank", test::swaps(n, {{0, n - 1}}));
+      maps.emplace_back("swap top local <-> top rank", test::swaps(n, {{m - 1, n - 1}}));
+    }
+    for (const auto& [name, a] : maps) {
+      expect_matches(a, 4, devices, PeerEngine::CopyPieces, name + ", 5 pieces, " + on, 5);
+      for (int eb : {4, 8, 16}) expect_matches(a, eb, devices, PeerEngine::CopyPieces, name + ", " + on);
+    }
+  }
+  PeerOptions o;
+  o.engine = PeerEngine::CopyPieces;
+  const PeerPermuter p(test::swaps(23, {{0, 22}}), 8, {0, 0}, o);
+  EXPECT_EQ(p.pieces(), 26);  // two ranks: the fewest pieces within 1/8 scratch (dist/schedule.hpp)
+  EXPECT_LE(p.scratch_bytes() * 8, p.local_bytes());
+  EXPECT_NE(test::error_message([&] { PeerPermuter(random_bmmc(6, 1), 4, {0, 0}, o); })
+                .find("the copy-pieces engine cannot run"),
+            std::string::npos);
 }
 
 TEST(PeerPermuter, OnePassOnlyWhenRunsStayOnOneRank) {

@@ -10,6 +10,11 @@
 //  - Copy (the all-to-all form of dist/alltoall.hpp on the copy engines): pre-pass in → out, the chunks with
 //    cudaMemcpyPeerAsync into the receivers' scratch, post-pass scratch → out. It needs no peer mapping (the
 //    driver stages through the host where there is none) and is the fallback of Auto.
+//  - CopyPieces (the same on the copy engines, pipelined in pieces: docs/DESIGN.md §9.5): the portable NCCL
+//    engine's pack and unpack kernels and scratch layout (peer/piece_kernels.hpp) with cudaMemcpyPeerAsync moving
+//    each piece, so that the links carry piece i while the SMs pack piece i+1 and unpack piece i−1; scratch =
+//    the pieces' ring (PeerOptions::pieces; by default the fewest within 1/8 of the local array). For maps that
+//    need a finishing pass after the push, the links then need not wait for the SMs.
 // Auto takes Push when every pair of distinct devices has peer access and the push pass fits (m large enough),
 // else Copy, and fallback_reason() says why. The same device may appear more than once (its "ranks" then share
 // memory, which tests use to run several ranks on one GPU). Nothing here needs NCCL: this layer (bmmc_peer) is
@@ -35,11 +40,13 @@
 
 namespace bmmc {
 
-enum class PeerEngine { Auto, Push, Copy };
+enum class PeerEngine { Auto, Push, Copy, CopyPieces };
 const char* to_string(PeerEngine e) noexcept;
 
 struct PeerOptions {
-  PeerEngine engine = PeerEngine::Auto;  ///< Push or Copy insist (Push throws where it cannot run)
+  PeerEngine engine = PeerEngine::Auto;  ///< Push, Copy or CopyPieces insist (Push and CopyPieces throw where
+                                         ///< they cannot run)
+  int pieces = 0;                        ///< CopyPieces: pieces of the pipeline (0 = the fewest within 1/8 scratch)
   GpuOptions gpu;                        ///< planning and JIT of every kernel (gpu.device is ignored)
 
   friend bool operator==(const PeerOptions&, const PeerOptions&) = default;
@@ -83,9 +90,11 @@ class PeerPermuter {
   /// copy_post: the post-pass of rank d, recv → out (out may be the buffer copy_pre read).
   void copy_post(std::size_t dest, const void* recv, void* out, cudaStream_t stream) const;
 
-  PeerEngine engine() const noexcept;             ///< Push or Copy (never Auto)
+  PeerEngine engine() const noexcept;             ///< Push, Copy or CopyPieces (never Auto)
   const std::string& fallback_reason() const noexcept;  ///< why Auto runs Copy; "" otherwise
-  std::size_t scratch_bytes() const noexcept;     ///< per rank: 0 for a one-pass push or a rank-local map
+  /// Per rank: 0 for a one-pass push or a rank-local map; the pieces' ring for CopyPieces; else 2^m elements.
+  std::size_t scratch_bytes() const noexcept;
+  int pieces() const noexcept;                    ///< CopyPieces: pieces per call (1 otherwise)
   std::size_t local_bytes() const noexcept;       ///< 2^m · elem_bytes
   std::size_t alignment() const noexcept;
   const std::vector<int>& devices() const noexcept;
