@@ -316,7 +316,9 @@ int main(int argc, char** argv) try {
   };
   double push = 0;
   if (peers) {
-    const PeerPermuter peer(global, eb, devices);
+    PeerOptions push_only;
+    push_only.engine = PeerEngine::Push;  // the push (+ finish), as the fused engine ran it before its copy-engine path
+    const PeerPermuter peer(global, eb, devices, push_only);
     std::vector<const void*> ins;
     std::vector<void*> outs, scr;
     for (int r = 0; r < ranks; ++r) {
@@ -334,7 +336,9 @@ int main(int argc, char** argv) try {
   }
   std::printf("nccl-fused: %s, %s, scratch %.1f MiB per rank\n",
               fused[0]->fused() ? "fused" : ("portable: " + fused[0]->fallback_reason()).c_str(),
-              fused[0]->push_plan().one_pass() ? "one pass" : "push + local finish",
+              fused[0]->push_plan().one_pass() ? "one pass"
+              : fused[0]->pieces()             ? ("copy engines in " + std::to_string(fused[0]->pieces()) + " pieces").c_str()
+                                               : "push + local finish",
               fused[0]->scratch_bytes() / 1048576.0);
   poison();
   const double fused_ms = time_rows("nccl-fused", [&](int r) {

@@ -17,6 +17,7 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/peer/push_kernel.hpp"
 #include "collectives.hpp"
+#include "copy_pieces.hpp"
 #include "lsa_pointers.hpp"
 
 namespace bmmc {
@@ -32,7 +33,8 @@ struct NcclPushPermuter::State : RankContext {
   // Fused engine.
   std::optional<PushKernel> push_kernel;
   Kernel kernel;
-  std::unique_ptr<CudaPermuter> finish;  // Q, for two-pass push plans
+  std::unique_ptr<CudaPermuter> finish;  // Q, for two-pass push plans where the pieces cannot be cut
+  std::unique_ptr<NcclPiecePipeline> pieces;  // two-pass push plans: the copy engines in pieces instead
   std::size_t alignment = 1;
   // Portable engine, where the fused one cannot run.
   std::unique_ptr<DistPermuter> portable;
@@ -69,6 +71,14 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
   prepare_launch(s.kernel, src.shared_bytes);
   s.alignment = static_cast<std::size_t>(s.push_kernel->pass.vector_bytes());
   if (!s.push.one_pass()) {
+    // A push that needs a finishing pass is slower than the copy engines carrying pieces while the SMs pack and
+    // unpack (measured in one process on two H200s: 1.42× against 1.04–1.08× the peer-copy bound, BENCHMARKS.md).
+    try {
+      s.pieces = std::make_unique<NcclPiecePipeline>(s.plan, s, options.pieces, options.gpu);
+      s.alignment = s.pieces->alignment();
+      return;
+    } catch (const std::invalid_argument&) {  // ranks too small to cut into pieces: push + finish
+    }
     s.finish = std::make_unique<CudaPermuter>(s.push.finish, elem_bytes, options.gpu);
     s.finish->prepare();
     s.alignment = std::max(s.alignment, s.finish->alignment());
@@ -87,12 +97,14 @@ std::size_t NcclPushPermuter::local_bytes() const noexcept {
 std::size_t NcclPushPermuter::scratch_bytes() const noexcept {
   const State& s = *state_;
   if (s.portable) return s.portable->scratch_bytes();
+  if (s.pieces) return s.pieces->scratch_bytes();
   return s.push.one_pass() ? 0 : local_bytes();
 }
 std::size_t NcclPushPermuter::alignment() const noexcept {
   const State& s = *state_;
   return s.portable ? static_cast<std::size_t>(s.plan.elem_bytes) : s.alignment;
 }
+int NcclPushPermuter::pieces() const noexcept { return state_->pieces ? state_->pieces->pieces() : 0; }
 const PushPlan& NcclPushPermuter::push_plan() const noexcept { return state_->push; }
 const DistPlan& NcclPushPermuter::plan() const noexcept { return state_->plan; }
 int NcclPushPermuter::rank() const noexcept { return state_->rank; }
@@ -142,11 +154,16 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
   }
   if (s.options.check_agreement)
     s.agree({dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-             static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Fused, 0, 0, 0,
+             static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Fused,
+             static_cast<std::uint64_t>(s.pieces ? s.pieces->pieces() : 0), 0, 0,
              static_cast<std::uint64_t>(s.push.line_bits)},
             stream);
   else
     s.barrier(stream);  // no store into a peer's buffer while the peer still uses it
+  if (s.pieces) {
+    s.pieces->run(in, out.data(), *scratch, stream);
+    return;
+  }
   const NcclWindow& landing = s.push.one_pass() ? out : *scratch;
   launch_push(s.kernel, *s.push_kernel, static_cast<std::size_t>(s.rank), in, landing.peers(), stream);
   s.barrier(stream);  // every rank's stores into this rank have landed

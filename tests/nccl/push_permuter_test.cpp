@@ -1,7 +1,7 @@
 // The fused NCCL engine (NcclPushPermuter over NcclWindows) against the reference: one rank per GPU (threads,
 // ncclCommInitAll), random data, poisoned outputs and scratch, the input checked unchanged; one-pass push plans
 // (runs already on one rank) and two-pass ones (random BMMCs, the rank bit swapped with local bit 0) for several
-// element sizes; bad buffers refused before anything is written; ranks that disagree all throw. One GPU runs the
+// element sizes, both through push + finish and through the copy engines in pieces (2^26 elements per rank); bad buffers refused before anything is written; ranks that disagree all throw. One GPU runs the
 // 1-rank cases; the multi-rank cases need 2 or more GPUs (nvidia-h200-x2) and skip otherwise.
 #include <gtest/gtest.h>
 
@@ -134,9 +134,39 @@ TEST(NcclPushEngine, TwoOrMoreRanksEveryMapKind) {
   const NcclPushPermuter one(top, 4, c.comms[0]);
   EXPECT_TRUE(one.push_plan().one_pass());
   EXPECT_EQ(one.scratch_bytes(), 0u);
+  // Two-pass maps: through the copy engines in pieces where the pieces can be cut along tiles (the low swap, already
+  // at 2^20–2^21 elements per rank), else push + finish through a whole scratch array (a random BMMC at this size).
   const NcclPushPermuter two(low, 4, c.comms[0]);
   EXPECT_FALSE(two.push_plan().one_pass());
-  EXPECT_EQ(two.scratch_bytes(), two.local_bytes());
+  EXPECT_GT(two.pieces(), 0);
+  EXPECT_LE(two.scratch_bytes() * 8, two.local_bytes());
+  const NcclPushPermuter finish(random_bmmc(n, 4), 4, c.comms[0]);
+  EXPECT_FALSE(finish.push_plan().one_pass());
+  EXPECT_EQ(finish.pieces(), 0);
+  EXPECT_EQ(finish.scratch_bytes(), finish.local_bytes());
+}
+
+// The copy-engine path of two-pass maps at 2^26 elements per rank, where every map's pieces can be cut: random
+// BMMCs (4-, 8- and 16-byte elements), a random BPC, the rank bit swapped with local bit 0, the default piece count
+// and an odd one, with and without the agreement check.
+TEST(NcclPushEngine, TwoPassMapsThroughTheCopyEnginesInPieces) {
+  REQUIRE_GPU();
+  REQUIRE_GPUS(2);
+  const Comms c(2);
+  const int n = 27;
+  const Bmmc low = test::swaps(n, {{0, n - 1}});
+  for (int eb : {4, 8, 16})
+    EXPECT_TRUE(expect_fused_matches(c, random_bmmc(n, eb + 4), eb, fmt::format("random BMMC, {} B", eb)));
+  EXPECT_TRUE(expect_fused_matches(c, random_bpc(n, 8), 4, "random BPC"));
+  EXPECT_TRUE(expect_fused_matches(c, low, 8, "rank <-> local bit 0"));
+  DistOptions odd;
+  odd.pieces = 5;
+  odd.check_agreement = false;
+  EXPECT_TRUE(expect_fused_matches(c, low, 4, "rank <-> local bit 0, 5 pieces, no agreement check", odd));
+  const NcclPushPermuter p(random_bmmc(n, 8), 4, c.comms[0]);
+  EXPECT_FALSE(p.push_plan().one_pass());
+  EXPECT_EQ(p.pieces(), 26);
+  EXPECT_LE(p.scratch_bytes() * 8, p.local_bytes());
 }
 
 // A two-pass map without its scratch window is refused on every rank before anything moves; ranks that disagree

@@ -12,6 +12,11 @@
 //      keeps each output run on one source rank) or into `scratch` of every rank (the other maps);
 //   3. a one-word ncclAllReduce: every rank's stores have landed before any rank goes on;
 //   4. for two-pass push plans, the finishing local pass Q: scratch → out on every rank.
+// Maps whose push would need that finishing pass run instead, wherever their pieces can be cut along tiles (ranks
+// of about 2^26 elements and more), the portable engine's pieces on the copy engines: per piece the pack kernel,
+// cudaMemcpyAsync of each chunk that leaves the rank straight into its receiver's scratch window (through the
+// window's load/store address), a one-word ncclAllReduce, and the unpack kernel — the links carry one piece while
+// the SMs pack and unpack its neighbours (pieces() > 0; scratch = the pieces' ring, about 1/8 of the array).
 // Where the fused engine cannot run — a rank that is not load/store accessible from another (NCCL's LSA team is
 // smaller than the communicator: other nodes, no peer path), ranks below one warp row — fused() is false,
 // fallback_reason() says why, and calls run the portable engine (DistPermuter) on the windows' memory instead.
@@ -59,9 +64,11 @@ class NcclPushPermuter {
 
   bool fused() const noexcept;                       ///< false: calls run the portable engine
   const std::string& fallback_reason() const noexcept;  ///< why not fused ("" when fused)
-  /// Per rank: 0 for one-pass push plans, one local array for the others (the push lands there, Q finishes);
-  /// the portable engine's scratch_bytes() when not fused.
+  /// Per rank: 0 for one-pass push plans, the pieces' ring when pieces() > 0, else one local array (the push lands
+  /// there, Q finishes); the portable engine's scratch_bytes() when not fused.
   std::size_t scratch_bytes() const noexcept;
+  /// Pieces of the copy-engine path (two-pass maps, ranks large enough to cut); 0 where the push runs.
+  int pieces() const noexcept;
   std::size_t local_bytes() const noexcept;
   std::size_t alignment() const noexcept;
   const PushPlan& push_plan() const noexcept;

@@ -16,7 +16,8 @@
 //    the pieces' ring (PeerOptions::pieces; by default the fewest within 1/8 of the local array). For maps that
 //    need a finishing pass after the push, the links then need not wait for the SMs.
 // Auto takes Push when every pair of distinct devices has peer access and the push pass fits (m large enough),
-// else Copy, and fallback_reason() says why. The same device may appear more than once (its "ranks" then share
+// else Copy, and fallback_reason() says why; where the push would need its finishing pass, Auto takes CopyPieces
+// instead wherever the pieces can be cut (ranks of about 2^26 elements and more). The same device may appear more than once (its "ranks" then share
 // memory, which tests use to run several ranks on one GPU). Nothing here needs NCCL: this layer (bmmc_peer) is
 // part of bmmc::bmmc, unlike bmmc::nccl (one process per GPU, any launcher).
 // Synchronisation: a call first makes every device's stream wait for every other's (no rank writes into a
