@@ -127,8 +127,9 @@ TEST(PeerPermuter, CopyPiecesEveryMapKind) {
       maps.emplace_back("swap local 0 <-> top rank", test::swaps(n, {{0, n - 1}}));
       maps.emplace_back("swap top local <-> top rank", test::swaps(n, {{m - 1, n - 1}}));
     }
+    if (g == 2) maps.erase(maps.begin() + 1, maps.begin() + 4);  // 4 ranks of 2^26: random BMMC and the swaps
     for (const auto& [name, a] : maps) {
-      expect_matches(a, 4, devices, PeerEngine::CopyPieces, name + ", 5 pieces, " + on, 5);
+      if (name == "random-bmmc") expect_matches(a, 4, devices, PeerEngine::CopyPieces, name + ", 5 pieces, " + on, 5);
       expect_matches(a, 4, devices, PeerEngine::CopyPieces, name + ", " + on);
     }
     if (g == 1)
@@ -152,9 +153,17 @@ TEST(PeerPermuter, OnePassOnlyWhenRunsStayOnOneRank) {
   const PeerPermuter top(test::swaps(18, {{16, 17}}), 4, {0, 0});
   EXPECT_EQ(top.engine(), PeerEngine::Push);
   EXPECT_EQ(top.scratch_bytes(), 0u);
+  // The rank bit swapped with local bit 0 needs a finishing pass after the push: Auto moves it through the copy
+  // engines in pieces instead (scratch within 1/8); the push insisted on lands in a whole scratch array.
   const PeerPermuter low(test::swaps(18, {{0, 17}}), 4, {0, 0});
-  EXPECT_EQ(low.scratch_bytes(), low.local_bytes());
-  EXPECT_NE(low.push_source().find("bmmc_push"), std::string::npos);
+  EXPECT_FALSE(low.push_plan().one_pass());
+  EXPECT_EQ(low.engine(), PeerEngine::CopyPieces);
+  EXPECT_LE(low.scratch_bytes() * 8, low.local_bytes());
+  PeerOptions push;
+  push.engine = PeerEngine::Push;
+  const PeerPermuter low_push(test::swaps(18, {{0, 17}}), 4, {0, 0}, push);
+  EXPECT_EQ(low_push.scratch_bytes(), low_push.local_bytes());
+  EXPECT_NE(low_push.push_source().find("bmmc_push"), std::string::npos);
 }
 
 TEST(PeerPermuter, FallsBackAndSaysWhy) {
