@@ -164,6 +164,7 @@ TEST(PeerPermuter, OnePassOnlyWhenRunsStayOnOneRank) {
   const PeerPermuter low_push(test::swaps(18, {{0, 17}}), 4, {0, 0}, push);
   EXPECT_EQ(low_push.scratch_bytes(), low_push.local_bytes());
   EXPECT_NE(low_push.push_source().find("bmmc_push"), std::string::npos);
+  expect_matches(test::swaps(18, {{0, 17}}), 4, {0, 0}, PeerEngine::CopyPieces, "low swap, 2^17 per rank");
 }
 
 TEST(PeerPermuter, FallsBackAndSaysWhy) {
