@@ -219,7 +219,7 @@ int main(int argc, char** argv) try {
               engines[0]->registered_scratch() ? "its own, registered with NCCL" : "unregistered");
   // The exchange alone, cut into the engine's pieces (piece i = elements [b_i, b_i+1) of every chunk): NCCL's cost
   // of many smaller groups, without the packs and unpacks.
-  const PieceSchedule cut = make_piece_schedule(plan, pieces);
+  const PieceSchedule cut = make_piece_schedule(plan, pieces, depth);
   // The same pieces alternating between two communicators (ncclCommSplit of the first) on two streams: whether
   // NCCL overlaps one group's ramp-down with the next one's ramp-up when they are independent.
   std::vector<ncclComm_t> comms2(ranks);

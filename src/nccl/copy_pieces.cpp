@@ -20,8 +20,9 @@ cudaEvent_t new_event() {
 
 }  // namespace
 
-NcclPiecePipeline::NcclPiecePipeline(const DistPlan& plan, const RankContext& ctx, int pieces, const GpuOptions& gpu)
-    : ctx_(ctx), plan_(plan), ps_(make_piece_schedule(plan, pieces)) {
+NcclPiecePipeline::NcclPiecePipeline(const DistPlan& plan, const RankContext& ctx, int pieces, int depth,
+                                     const GpuOptions& gpu)
+    : ctx_(ctx), plan_(plan), ps_(make_piece_schedule(plan, pieces, depth)) {
   const auto rank = static_cast<BitVec>(ctx.rank);
   at_ = piece_layout(plan_, ps_, rank);
   kernels_ = make_piece_kernels(plan_, ps_, rank, ctx.device, gpu);

@@ -31,9 +31,10 @@ namespace bmmc::nccl_detail {
 
 class NcclPiecePipeline {
  public:
-  /// Plans the pieces (`pieces`, 0 = the fewest within 1/8 scratch), compiles this rank's kernels and makes its
-  /// streams and events. Not collective. Throws std::invalid_argument where the pieces cannot be cut along tiles.
-  NcclPiecePipeline(const DistPlan& plan, const RankContext& ctx, int pieces, const GpuOptions& gpu);
+  /// Plans the pieces (`pieces`, 0 = the fewest within 1/8 scratch, over a ring of `depth` buffers), compiles this
+  /// rank's kernels and makes its streams and events. Not collective. Throws std::invalid_argument where the pieces
+  /// cannot be cut along tiles.
+  NcclPiecePipeline(const DistPlan& plan, const RankContext& ctx, int pieces, int depth, const GpuOptions& gpu);
   ~NcclPiecePipeline();
   NcclPiecePipeline(const NcclPiecePipeline&) = delete;
   NcclPiecePipeline& operator=(const NcclPiecePipeline&) = delete;

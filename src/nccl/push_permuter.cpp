@@ -47,6 +47,12 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
   const int g = dist_rank_bits(static_cast<std::uint64_t>(s.ranks), global.n());
   s.plan = make_dist_plan(global, g, elem_bytes);
   s.push = plan_push(global, g, elem_bytes, options.gpu);
+  if (options.pieces < 0)
+    throw std::invalid_argument(
+        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
+  if (options.depth < 2)
+    throw std::invalid_argument(
+        fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", options.depth));
   ScopedDevice on(s.device);
   if (!every_rank_load_store_accessible(comm)) {
     s.fallback_reason = fmt::format(
@@ -72,9 +78,9 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
   s.alignment = static_cast<std::size_t>(s.push_kernel->pass.vector_bytes());
   if (!s.push.one_pass()) {
     // A push that needs a finishing pass is slower than the copy engines carrying pieces while the SMs pack and
-    // unpack (measured in one process on two H200s: 1.42× against 1.04–1.08× the peer-copy bound, BENCHMARKS.md).
+    // unpack (on two H200s: 1.42–1.44× against 1.04–1.08× the peer-copy bound in one process, BENCHMARKS.md).
     try {
-      s.pieces = std::make_unique<NcclPiecePipeline>(s.plan, s, options.pieces, options.gpu);
+      s.pieces = std::make_unique<NcclPiecePipeline>(s.plan, s, options.pieces, options.depth, options.gpu);
       s.alignment = s.pieces->alignment();
       return;
     } catch (const std::invalid_argument&) {  // ranks too small to cut into pieces: push + finish
@@ -133,8 +139,10 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
     check_disjoint(in, bytes, out.data(), out.bytes(), "in", "out");
     if (need_scratch && !scratch && fused())
       throw std::invalid_argument(fmt::format(
-          "scratch: this map needs a second, local pass (its output runs span ranks), so the push lands in a scratch "
-          "window of {} bytes per rank; pass one (NcclWindow::allocate(comm, scratch_bytes()))",
+          fmt::runtime(s.pieces ? "scratch: this map moves through the copy engines in pieces, which land in a scratch window of {} "
+                     "bytes per rank; pass one (NcclWindow::allocate(comm, scratch_bytes()))"
+                   : "scratch: this map needs a second, local pass (its output runs span ranks), so the push lands in a "
+                     "scratch window of {} bytes per rank; pass one (NcclWindow::allocate(comm, scratch_bytes()))"),
           scratch_bytes()));
     if (scratch) {
       scratch->require(s.comm, fused() ? scratch_bytes() : 0, fused(), "scratch");

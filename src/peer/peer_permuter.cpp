@@ -83,6 +83,9 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   gpu.device = -1;
 
   s.push = plan_push(global, g, elem_bytes, gpu);
+  if (options.pieces < 0)
+    throw std::invalid_argument(
+        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
   if (options.engine == PeerEngine::CopyPieces) {
     if (peer_obstacle(s.devices).empty()) enable_peer_access(s.devices);  // else the copies stage through the host
     s.engine = PeerEngine::CopyPieces;
@@ -112,15 +115,12 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   }
 
   // A map that needs a finishing pass after the push moves faster through the copy engines in pieces — the links
-  // stay busy while the SMs pack and unpack: 1.04–1.08× the peer-copy bound against push + finish's 1.42× on two
-  // H200s (BENCHMARKS.md) — wherever its pieces can be cut along tiles (else push + finish).
+  // stay busy while the SMs pack and unpack: 1.04–1.08× the peer-copy bound against push + finish's 1.42–1.44× on
+  // two H200s (BENCHMARKS.md) — wherever its pieces can be cut along tiles (else push + finish). The push is still
+  // built: permute_in_place runs it.
   if (options.engine == PeerEngine::Auto && s.engine == PeerEngine::Push && !s.push.one_pass()) {
     try {
       s.pieces = std::make_unique<PiecePipeline>(s.dist, s.devices, options.pieces, gpu);
-      enable_peer_access(s.devices);
-      s.engine = PeerEngine::CopyPieces;
-      s.alignment = s.pieces->alignment();
-      return;
     } catch (const std::invalid_argument&) {  // ranks too small to cut into pieces
     }
   }
@@ -153,6 +153,10 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
       for (const auto& p : s.post) s.alignment = std::max(s.alignment, p->alignment());
     }
   }
+  if (s.pieces) {  // Auto's choice for a two-pass push plan
+    s.engine = PeerEngine::CopyPieces;
+    s.alignment = std::max(s.alignment, s.pieces->alignment());
+  }
 }
 
 PeerPermuter::~PeerPermuter() = default;
@@ -164,7 +168,7 @@ const std::string& PeerPermuter::fallback_reason() const noexcept { return state
 std::size_t PeerPermuter::local_bytes() const noexcept {
   return array_bytes(state_->dist.local_bits, state_->dist.elem_bytes);
 }
-int PeerPermuter::pieces() const noexcept { return state_->pieces ? state_->pieces->schedule().pieces : 1; }
+int PeerPermuter::pieces() const noexcept { return state_->pieces ? state_->pieces->schedule().pieces : 0; }
 std::size_t PeerPermuter::scratch_bytes() const noexcept {
   const State& s = *state_;
   if (s.pieces) return s.pieces->scratch_bytes();
@@ -260,10 +264,11 @@ void PeerPermuter::permute_in_place(const std::vector<void*>& data, const std::v
                                     const std::vector<cudaStream_t>& streams_in) const {
   const State& s = *state_;
   const std::size_t g = s.devices.size();
-  if (s.engine != PeerEngine::Push || s.push.one_pass())
+  if (s.push_kernels.empty() || s.push.one_pass())
     throw std::invalid_argument(
-        s.engine != PeerEngine::Push
-            ? "PeerPermuter::permute_in_place needs the push engine (this one runs the copy engine)"
+        s.push_kernels.empty()
+            ? "PeerPermuter::permute_in_place needs the push engine (this one runs the copy engine: ask for "
+              "PeerEngine::Push or Auto)"
             : "PeerPermuter::permute_in_place needs a two-pass push plan: a one-pass push stores into other ranks' "
               "data while they may still read it (permute out of place, or in place with PeerSwapPermuter)");
   if (data.size() != g || scratch.size() != g || (!streams_in.empty() && streams_in.size() != g))

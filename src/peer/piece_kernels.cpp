@@ -21,7 +21,10 @@ PieceKernels make_piece_kernels(const DistPlan& plan, const PieceSchedule& ps, B
                                 const GpuOptions& gpu) {
   const int m = plan.local_bits, k = plan.k, eb = plan.elem_bytes;
   if (ps.pieces < 2)
-    throw std::invalid_argument(fmt::format("chunks of 2^{} elements have no piece rows to cut along", plan.chunk_bits()));
+    throw std::invalid_argument(
+        plan.piece_bits == 0
+            ? fmt::format("chunks of 2^{} elements have no piece rows to cut along", plan.chunk_bits())
+            : fmt::format("{} piece: a pipeline needs at least 2 (ask for 0, the default, or more)", ps.pieces));
   if (k > kMaxPieceTableBits)
     throw std::invalid_argument(
         fmt::format("k = {} destinations per rank exceed the piece kernel's 2^{}", k, kMaxPieceTableBits));

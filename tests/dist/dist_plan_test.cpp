@@ -257,6 +257,16 @@ TEST(DistPlan, PieceScheduleOddCountsAndScratchBound) {
 // receive slots are disjoint segments inside the scratch, a kept chunk is packed into its own receive slot, and a
 // send buffer skips the kept chunk exactly where the schedule counted it out — also for maps where some ranks keep
 // no chunk (a complemented rank bit) and for every rank of a random BMMC.
+// The 3-cycle of bits 0 → m → m + 1 → 0 on m + 2 bits (the rest fixed).
+std::vector<int> cycle(int m) {
+  std::vector<int> p(m + 2);
+  for (int i = 0; i < m + 2; ++i) p[i] = i;
+  p[0] = m;
+  p[m] = m + 1;
+  p[m + 1] = 0;
+  return p;
+}
+
 TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
   const int m = 12;
   const std::vector<std::pair<std::string, DistPlan>> plans = {
@@ -265,13 +275,18 @@ TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
       {"bit swap, 2 ranks", make_dist_plan(test::one_bit_swap(m, 1, 0, 0), 1, 2)},
       // local bit 0 ↔ rank bit 0 with the top rank bit complemented: every destination differs from its sender
       {"complemented rank bit", make_dist_plan(test::swaps(m + 2, {{0, m}}, BitVec{1} << (m + 1)), 2, 4)},
+      // local bit 0 → rank bit 0 → rank bit 1 → local bit 0: ranks 0 and 3 keep a chunk, ranks 1 and 2 do not
+      {"some ranks keep", make_dist_plan(bit_permutation(cycle(m)), 2, 4)},
   };
   for (const auto& [what, plan] : plans)
     for (int depth : {2, 3}) {
       const PieceSchedule ps = make_piece_schedule(plan, 7, depth);
       const std::uint64_t seg = ps.max_piece_elems, chunks = plan.destinations_per_rank();
+      const std::uint64_t send_buf = ps.send_segments * seg;
       for (BitVec r = 0; r < plan.ranks(); ++r) {
         const PieceLayout l = piece_layout(plan, ps, r);
+        // A sender writes into its receivers' slots at its own offsets: the receive layout is every rank's.
+        EXPECT_EQ(l.recv_at, piece_layout(plan, ps, 0).recv_at) << what << " rank " << r;
         ASSERT_EQ(l.pack_at.size(), static_cast<std::size_t>(depth)) << what;
         bool keeps = false;
         for (const SendStep& st : send_schedule(plan, r)) keeps |= st.dest == r;
@@ -279,6 +294,9 @@ TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
         std::set<std::uint64_t> starts;
         for (int b = 0; b < depth; ++b) {
           for (BitVec j = 0; j < chunks; ++j) {
+            EXPECT_GE(l.recv_at[b][j], static_cast<std::uint64_t>(depth) * send_buf + b * chunks * seg) << what;
+            EXPECT_LE(l.recv_at[b][j] + seg, static_cast<std::uint64_t>(depth) * send_buf + (b + 1) * chunks * seg)
+                << what;
             EXPECT_LE(l.recv_at[b][j] + seg, ps.scratch_elems) << what;
             EXPECT_TRUE(starts.insert(l.recv_at[b][j]).second) << what << ": slot " << j << " overlaps";
           }
@@ -287,7 +305,9 @@ TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
               EXPECT_EQ(l.pack_at[b][t], l.recv_at[b][sender_slot(plan, r)]) << what;
               continue;
             }
-            EXPECT_LE(l.pack_at[b][t] + seg, ps.scratch_elems) << what;
+            // Inside send buffer b (buffers b and b' never alias: a chunk of piece i + D must not land on piece i's).
+            EXPECT_GE(l.pack_at[b][t], static_cast<std::uint64_t>(b) * send_buf) << what;
+            EXPECT_LE(l.pack_at[b][t] + seg, static_cast<std::uint64_t>(b + 1) * send_buf) << what;
             EXPECT_TRUE(starts.insert(l.pack_at[b][t]).second) << what << ": chunk " << t << " overlaps";
           }
         }
@@ -297,6 +317,9 @@ TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
       if (what == "complemented rank bit") {
         EXPECT_EQ(dist_traffic(plan).ranks_keeping_a_chunk, 0u);
         EXPECT_EQ(ps.send_segments, chunks);
+      } else if (what == "some ranks keep") {
+        EXPECT_EQ(dist_traffic(plan).ranks_keeping_a_chunk, 2u);
+        EXPECT_EQ(ps.send_segments, chunks);  // the keeping ranks leave their kept segment unused
       } else {
         EXPECT_EQ(ps.send_segments, chunks - 1) << what;
       }

@@ -140,6 +140,22 @@ TEST(DistSimulate, PipelinedDeeperRings) {
       }
 }
 
+// Where only some ranks keep a chunk (local bit 0 → rank bit 0 → rank bit 1 → local bit 0: ranks 0 and 3 keep), the
+// send buffers keep a segment for every chunk and the keeping ranks pack theirs straight into their receive slot.
+TEST(DistSimulate, PipelinedWhenOnlySomeRanksKeepAChunk) {
+  const int m = 11;
+  std::vector<int> p(m + 2);
+  for (int i = 0; i < m + 2; ++i) p[i] = i;
+  p[0] = m;
+  p[m] = m + 1;
+  p[m + 1] = 0;
+  const Bmmc cycle = bit_permutation(p);
+  ASSERT_EQ(dist_traffic(make_dist_plan(cycle, 2, 4)).ranks_keeping_a_chunk, 2u);
+  for (int pieces : {0, 3, 8})
+    for (int eb : {1, 4, 16})
+      expect_dist_matches(cycle, 2, eb, Path::Preserved, pieces, eb, "some ranks keep a chunk");
+}
+
 TEST(DistSimulate, PipelinedScratchIsAnEighthWith32Pieces) {
   const DistPlan plan = make_dist_plan(random_bmmc(16, 4), 4, 4);  // m = 12, k = 4, chunks of 256 elements
   std::vector<unsigned char> in(plan.local_elems() * 4 * plan.ranks()), out(in.size());

@@ -52,12 +52,19 @@ bool expect_fused_matches(const Comms& c, const Bmmc& global, int eb, const std:
     void* in = nullptr;
     cudaMalloc(&in, slice);
     cudaMemcpy(in, whole.data() + r * slice, slice, cudaMemcpyHostToDevice);
-    cudaMemset(out.data(), 0, slice);  // poisoned: the random data has no zero byte
     cudaStream_t s;
     cudaStreamCreate(&s);
-    p(in, out, scratch ? &*scratch : nullptr, s);
-    cudaStreamSynchronize(s);
-    cudaMemcpy(got.data() + r * slice, out.data(), slice, cudaMemcpyDeviceToHost);
+    // Twice, the output poisoned before each call (the random data has no zero byte): the second call reuses the
+    // engine's events, streams and ring slots.
+    for (int call = 0; call < 2; ++call) {
+      cudaMemset(out.data(), 0, slice);
+      p(in, out, scratch ? &*scratch : nullptr, s);
+      cudaStreamSynchronize(s);
+      if (call == 0) cudaMemcpy(got.data() + r * slice, out.data(), slice, cudaMemcpyDeviceToHost);
+    }
+    std::vector<unsigned char> again(slice);
+    cudaMemcpy(again.data(), out.data(), slice, cudaMemcpyDeviceToHost);
+    EXPECT_EQ(std::memcmp(again.data(), got.data() + r * slice, slice), 0) << what << ": second call of rank " << r;
     std::vector<unsigned char> back(slice);
     cudaMemcpy(back.data(), in, slice, cudaMemcpyDeviceToHost);
     EXPECT_EQ(std::memcmp(back.data(), whole.data() + r * slice, slice), 0) << what << ": input of rank " << r;
@@ -163,6 +170,12 @@ TEST(NcclPushEngine, TwoPassMapsThroughTheCopyEnginesInPieces) {
   odd.pieces = 5;
   odd.check_agreement = false;
   EXPECT_TRUE(expect_fused_matches(c, low, 4, "rank <-> local bit 0, 5 pieces, no agreement check", odd));
+  DistOptions ring;
+  ring.pieces = 2;  // as many pieces as ring buffers
+  EXPECT_TRUE(expect_fused_matches(c, low, 4, "rank <-> local bit 0, 2 pieces", ring));
+  ring.pieces = 7;
+  ring.depth = 3;
+  EXPECT_TRUE(expect_fused_matches(c, random_bmmc(n, 3), 4, "random BMMC, 7 pieces over a ring of 3", ring));
   const NcclPushPermuter p(random_bmmc(n, 8), 4, c.comms[0]);
   EXPECT_FALSE(p.push_plan().one_pass());
   EXPECT_EQ(p.pieces(), 26);

@@ -12,7 +12,7 @@
 //   3. one grouped ncclSend/ncclRecv per peer with its count (2^(m−k) elements to each of 2^k ranks);
 //   4. the post-pass: the receive buffer → out.
 // With the input preserved the exchange is pipelined (DistOptions::pieces; by default the fewest pieces whose scratch
-// fits 1/8 of the local array — 26 for two ranks): the chunks are cut into
+// fits 1/8 of the local array — 26 for two ranks that each keep a chunk): the chunks are cut into
 // the pieces of dist/schedule.hpp and, per piece, a pack kernel (the pre-pass over the piece's atoms, into one of
 // DistOptions::depth send buffers, default 2), grouped ncclSend/ncclRecv on the engine's own stream (into one of
 // `depth` receive buffers) and an unpack kernel (the post-pass over the same atoms, into out) run so that piece i's

@@ -12,17 +12,21 @@
 //      keeps each output run on one source rank) or into `scratch` of every rank (the other maps);
 //   3. a one-word ncclAllReduce: every rank's stores have landed before any rank goes on;
 //   4. for two-pass push plans, the finishing local pass Q: scratch → out on every rank.
-// Maps whose push would need that finishing pass run instead, wherever their pieces can be cut along tiles (ranks
-// of about 2^26 elements and more), the portable engine's pieces on the copy engines: per piece the pack kernel,
+// Maps whose push would need that finishing pass run instead, wherever their pieces can be cut along tiles (it
+// depends on the map: the rank bit swapped with local bit 0 from 2^20 elements per rank, every map tested at 2^26),
+// the portable engine's pieces on the copy engines (ring depth DistOptions::depth, pieces DistOptions::pieces): per piece the pack kernel,
 // cudaMemcpyAsync of each chunk that leaves the rank straight into its receiver's scratch window (through the
 // window's load/store address), a one-word ncclAllReduce, and the unpack kernel — the links carry one piece while
 // the SMs pack and unpack its neighbours (pieces() > 0; scratch = the pieces' ring, about 1/8 of the array).
 // Where the fused engine cannot run — a rank that is not load/store accessible from another (NCCL's LSA team is
 // smaller than the communicator: other nodes, no peer path), ranks below one warp row — fused() is false,
 // fallback_reason() says why, and calls run the portable engine (DistPermuter) on the windows' memory instead.
-// Buffers: in is device memory of the communicator's device (2^m elements, aligned to alignment()); out and, when
-// fused() and scratch_bytes() > 0, scratch are NcclWindows of this communicator with at least local_bytes() bytes
-// on every rank (when not fused, scratch is optional: the portable engine uses its own registered scratch).
+// Buffers: in is device memory of the communicator's device (2^m elements, aligned to alignment()); out is an
+// NcclWindow of this communicator with at least local_bytes() bytes on every rank and, when fused() and
+// scratch_bytes() > 0, scratch one with at least scratch_bytes() (when not fused, scratch is optional: the portable
+// engine uses its own registered scratch). Which path a rank takes (one pass, pieces, push + finish) depends on its
+// plan, options and device; the agreement check compares it — without the check (check_agreement = false), every
+// rank must be built alike (same options, same kind of GPU).
 // Example (every rank):
 //   bmmc::NcclPushPermuter p(bmmc::random_bmmc(33, 1), 8, comm);
 //   auto out = bmmc::NcclWindow::allocate(comm, p.local_bytes());
@@ -47,8 +51,9 @@ namespace bmmc {
 
 class NcclPushPermuter {
  public:
-  /// Plans `global` (N bits) over the communicator's ranks, compiles the push kernel and the finishing pass on the
-  /// communicator's device (or builds the portable engine where the fused one cannot run). Not collective. Throws
+  /// Plans `global` (N bits) over the communicator's ranks, compiles the push kernel and either the pieces' kernels
+  /// or the finishing pass on the communicator's device (or builds the portable engine where the fused one cannot
+  /// run). Not collective. Throws
   /// std::invalid_argument for a world size that is not a power of two or exceeds 2^N, errors carrying NCCL's
   /// message when the communicator cannot be queried.
   NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, const DistOptions& options = {});

@@ -17,7 +17,8 @@
 //    need a finishing pass after the push, the links then need not wait for the SMs.
 // Auto takes Push when every pair of distinct devices has peer access and the push pass fits (m large enough),
 // else Copy, and fallback_reason() says why; where the push would need its finishing pass, Auto takes CopyPieces
-// instead wherever the pieces can be cut (ranks of about 2^26 elements and more). The same device may appear more than once (its "ranks" then share
+// instead wherever the map's pieces can be cut along tiles (it depends on the map: the rank bit swapped with local
+// bit 0 already at 2^17 elements per rank, every map tested at 2^26). The same device may appear more than once (its "ranks" then share
 // memory, which tests use to run several ranks on one GPU). Nothing here needs NCCL: this layer (bmmc_peer) is
 // part of bmmc::bmmc, unlike bmmc::nccl (one process per GPU, any launcher).
 // Synchronisation: a call first makes every device's stream wait for every other's (no rank writes into a
@@ -63,15 +64,17 @@ class PeerPermuter {
   PeerPermuter(PeerPermuter&&) noexcept;
   PeerPermuter& operator=(PeerPermuter&&) noexcept;
 
-  /// Enqueues the permutation. in[r], out[r] (and scratch[r] when scratch_bytes() > 0): 2^m elements of device
-  /// memory on devices[r], aligned to alignment(), no two buffers overlapping; streams: empty (each device's
+  /// Enqueues the permutation. in[r], out[r]: 2^m elements of device memory on devices[r], and scratch[r] when
+  /// scratch_bytes() > 0 (that many bytes: 2^m elements, or the pieces' ring for CopyPieces), aligned to
+  /// alignment(), no two buffers overlapping; streams: empty (each device's
   /// default stream) or one per rank on devices[r]. The input is preserved. Everything is checked before the
   /// first enqueue (std::invalid_argument naming the rank and the buffer).
   void operator()(const std::vector<const void*>& in, const std::vector<void*>& out,
                   const std::vector<void*>& scratch = {}, const std::vector<cudaStream_t>& streams = {}) const;
 
-  /// In place, for push plans of two passes (push_plan().one_pass() false, engine Push): data[r] is both the
-  /// input and the output of rank r. Safe because the push reads only each rank's own data and writes only the
+  /// In place, for push plans of two passes (push_plan().one_pass() false; engine Push, or Auto — which keeps the
+  /// push built when it takes CopyPieces for operator()): data[r] is both the input and the output of rank r, and
+  /// scratch[r] holds 2^m elements. Safe because the push reads only each rank's own data and writes only the
   /// scratch buffers, and the finish (scratch → data) starts after every rank's push is done. Throws
   /// std::invalid_argument for the copy engine and for one-pass plans (their pushes store into other ranks' data
   /// while those ranks may still be reading it). PeerSwapPermuter runs chunks of an array through this.
@@ -95,7 +98,7 @@ class PeerPermuter {
   const std::string& fallback_reason() const noexcept;  ///< why Auto runs Copy; "" otherwise
   /// Per rank: 0 for a one-pass push or a rank-local map; the pieces' ring for CopyPieces; else 2^m elements.
   std::size_t scratch_bytes() const noexcept;
-  int pieces() const noexcept;                    ///< CopyPieces: pieces per call (1 otherwise)
+  int pieces() const noexcept;                    ///< CopyPieces: pieces per call (0 otherwise)
   std::size_t local_bytes() const noexcept;       ///< 2^m · elem_bytes
   std::size_t alignment() const noexcept;
   const std::vector<int>& devices() const noexcept;
