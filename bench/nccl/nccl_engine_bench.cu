@@ -357,6 +357,12 @@ int main(int argc, char** argv) try {
     for (auto& sw : swaps) sw.reset();
   }
   if (swaps[0]) {
+    if (swaps[0]->chunks())
+      std::printf("nccl-in-place: %d staged chunks through the copy engines, staging %.1f MiB per rank\n",
+                  swaps[0]->chunks(), swaps[0]->staging_bytes() / 1048576.0);
+    else
+      std::printf("nccl-in-place: %s\n", swaps[0]->plan().conjugated() ? "Q, the pass across ranks, Q"
+                                                                        : "one pass across ranks");
     for (int r = 0; r < ranks; ++r) {
       ScopedDevice on(r);
       BMMC_CUDA_CHECK(cudaMemcpy(out_win[r].data(), in[r].get(), bytes, cudaMemcpyDeviceToDevice));

@@ -13,8 +13,12 @@
 #include "bmmc/cuda/inplace.hpp"
 #include "bmmc/cuda/kernel_cache.hpp"
 #include "bmmc/cuda/launch.hpp"
+#include "bmmc/cuda/permute.hpp"
+#include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/peer/peer_swap.hpp"
 #include "collectives.hpp"
+#include "copy_pipeline.hpp"
 #include "lsa_pointers.hpp"
 
 namespace bmmc {
@@ -29,7 +33,56 @@ struct NcclSwapPermuter::State : RankContext {
   KernelSource source;
   Kernel kernel;
   std::unique_ptr<CudaInPlacePermuter> conjugate;  // Q, where f moves low bits
+  // Staged chunks through the copy engines, where f moves low bits and fixes top local bits (docs/DESIGN.md §9.6):
+  // chunk c of every rank runs f_c's all-to-all form — pre-pass into the send side of staging slot c mod 2, the
+  // segments copied into the receivers' receive sides, post-pass back into the chunk — pipelined (copy_pipeline.hpp).
+  std::optional<StagedSwapPlan> staged;
+  AllToAllStep step;                        // f_c's all-to-all form on this rank
+  std::vector<std::uint64_t> send_at;       // f_c: this rank's segments in its send side (elements)
+  std::vector<std::uint64_t> land_at;       // [d]: where this rank's segment lands in d's receive side (elements)
+  std::vector<int> lanes;                   // the ranks this rank sends a segment to (itself included)
+  std::unique_ptr<CudaPermuter> pre, post;
+  std::optional<NcclWindow> staging;        // slots × (send, receive) chunks, allocated by the first call
+  std::unique_ptr<NcclCopyPipeline> pipe;   // (after staging: destroyed first, its streams drained)
+  cudaEvent_t done = nullptr;               // recorded after each staged call: the staging is free
+  ~State() {  // the last staged call is done with the staging before the window goes
+    if (!done) return;
+    try {
+      ScopedDevice on(device);
+      cudaEventSynchronize(done);
+      cudaEventDestroy(done);
+    } catch (...) {  // a destructor must not throw; the device is gone anyway
+    }
+  }
+  std::size_t staging_bytes() const { return staged ? 4 * staged->chunk_bytes() : 0; }
+  bool plan_staged(const Bmmc& f, int g, int elem_bytes);
 };
+
+// f_c's pre- and post-pass and where each segment goes; false (nothing kept) where the staged path does not apply.
+bool NcclSwapPermuter::State::plan_staged(const Bmmc& f, int g, int elem_bytes) {
+  const std::size_t local = array_bytes(plan.local_bits, elem_bytes);
+  const std::size_t max_chunk = options.pieces > 0 ? local / static_cast<std::size_t>(options.pieces) : std::size_t{1} << 30;
+  auto st = make_staged_swap_plan(f, g, elem_bytes, max_chunk, PeerSwapPermuter::kMinStagingChunkBits);
+  if (!st) return false;
+  const DistPlan pc = make_dist_plan(st->chunk_map, g, elem_bytes);
+  step = alltoall_step(pc, static_cast<BitVec>(rank));
+  if (step.local_only) return false;
+  send_at = displacements(step.send_counts);
+  land_at.assign(static_cast<std::size_t>(ranks), 0);
+  for (int d = 0; d < ranks; ++d)
+    if (step.send_counts[d]) {
+      lanes.push_back(d);
+      land_at[d] = displacements(alltoall_step(pc, static_cast<BitVec>(d)).recv_counts)[rank];
+    }
+  pre = std::make_unique<CudaPermuter>(step.pre, elem_bytes, options.gpu);
+  post = std::make_unique<CudaPermuter>(step.post, elem_bytes, options.gpu);
+  pre->prepare();  // no lazy load between collectives (launch.hpp)
+  post->prepare();
+  pipe = std::make_unique<NcclCopyPipeline>(*this, lanes.size(), 2);
+  check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  staged = std::move(st);
+  return true;
+}
 
 NcclSwapPermuter::NcclSwapPermuter(const Bmmc& f, int elem_bytes, ncclComm_t comm, const DistOptions& options)
     : state_(std::make_unique<State>(comm)) {
@@ -44,6 +97,7 @@ NcclSwapPermuter::NcclSwapPermuter(const Bmmc& f, int elem_bytes, ncclComm_t com
         "in place across ranks needs every rank load/store accessible from every other, and NCCL's LSA team of rank "
         "{} is smaller than the {} ranks; permute out of place with DistPermuter",
         s.rank, s.ranks));
+  if (s.plan.conjugated() && s.plan_staged(f, g, elem_bytes)) return;
   // Every kernel is loaded now, not lazily between collectives (prepare_launch, launch.hpp).
   s.source = generate_rank_swap(s.plan.direct, s.plan.local_bits, elem_bytes, s.plan.vector_bits, s.plan.owner_bit);
   KernelCache& cache = options.gpu.cache ? *options.gpu.cache : default_kernel_cache();
@@ -63,6 +117,10 @@ const RankSwapPlan& NcclSwapPermuter::plan() const noexcept { return state_->pla
 std::size_t NcclSwapPermuter::local_bytes() const noexcept {
   return array_bytes(state_->plan.local_bits, state_->plan.elem_bytes);
 }
+std::size_t NcclSwapPermuter::staging_bytes() const noexcept { return state_->staging_bytes(); }
+int NcclSwapPermuter::chunks() const noexcept {
+  return state_->staged ? static_cast<int>(state_->staged->chunks()) : 0;
+}
 int NcclSwapPermuter::rank() const noexcept { return state_->rank; }
 int NcclSwapPermuter::ranks() const noexcept { return state_->ranks; }
 int NcclSwapPermuter::device() const noexcept { return state_->device; }
@@ -76,10 +134,14 @@ void NcclSwapPermuter::operator()(const NcclWindow& data, cudaStream_t stream) c
   s.check_or_refuse(s.options.check_agreement, stream, [&] { data.require(s.comm, local_bytes(), true, "data"); });
   if (s.options.check_agreement)
     s.agree({s.hash, static_cast<std::uint64_t>(s.plan.n()), static_cast<std::uint64_t>(s.plan.elem_bytes),
-             AgreedEngine::InPlace, 0, 0, 0, 0},
+             AgreedEngine::InPlace, static_cast<std::uint64_t>(chunks()), 0, 0, 0},
             stream);
   else
     s.barrier(stream);  // no rank reaches into a buffer its owner still uses
+  if (s.staged) {
+    run_staged(data, stream);
+    return;
+  }
   if (s.conjugate) {
     s.conjugate->run_on_device_pointer(data.data(), stream);
     s.barrier(stream);  // every rank's Q is done before any thread reaches into it
@@ -93,6 +155,33 @@ void NcclSwapPermuter::operator()(const NcclWindow& data, cudaStream_t stream) c
   launch(s.kernel, dim3(static_cast<unsigned>(s.source.grid)), dim3(s.source.block), 0, stream, args);
   s.barrier(stream);  // every pair that touches this rank is swapped
   if (s.conjugate) s.conjugate->run_on_device_pointer(data.data(), stream);
+}
+
+// The staged chunks (State::plan_staged): chunk c uses staging slot c mod 2 — its send side at 2·(c mod 2) chunks,
+// its receive side right after — the same layout on every rank, so a sender knows where its segment lands. The
+// staging window is allocated by the first call, after the agreement, on every rank alike (collective).
+void NcclSwapPermuter::run_staged(const NcclWindow& data, cudaStream_t stream) const {
+  State& s = *state_;
+  if (!s.staging) s.staging.emplace(NcclWindow::allocate(s.comm, s.staging_bytes()));
+  const std::size_t chunk = s.staged->chunk_bytes(), eb = static_cast<std::size_t>(s.plan.elem_bytes);
+  auto* base = static_cast<unsigned char*>(s.staging->data());
+  auto* array = static_cast<unsigned char*>(data.data());
+  const std::vector<void*>& peers = s.staging->peers();
+  const auto send_side = [&](int c) { return static_cast<std::size_t>(c % 2) * 2 * chunk; };
+  s.pipe->run(
+      static_cast<int>(s.staged->chunks()), stream,
+      [&](int c, cudaStream_t st) {
+        s.pre->run_on_device_pointers(array + static_cast<std::size_t>(c) * chunk, base + send_side(c), st);
+      },
+      [&](int c, std::size_t lane) {
+        const int d = s.lanes[lane];
+        return CopyLane{static_cast<unsigned char*>(peers[d]) + send_side(c) + chunk + s.land_at[d] * eb,
+                        base + send_side(c) + s.send_at[d] * eb, static_cast<std::size_t>(s.step.send_counts[d]) * eb};
+      },
+      [&](int c, cudaStream_t st) {
+        s.post->run_on_device_pointers(base + send_side(c) + chunk, array + static_cast<std::size_t>(c) * chunk, st);
+      });
+  check(cudaEventRecord(s.done, stream), "cudaEventRecord (staging free)");
 }
 
 }  // namespace bmmc

@@ -85,6 +85,19 @@ TEST(NcclSwapEngine, InvolutionsAcrossRanks) {
   for (const auto& [name, f] : maps)
     for (int eb : {4, 8}) expect_swapped(c, f, eb, fmt::format("{}, {} ranks, {} B", name, ranks, eb));
   for (int eb : {1, 2, 16}) expect_swapped(c, test::swaps(n, {{0, n - 1}}), eb, fmt::format("local 0, {} B", eb));
+  // Staged chunks through the copy engines (f moves low bits, fixes the top local bits) against the three passes
+  // (f also moves the top local bit): both paths, and more chunks than staging slots.
+  const Bmmc low = test::swaps(n, {{0, n - 1}}), low_and_top = test::swaps(n, {{0, n - 1}, {3, m - 1}});
+  const NcclSwapPermuter staged(low, 8, c.comms[0]), three(low_and_top, 8, c.comms[0]);
+  EXPECT_EQ(staged.chunks(), 2);  // chunks of at most 1 GiB, at least one chunk bit
+  EXPECT_EQ(staged.staging_bytes(), 4 * staged.local_bytes() / 2);
+  EXPECT_EQ(three.chunks(), 0);
+  EXPECT_EQ(three.staging_bytes(), 0u);
+  expect_swapped(c, low_and_top, 8, "local 0 and local 3 <-> top local: the three passes");
+  DistOptions eight;
+  eight.pieces = 8;  // chunks of local_bytes() / 8
+  EXPECT_EQ(NcclSwapPermuter(low, 4, c.comms[0], eight).chunks(), 8);
+  for (int eb : {4, 16}) expect_swapped(c, low, eb, fmt::format("local 0 in 8 staged chunks, {} B", eb), eight);
   DistOptions quiet;
   quiet.check_agreement = false;
   expect_swapped(c, test::swaps(n, {{0, n - 1}}), 8, "local 0 without the agreement check", quiet);

@@ -1,6 +1,6 @@
 // In place across the ranks of an NCCL communicator (docs/DESIGN.md §9.6), one process (or thread) per GPU: an
 // involution f of an array split over the ranks — cuStateVec's multi-device index-bit swap, for any involutive
-// BMMC — with no output buffer and no scratch. The array lives in an NcclWindow (symmetric memory), so that each
+// BMMC — with no output buffer (and no scratch but the staged path's bounded staging, below). The array lives in an NcclWindow (symmetric memory), so that each
 // rank's threads can swap pairs of 16-byte vectors {x, f'(x)} wherever they live, addressing the other ranks'
 // buffers through the window's ncclGetLsaPointer addresses — the RankSwapPlan's pass across ranks, between a local
 // in-place involution Q on every rank where f moves low bits (a rank bit with local bit 0, say).
@@ -9,8 +9,14 @@
 // the check), Q, a one-word ncclAllReduce (every rank's Q is done before any thread reaches into it), the pass
 // across ranks, a one-word ncclAllReduce (every pair touching this rank is swapped), Q. Needs every rank load/
 // store accessible from every other (NCCL's LSA team = the communicator); otherwise construction throws and says
-// to permute out of place (DistPermuter). The single-process twin is PeerSwapPermuter, whose staged path also
-// moves low-bit swaps through the copy engines. Example (every rank):
+// to permute out of place (DistPermuter). Where f moves low bits but fixes the top local bits (a rank bit swapped
+// with local bit 0, say) the call runs staged chunks instead of Q and the pass across ranks (docs/DESIGN.md §9.6):
+// chunk by chunk (at most 1 GiB each, or local_bytes() / DistOptions::pieces), f_c's pre-pass into a staging
+// window, the segments copied by the copy engines into the receivers' staging through its load/store addresses, a
+// one-word ncclAllReduce, the post-pass back into the chunk — pipelined so that the links carry one chunk while the
+// SMs pack and unpack its neighbours (chunks() > 0; the staging window, staging_bytes() = 4 chunks, is allocated by
+// the first call and freed with the engine: destroy it on every rank). The single-process twin is
+// PeerSwapPermuter, whose staged path does the same with cudaMemcpyPeerAsync. Example (every rank):
 //   bmmc::NcclSwapPermuter swap(bmmc::parse_spec("swap:30,31", 32), 8, comm);   // rank bit <-> top local bit
 //   auto sv = bmmc::NcclWindow::allocate(comm, swap.local_bytes());               // the state vector's slice
 //   swap(sv, stream);
@@ -50,10 +56,15 @@ class NcclSwapPermuter {
   int rank() const noexcept;
   int ranks() const noexcept;
   int device() const noexcept;
-  const std::string& source() const noexcept;  ///< the pass across ranks' CUDA source
+  const std::string& source() const noexcept;  ///< the pass across ranks' CUDA source ("" on the staged path)
+  /// The staged path (f moves low bits and fixes top local bits): its chunks per rank, 0 where the three passes run.
+  int chunks() const noexcept;
+  /// The staged path's staging window per rank (4 chunks, allocated by the first call; 0 for the three passes).
+  std::size_t staging_bytes() const noexcept;
 
  private:
   struct State;
+  void run_staged(const NcclWindow& data, cudaStream_t stream) const;
   std::unique_ptr<State> state_;
 };
 
