@@ -43,7 +43,7 @@ if command -v compute-sanitizer >/dev/null; then
   # NCCL's own library asks cudaFuncGetAttributes about kernels it has no image for on this GPU (error 209, 4
   # per run, inside libnccl.so.2): its API errors are not reported; memory errors are, as everywhere.
   for spec in "bmmc_peer_tests:PeerPermuter.BadInputRefusedBeforeWriting:PeerPermuter.OnePassOnlyWhenRunsStayOnOneRank:PeerSwap.*" \
-              "bmmc_nccl_tests:NcclEngine.OneRankIsALocalPass:NcclPushEngine.OneRankRunsFused:NcclPushEngine.BadBuffers*:NcclSwapEngine.OneRankAndBadInput:NcclPushEngine.TwoOrMoreRanksEveryMapKind"; do
+              "bmmc_nccl_tests:NcclEngine.OneRankIsALocalPass:NcclPushEngine.OneRankRunsFused:NcclPushEngine.BadBuffers*:NcclSwapEngine.OneRankAndBadInput:NcclPushEngine.TwoOrMoreRanksEveryMapKind:NcclSwapEngine.InvolutionsAcrossRanks"; do
     bin=${spec%%:*} filter=${spec#*:} api=all
     [[ $bin == bmmc_nccl_tests ]] && api=no
     timeout 400 compute-sanitizer --tool memcheck --report-api-errors "$api" --error-exitcode 9 "$BUILD/tests/$bin" \
