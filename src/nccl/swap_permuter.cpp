@@ -42,15 +42,21 @@ struct NcclSwapPermuter::State : RankContext {
   std::vector<std::uint64_t> land_at;       // [d]: where this rank's segment lands in d's receive side (elements)
   std::vector<int> lanes;                   // the ranks this rank sends a segment to (itself included)
   std::unique_ptr<CudaPermuter> pre, post;
-  std::optional<NcclWindow> staging;        // slots × (send, receive) chunks, allocated by the first call
+  // The staging memory is allocated with the engine (ncclMemAlloc is local: a rank that cannot get it throws at
+  // construction instead of leaving its peers in a collective) and registered as a window by the first call, after
+  // the agreement (collective).
+  void* staging_memory = nullptr;
+  std::optional<NcclWindow> staging;        // slots × (send, receive) chunks
   std::unique_ptr<NcclCopyPipeline> pipe;   // (after staging: destroyed first, its streams drained)
   cudaEvent_t done = nullptr;               // recorded after each staged call: the staging is free
-  ~State() {  // the last staged call is done with the staging before the window goes
-    if (!done) return;
+  ~State() {  // the last staged call is done with the staging before the window and its memory go
     try {
       ScopedDevice on(device);
-      cudaEventSynchronize(done);
-      cudaEventDestroy(done);
+      if (done) cudaEventSynchronize(done);
+      pipe.reset();
+      staging.reset();
+      if (staging_memory) ncclMemFree(staging_memory);
+      if (done) cudaEventDestroy(done);
     } catch (...) {  // a destructor must not throw; the device is gone anyway
     }
   }
@@ -63,7 +69,9 @@ bool NcclSwapPermuter::State::plan_staged(const Bmmc& f, int g, int elem_bytes) 
   const std::size_t local = array_bytes(plan.local_bits, elem_bytes);
   const std::size_t max_chunk = options.pieces > 0 ? local / static_cast<std::size_t>(options.pieces) : std::size_t{1} << 30;
   auto st = make_staged_swap_plan(f, g, elem_bytes, max_chunk, PeerSwapPermuter::kMinStagingChunkBits);
-  if (!st) return false;
+  // A map that fixes too few top local bits would get chunks above the bound (staging of 4 chunks of up to half the
+  // array): the three passes then, with no staging at all.
+  if (!st || st->chunk_bytes() > max_chunk) return false;
   const DistPlan pc = make_dist_plan(st->chunk_map, g, elem_bytes);
   step = alltoall_step(pc, static_cast<BitVec>(rank));
   if (step.local_only) return false;
@@ -81,6 +89,7 @@ bool NcclSwapPermuter::State::plan_staged(const Bmmc& f, int g, int elem_bytes) 
   pipe = std::make_unique<NcclCopyPipeline>(*this, lanes.size(), 2);
   check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   staged = std::move(st);
+  nccl_check(ncclMemAlloc(&staging_memory, staging_bytes()), "ncclMemAlloc (the staging of the in-place chunks)", comm);
   return true;
 }
 
@@ -89,6 +98,9 @@ NcclSwapPermuter::NcclSwapPermuter(const Bmmc& f, int elem_bytes, ncclComm_t com
   State& s = *state_;
   s.options = options;
   const int g = dist_rank_bits(static_cast<std::uint64_t>(s.ranks), f.n());
+  if (options.pieces < 0)
+    throw std::invalid_argument(
+        fmt::format("pieces = {}: give at least one chunk (0 = chunks of at most 1 GiB)", options.pieces));
   s.plan = make_rank_swap_plan(f, g, elem_bytes);
   s.hash = dist_plan_hash(make_dist_plan(f, g, elem_bytes));
   ScopedDevice on(s.device);
@@ -131,6 +143,9 @@ void NcclSwapPermuter::operator()(const NcclWindow& data, cudaStream_t stream) c
   ScopedDevice on(s.device);
   // Everything is checked before anything is enqueued (the window is 4096-aligned, so every vector width fits).
   // A rank whose window fails says so in the agreement, so that its peers throw too instead of waiting for it.
+  // A call on another stream than the previous one still starts after it: the staging is the engine's (and the
+  // agreement below then orders the peers' calls too).
+  if (s.done) check(cudaStreamWaitEvent(stream, s.done, 0), "cudaStreamWaitEvent (staging free)");
   s.check_or_refuse(s.options.check_agreement, stream, [&] { data.require(s.comm, local_bytes(), true, "data"); });
   if (s.options.check_agreement)
     s.agree({s.hash, static_cast<std::uint64_t>(s.plan.n()), static_cast<std::uint64_t>(s.plan.elem_bytes),
@@ -162,7 +177,7 @@ void NcclSwapPermuter::operator()(const NcclWindow& data, cudaStream_t stream) c
 // staging window is allocated by the first call, after the agreement, on every rank alike (collective).
 void NcclSwapPermuter::run_staged(const NcclWindow& data, cudaStream_t stream) const {
   State& s = *state_;
-  if (!s.staging) s.staging.emplace(NcclWindow::allocate(s.comm, s.staging_bytes()));
+  if (!s.staging) s.staging.emplace(s.comm, s.staging_memory, s.staging_bytes());
   const std::size_t chunk = s.staged->chunk_bytes(), eb = static_cast<std::size_t>(s.plan.elem_bytes);
   auto* base = static_cast<unsigned char*>(s.staging->data());
   auto* array = static_cast<unsigned char*>(data.data());

@@ -39,12 +39,24 @@ void expect_swapped(const Comms& c, const Bmmc& f, int eb, const std::string& wh
     const NcclSwapPermuter p(f, eb, c.comms[r], options);
     NcclWindow data = NcclWindow::allocate(c.comms[r], p.local_bytes());
     cudaMemcpy(data.data(), whole.data() + r * slice, slice, cudaMemcpyHostToDevice);
-    cudaStream_t s;
+    cudaStream_t s, t;
     cudaStreamCreate(&s);
+    cudaStreamCreate(&t);
     p(data, s);
     cudaStreamSynchronize(s);
     cudaMemcpy(got.data() + r * slice, data.data(), slice, cudaMemcpyDeviceToHost);
+    // Three more calls, the first on another stream: an involution gives the original back, and the engine's
+    // staging, events and streams are reused (the caller orders its own window between the streams).
+    p(data, t);
+    cudaStreamSynchronize(t);
+    p(data, s);
+    p(data, s);
+    cudaStreamSynchronize(s);
+    std::vector<unsigned char> back(slice);
+    cudaMemcpy(back.data(), data.data(), slice, cudaMemcpyDeviceToHost);
+    EXPECT_EQ(std::memcmp(back.data(), whole.data() + r * slice, slice), 0) << what << ": four calls on rank " << r;
     cudaStreamDestroy(s);
+    cudaStreamDestroy(t);
   });
   EXPECT_EQ(got, ref) << what;
 }
@@ -107,7 +119,7 @@ TEST(NcclSwapEngine, RanksThatDisagreeAllThrow) {
   REQUIRE_GPU();
   REQUIRE_GPUS(2);
   const Comms c(2);
-  std::vector<std::string> messages(2);
+  std::vector<std::string> messages(2), chunks(2);
   per_rank(2, [&](int r) {
     const NcclSwapPermuter p(r == 0 ? bit_reverse(20) : reverse(20), 4, c.comms[r]);
     NcclWindow data = NcclWindow::allocate(c.comms[r], p.local_bytes());
@@ -116,8 +128,18 @@ TEST(NcclSwapEngine, RanksThatDisagreeAllThrow) {
     } catch (const std::invalid_argument& e) {
       messages[r] = e.what();
     }
+    // The same map staged in different chunk counts (the agreement's piece word) must not pair up either.
+    DistOptions o;
+    o.pieces = r == 0 ? 8 : 0;
+    const NcclSwapPermuter q(test::swaps(20, {{0, 19}}), 4, c.comms[r], o);
+    try {
+      q(data, nullptr);
+    } catch (const std::invalid_argument& e) {
+      chunks[r] = e.what();
+    }
   });
   test::expect_every_rank_disagrees(messages);
+  test::expect_every_rank_disagrees(chunks);
 }
 
 }  // namespace

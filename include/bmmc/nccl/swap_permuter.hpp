@@ -1,6 +1,6 @@
 // In place across the ranks of an NCCL communicator (docs/DESIGN.md §9.6), one process (or thread) per GPU: an
 // involution f of an array split over the ranks — cuStateVec's multi-device index-bit swap, for any involutive
-// BMMC — with no output buffer (and no scratch but the staged path's bounded staging, below). The array lives in an NcclWindow (symmetric memory), so that each
+// BMMC — with no output buffer (and no scratch but the staged path's staging of at most 4 GiB, below). The array lives in an NcclWindow (symmetric memory), so that each
 // rank's threads can swap pairs of 16-byte vectors {x, f'(x)} wherever they live, addressing the other ranks'
 // buffers through the window's ncclGetLsaPointer addresses — the RankSwapPlan's pass across ranks, between a local
 // in-place involution Q on every rank where f moves low bits (a rank bit with local bit 0, say).
@@ -11,12 +11,14 @@
 // store accessible from every other (NCCL's LSA team = the communicator); otherwise construction throws and says
 // to permute out of place (DistPermuter). Where f moves low bits but fixes the top local bits (a rank bit swapped
 // with local bit 0, say) the call runs staged chunks instead of Q and the pass across ranks (docs/DESIGN.md §9.6):
-// chunk by chunk (at most 1 GiB each, or local_bytes() / DistOptions::pieces), f_c's pre-pass into a staging
-// window, the segments copied by the copy engines into the receivers' staging through its load/store addresses, a
-// one-word ncclAllReduce, the post-pass back into the chunk — pipelined so that the links carry one chunk while the
-// SMs pack and unpack its neighbours (chunks() > 0; the staging window, staging_bytes() = 4 chunks, is allocated by
-// the first call and freed with the engine: destroy it on every rank). The single-process twin is
-// PeerSwapPermuter, whose staged path does the same with cudaMemcpyPeerAsync. Example (every rank):
+// chunk by chunk (at most 1 GiB each, or local_bytes() / DistOptions::pieces; where f fixes too few top local bits
+// for chunks that small, the three passes run instead), f_c's pre-pass into a staging window, the segments copied
+// by the copy engines into the receivers' staging through its load/store addresses, a one-word ncclAllReduce, the
+// post-pass back into the chunk — pipelined so that the links carry one chunk while the SMs pack and unpack its
+// neighbours (chunks() > 0; the staging, staging_bytes() = 4 chunks, is allocated with the engine, registered as a
+// window by the first call and freed with the engine: destroy it on every rank). The path a rank takes depends on
+// its options: the agreement compares it; without the check (check_agreement = false) build every rank alike. The
+// single-process twin is PeerSwapPermuter, whose staged path does the same with cudaMemcpyPeerAsync. Example (every rank):
 //   bmmc::NcclSwapPermuter swap(bmmc::parse_spec("swap:30,31", 32), 8, comm);   // rank bit <-> top local bit
 //   auto sv = bmmc::NcclWindow::allocate(comm, swap.local_bytes());               // the state vector's slice
 //   swap(sv, stream);
@@ -37,11 +39,13 @@ namespace bmmc {
 
 class NcclSwapPermuter {
  public:
-  /// Plans involution `f` (N bits) over the communicator's ranks and compiles the pass across ranks and Q on the
-  /// communicator's device. Not collective. Throws std::invalid_argument for a map that is not an involution (saying
-  /// to permute out of place), a world size that is not a power of two or exceeds 2^N, and ranks that are not all
-  /// load/store accessible; errors carrying NCCL's message when the communicator cannot be queried. Of the options
-  /// only check_agreement and gpu apply.
+  /// Plans involution `f` (N bits) over the communicator's ranks and compiles, on the communicator's device, the
+  /// pass across ranks and Q — or, for the staged path, f_c's pre- and post-pass, with the staging memory
+  /// (ncclMemAlloc) and the copy pipeline's streams and events. Not collective. Throws std::invalid_argument for a
+  /// map that is not an involution (saying to permute out of place), a world size that is not a power of two or
+  /// exceeds 2^N, ranks that are not all load/store accessible and pieces < 0; errors carrying NCCL's message when
+  /// the communicator cannot be queried or the staging cannot be allocated. Of the options check_agreement, gpu and
+  /// pieces (the staged chunks) apply; the staging ring is always 2 slots.
   NcclSwapPermuter(const Bmmc& f, int elem_bytes, ncclComm_t comm, const DistOptions& options = {});
   ~NcclSwapPermuter();
   NcclSwapPermuter(NcclSwapPermuter&&) noexcept;
