@@ -230,8 +230,11 @@ out=$("$bmmc" plan bits:5,1,2,3,4,0 --ranks 4 -b 8 --json) || fail "plan bits --
   fail "plan --ranks: push plan of swap:0,12"
 [[ $("$bmmc" plan swap:11,12 --n 13 --ranks 2 --json) == *'"push":{"line_bits":6,"one_pass":true,'* ]] ||
   fail "plan --ranks: push plan of swap:11,12"
+# The default pipeline: two ranks that each keep a chunk take 26 pieces within 1/8 scratch (15/128 of the array).
+[[ $("$bmmc" plan swap:0,20 --n 21 --ranks 2 --json) == *'"pipeline":{"pieces":26,"atoms_per_chunk":128,'*'"send_segments":1,'*'"scratch_fraction":0.1171875}'* ]] ||
+  fail "plan --ranks: the default pipeline of swap:0,20"
 text=$("$bmmc" plan gray --n 10 --ranks 8) || fail "plan --ranks text"
-for part in "k = rank(A_hl)" "pre-pass" "post-pass" "rank 7:" "round 0: send chunk" "push plan:"; do
+for part in "k = rank(A_hl)" "pre-pass" "post-pass" "rank 7:" "round 0: send chunk" "push plan:" "pipelined exchange"; do
   [[ "$text" == *"$part"* ]] || fail "plan --ranks text lacks '$part'"
 done
 # permute --ranks: the same file as without --ranks, for 1 .. 2^n ranks and pieced exchanges.

@@ -3,6 +3,8 @@
 // the in-place plan of §8 (the involution passes, each a tile pass with its partner map).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <memory>
 #include <variant>
 
@@ -138,6 +140,16 @@ nlohmann::ordered_json dist_plan_json(const DistPlan& p) {
   j["post"] = bmmc_json(p.post);
   j["post_rank_cols"] = p.post_rank_cols;
   j["fused_line_bits"] = p.fused_line_bits;
+  // The pipelined exchange as the engines run it by default (pieces = 0: the fewest within 1/8 scratch).
+  const PieceSchedule ps = make_piece_schedule(p, 0);
+  const std::uint64_t scratch = ps.scratch_elems * static_cast<std::uint64_t>(p.elem_bytes);
+  j["pipeline"] = {{"pieces", ps.pieces},
+                   {"atoms_per_chunk", std::uint64_t{1} << ps.atom_bits},
+                   {"max_piece_elements", ps.max_piece_elems},
+                   {"depth", ps.depth},
+                   {"send_segments", ps.send_segments},
+                   {"scratch_bytes_per_rank", scratch},
+                   {"scratch_fraction", static_cast<double>(ps.scratch_elems) / static_cast<double>(p.local_elems())}};
   const PushPlan push = make_gpu_push_plan(p.bmmc, p.rank_bits, p.elem_bytes);
   j["push"] = {{"line_bits", push.line_bits}, {"one_pass", push.one_pass()}, {"push", bmmc_json(push.push)},
                {"finish", bmmc_json(push.finish)}};
@@ -170,6 +182,14 @@ void print_dist_plan(const Bmmc& b, std::uint64_t ranks, int elem_bytes, bool js
   fmt::print(" traffic: {} bytes per rank, {}..{} of them to other ranks; {} ranks keep one chunk\n",
              p.local_elems() * static_cast<std::uint64_t>(p.elem_bytes), t.min_remote_bytes, t.max_remote_bytes,
              t.ranks_keeping_a_chunk);
+  const PieceSchedule ps = make_piece_schedule(p, 0);
+  fmt::print(" pipelined exchange (the engines' default where its pieces can be cut along tiles): {} pieces of at most "
+             "{} of the {} atoms of a chunk; scratch {} bytes per rank ({:.3f} of its array): {} send buffers of {} "
+             "segments, {} receive buffers of {} slots\n",
+             ps.pieces, ps.max_piece_elems / std::max<std::uint64_t>(ps.atom_elems, 1), std::uint64_t{1} << ps.atom_bits,
+             ps.scratch_elems * static_cast<std::uint64_t>(p.elem_bytes),
+             static_cast<double>(ps.scratch_elems) / static_cast<double>(p.local_elems()), ps.depth, ps.send_segments,
+             ps.depth, p.destinations_per_rank());
   for (BitVec r = 0; r < (p.ranks() <= kAllSchedulesUpTo ? p.ranks() : 1); ++r) fmt::print("{}", describe_schedule(p, r));
   fmt::print("{}", describe(make_gpu_push_plan(b, p.rank_bits, elem_bytes)));
 }
