@@ -102,6 +102,13 @@ std::vector<SendStep> send_schedule(const DistPlan& p, BitVec r) {
   return steps;
 }
 
+std::vector<SendStep> leaving_sends(const DistPlan& p, BitVec r) {
+  std::vector<SendStep> steps;
+  for (const SendStep& st : send_schedule(p, r))
+    if (st.dest != r) steps.push_back(st);
+  return steps;
+}
+
 std::vector<RecvStep> recv_schedule(const DistPlan& p, BitVec d) {
   std::vector<RecvStep> steps;
   for (std::uint64_t rho = 0; rho < p.rounds(); ++rho) steps.push_back(recv_step(p, d, rho));

@@ -3,17 +3,6 @@
 
 namespace bmmc::nccl_detail {
 
-namespace {
-
-std::vector<SendStep> leaving(const DistPlan& plan, BitVec rank) {
-  std::vector<SendStep> out;
-  for (const SendStep& st : send_schedule(plan, rank))
-    if (st.dest != rank) out.push_back(st);
-  return out;
-}
-
-}  // namespace
-
 NcclPiecePipeline::NcclPiecePipeline(const DistPlan& plan, const RankContext& ctx, int pieces, int depth,
                                      const GpuOptions& gpu)
     : ctx_(ctx),
@@ -21,7 +10,7 @@ NcclPiecePipeline::NcclPiecePipeline(const DistPlan& plan, const RankContext& ct
       ps_(make_piece_schedule(plan, pieces, depth)),
       at_(piece_layout(plan_, ps_, static_cast<BitVec>(ctx.rank))),
       kernels_(make_piece_kernels(plan_, ps_, static_cast<BitVec>(ctx.rank), ctx.device, gpu)),
-      sends_(leaving(plan_, static_cast<BitVec>(ctx.rank))),
+      sends_(leaving_sends(plan_, static_cast<BitVec>(ctx.rank))),
       pipe_(ctx, sends_.size(), ps_.depth) {}
 
 std::size_t NcclPiecePipeline::scratch_bytes() const {

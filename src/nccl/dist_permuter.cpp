@@ -6,15 +6,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
-#include <variant>
 #include <string>
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
-#include "bmmc/cuda/kernel_cache.hpp"
-#include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/peer/piece_kernels.hpp"

@@ -29,10 +29,7 @@ PiecePipeline::PiecePipeline(const DistPlan& plan, const std::vector<int>& devic
     for (std::size_t r = 0; r < g; ++r) {
       layouts_.push_back(piece_layout(plan, ps_, r));
       kernels_.push_back(make_piece_kernels(plan, ps_, r, devices[r], gpu));
-      std::vector<SendStep> leaving;
-      for (const SendStep& st : send_schedule(plan, r))
-        if (st.dest != r) leaving.push_back(st);
-      sends_.push_back(std::move(leaving));
+      sends_.push_back(leaving_sends(plan, r));
     }
     copy_.assign(g, std::vector<cudaStream_t>(g, nullptr));
     copied_.assign(g, std::vector<std::vector<cudaEvent_t>>(g));

@@ -257,16 +257,6 @@ TEST(DistPlan, PieceScheduleOddCountsAndScratchBound) {
 // receive slots are disjoint segments inside the scratch, a kept chunk is packed into its own receive slot, and a
 // send buffer skips the kept chunk exactly where the schedule counted it out — also for maps where some ranks keep
 // no chunk (a complemented rank bit) and for every rank of a random BMMC.
-// The 3-cycle of bits 0 → m → m + 1 → 0 on m + 2 bits (the rest fixed).
-std::vector<int> cycle(int m) {
-  std::vector<int> p(m + 2);
-  for (int i = 0; i < m + 2; ++i) p[i] = i;
-  p[0] = m;
-  p[m] = m + 1;
-  p[m + 1] = 0;
-  return p;
-}
-
 TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
   const int m = 12;
   const std::vector<std::pair<std::string, DistPlan>> plans = {
@@ -276,7 +266,7 @@ TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
       // local bit 0 ↔ rank bit 0 with the top rank bit complemented: every destination differs from its sender
       {"complemented rank bit", make_dist_plan(test::swaps(m + 2, {{0, m}}, BitVec{1} << (m + 1)), 2, 4)},
       // local bit 0 → rank bit 0 → rank bit 1 → local bit 0: ranks 0 and 3 keep a chunk, ranks 1 and 2 do not
-      {"some ranks keep", make_dist_plan(bit_permutation(cycle(m)), 2, 4)},
+      {"some ranks keep", make_dist_plan(test::bit_cycle_through_ranks(m), 2, 4)},
   };
   for (const auto& [what, plan] : plans)
     for (int depth : {2, 3}) {
@@ -291,6 +281,7 @@ TEST(DistPlan, PieceLayoutSegmentsAreDisjointAndKeptChunksSkipTheExchange) {
         bool keeps = false;
         for (const SendStep& st : send_schedule(plan, r)) keeps |= st.dest == r;
         EXPECT_EQ(l.keeps, keeps) << what << " rank " << r;
+        EXPECT_EQ(leaving_sends(plan, r).size(), chunks - (keeps ? 1 : 0)) << what << " rank " << r;
         std::set<std::uint64_t> starts;
         for (int b = 0; b < depth; ++b) {
           for (BitVec j = 0; j < chunks; ++j) {

@@ -61,6 +61,17 @@ inline std::vector<std::pair<std::string, Bmmc>> maps_for(int n, std::uint64_t s
   return v;
 }
 
+// The 3-cycle of bits 0 → m → m + 1 → 0 on m + 2 bits (the rest fixed): over 4 ranks, ranks 0 and 3 keep a chunk
+// and ranks 1 and 2 do not.
+inline Bmmc bit_cycle_through_ranks(int m) {
+  std::vector<int> p(m + 2);
+  for (int i = 0; i < m + 2; ++i) p[i] = i;
+  p[0] = m;
+  p[m] = m + 1;
+  p[m + 1] = 0;
+  return bit_permutation(p);
+}
+
 // Bit swaps (disjoint pairs) with complement c: a BPC involution when c_i = c_j for every pair.
 inline Bmmc swaps(int n, const std::vector<std::pair<int, int>>& pairs, BitVec c = 0) {
   std::vector<int> p(n);

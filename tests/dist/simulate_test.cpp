@@ -143,13 +143,7 @@ TEST(DistSimulate, PipelinedDeeperRings) {
 // Where only some ranks keep a chunk (local bit 0 → rank bit 0 → rank bit 1 → local bit 0: ranks 0 and 3 keep), the
 // send buffers keep a segment for every chunk and the keeping ranks pack theirs straight into their receive slot.
 TEST(DistSimulate, PipelinedWhenOnlySomeRanksKeepAChunk) {
-  const int m = 11;
-  std::vector<int> p(m + 2);
-  for (int i = 0; i < m + 2; ++i) p[i] = i;
-  p[0] = m;
-  p[m] = m + 1;
-  p[m + 1] = 0;
-  const Bmmc cycle = bit_permutation(p);
+  const Bmmc cycle = test::bit_cycle_through_ranks(11);
   ASSERT_EQ(dist_traffic(make_dist_plan(cycle, 2, 4)).ranks_keeping_a_chunk, 2u);
   for (int pieces : {0, 3, 8})
     for (int eb : {1, 4, 16})

@@ -53,6 +53,10 @@ std::vector<SendStep> send_schedule(const DistPlan& plan, BitVec rank);
 /// The 2^k receives of rank d, in round order.
 std::vector<RecvStep> recv_schedule(const DistPlan& plan, BitVec rank);
 
+/// The sends of rank r whose chunk leaves it (destination ≠ r), in round order: what the pipelined engines move
+/// between ranks (a chunk a rank keeps is packed straight into its own receive slot).
+std::vector<SendStep> leaving_sends(const DistPlan& plan, BitVec rank);
+
 /// The receive slot of sender r at every receiver it sends to: r's bits at the pivots of K.
 BitVec sender_slot(const DistPlan& plan, BitVec rank);
 /// The group of rank r as a sender, and of rank d as a receiver: 0..2^(g−k)−1; senders of group γ send only
