@@ -398,7 +398,7 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     o += matvec("g", "th", global_cols(p.load.threads), idx);
     const std::vector<BitVec> offs = slot_offsets(p.load);
     for (int r = 0; r < slots; ++r)
-      o += fmt::format("  fkey_t v{} = data[g ^ {}{}];\n", r, hex(xor_of_columns(p.tile, offs[r])), sfx);
+      o += fmt::format("  fkey_t v{} = src[g ^ {}{}];\n", r, hex(xor_of_columns(p.tile, offs[r])), sfx);
   } else {
     // Persistent blocks: tile b + gridDim.x is copied into `next` (cp.async, no registers) while tile b is
     // worked on; the copy lands at index = tile coordinate, so the first window reads it like a re-layout.
@@ -410,7 +410,7 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
       e += matvec("g", "th", global_cols(io.threads), idx, "    ");
       const std::vector<BitVec> offs = slot_offsets(io);
       for (int r = 0; r < slots; ++r)
-        e += fmt::format("    cp_async(&next[c ^ {}u], &data[g ^ {}{}]);\n", hex(offs[r]), hex(xor_of_columns(p.tile, offs[r])), sfx);
+        e += fmt::format("    cp_async(&next[c ^ {}u], &src[g ^ {}{}]);\n", hex(offs[r]), hex(xor_of_columns(p.tile, offs[r])), sfx);
       return e;
     };
     o += fmt::format("  fkey_t* const next = tile + {};  // the prefetched tile (the re-layouts use tile[0 .. {}))\n", size, size);
@@ -499,7 +499,7 @@ std::string generate_shared(const FusedTileSpec& s, const FusedKernelPlan& p, co
   o += "  // load: tile index i holds the key at x0 ^ K·i (consecutive i: whole lines)\n";
   o += fmt::format("  for (unsigned i = th; i < {}u; i += {}u) {{\n", size, threads);
   o += global_of("i");
-  o += "    tile[i] = data[g];\n  }\n  __syncthreads();\n";
+  o += "    tile[i] = src[g];\n  }\n  __syncthreads();\n";
   for (std::size_t j = 0; j < s.columns.size(); ++j) {
     const FusedColumn& c = s.columns[j];
     const ColumnForms f = forms(p, c);
@@ -547,8 +547,9 @@ KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type,
   if (ks.grid > 0x7fffffffull) throw std::invalid_argument("fused codegen: more than 2^31-1 blocks; n is too large");
   std::string o;
   o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): fused compare-swap pass (docs/DESIGN.md §10)\n";
-  o += fmt::format("// 2^{} keys of {} ({} bytes), in place; {} columns; block b owns the coset x0(b) ^ K of 2^{} keys,\n",
-                   p.n, k.type, k.bytes, s.columns.size(), p.tile_dim);
+  o += fmt::format("// 2^{} keys of {} ({} bytes), {}; {} columns; block b owns the coset x0(b) ^ K of 2^{} keys,\n",
+                   p.n, k.type, k.bytes, options.out_of_place ? "from src into data (same positions)" : "in place",
+                   s.columns.size(), p.tile_dim);
   o += "// K (global vectors):";
   for (BitVec v : p.tile) o += fmt::format(" {:#x}", v);
   o += "\n";
@@ -580,8 +581,12 @@ KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type,
          "}\n";
   }
   const std::uint64_t min_blocks = fused_blocks_per_sm(ks.block, ks.shared_bytes);
-  o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, {}) bmmc_fused(fkey_t* __restrict__ data) {{\n",
-                   ks.block, min_blocks);
+  if (options.out_of_place)
+    o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, {}) bmmc_fused(const fkey_t* __restrict__ src, "
+                     "fkey_t* __restrict__ data) {{\n", ks.block, min_blocks);
+  else
+    o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, {}) bmmc_fused(fkey_t* __restrict__ data) {{\n"
+                     "  const fkey_t* const src = data;\n", ks.block, min_blocks);
   o += "  extern __shared__ unsigned long long tile_words[];\n  fkey_t* const tile = (fkey_t*)tile_words;\n";
   o += p.kind != FusedKernelKind::Shared ? generate_registers(s, p, k, idx, sfx) : generate_shared(s, p, k, idx, sfx);
   o += "}\n";

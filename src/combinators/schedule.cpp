@@ -36,11 +36,12 @@ FusionOptions gpu_fusion_options(int key_bytes) noexcept {
 
 namespace {
 
+// The pair direction of a leaf pass in memory: layout maps memory to logical order, so the logical pair
+// {y, y ⊕ e_0} sits at {x, x ⊕ layout⁻¹·e_0}.
+BitVec direction(const LeafPass& leaf) { return leaf.layout.inverse().matrix().col(0); }
+
 // Greedy interval partition of the folded leaf passes into tiles (see schedule.hpp).
 std::vector<ScheduledPass> fuse(const LoweredProgram& lp, std::vector<ScheduledPass> folded, const FusionOptions& f) {
-  if (f.tile_bits > 24 || f.line_bits < 0 || f.line_bits >= f.tile_bits)
-    throw std::invalid_argument(fmt::format(
-        "fusion: tile_bits {} and line_bits {}: expected 0 <= line_bits < tile_bits <= 24", f.tile_bits, f.line_bits));
   const int lines = std::min(f.line_bits, lp.n);
   std::vector<ScheduledPass> out;
   std::optional<Subspace> v;
@@ -61,7 +62,7 @@ std::vector<ScheduledPass> fuse(const LoweredProgram& lp, std::vector<ScheduledP
     }
     if (leaf_bits(leaf->leaf) != 1)
       throw std::invalid_argument("fusion: only pair leaves (leaf_bits = 1) can be fused so far");
-    const BitVec dir = leaf->layout.inverse().matrix().col(0);  // the pair's direction in memory
+    const BitVec dir = direction(*leaf);
     if (v) {
       Subspace t = *v;
       t.insert(dir);
@@ -80,10 +81,60 @@ std::vector<ScheduledPass> fuse(const LoweredProgram& lp, std::vector<ScheduledP
   return out;
 }
 
+// The relayout R of the folded schedule (schedule.hpp): R⁻¹ sends e_0, e_1, … to the leaves' pair directions
+// in order of how many leaves use them (ties: first use), skipping dependent ones, completed by unit vectors.
+// Worked example: a bitonic network whose memory order has its pairs at e_23, e_22, … (the bit-reversed
+// layout of the paper's network) uses e_23 in every merge, so R⁻¹·e_0 = e_23: after R the most used pair
+// direction is memory bit 0, one of the line bits every tile holds anyway.
+Bmmc relayout(const LoweredProgram& lp, const std::vector<ScheduledPass>& folded) {
+  std::vector<std::pair<BitVec, int>> uses;  // direction, count; in order of first use
+  for (const ScheduledPass& p : folded)
+    if (const auto* leaf = std::get_if<LeafPass>(&p)) {
+      const BitVec d = direction(*leaf);
+      auto it = std::find_if(uses.begin(), uses.end(), [&](const auto& u) { return u.first == d; });
+      if (it == uses.end()) uses.emplace_back(d, 1);
+      else ++it->second;
+    }
+  std::stable_sort(uses.begin(), uses.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  Subspace seen(lp.n);
+  std::vector<BitVec> cols;
+  for (const auto& [d, count] : uses)
+    if (seen.insert(d)) cols.push_back(d);
+  for (int i = 0; i < lp.n; ++i)
+    if (seen.insert(BitVec{1} << i)) cols.push_back(BitVec{1} << i);
+  return Bmmc(BitMatrix::from_cols(lp.n, cols)).inverse();
+}
+
+// The folded schedule with the array first moved by R (not where the input's order does not matter): every
+// layout becomes layout·R⁻¹ and the final permutation M·R⁻¹ (none when that is the identity).
+std::vector<ScheduledPass> relaid(const LoweredProgram& lp, const Bmmc& r, bool input_order_free) {
+  std::vector<ScheduledPass> passes;
+  if (!input_order_free) passes.emplace_back(PermutePass{r});
+  const Bmmc back = r.inverse();
+  Bmmc layout = identity(lp.n);
+  for (const Stage& stage : lp.stages) {
+    layout = compose(stage.perm, layout);
+    if (stage.leaf) passes.emplace_back(LeafPass{compose(layout, back), *stage.leaf});
+  }
+  if (const Bmmc last = compose(layout, back); !last.is_identity()) passes.emplace_back(PermutePass{last});
+  return passes;
+}
+
 }  // namespace
 
 std::vector<ScheduledPass> schedule(const LoweredProgram& lp, ExecStrategy s, const FusionOptions& fusion) {
-  if (s == ExecStrategy::Fused) return fuse(lp, schedule(lp, ExecStrategy::Folded), fusion);
+  if (s == ExecStrategy::Fused) {
+    if (fusion.tile_bits > 24 || fusion.line_bits < 0 || fusion.line_bits >= fusion.tile_bits)
+      throw std::invalid_argument(fmt::format("fusion: tile_bits {} and line_bits {}: expected 0 <= line_bits < "
+                                              "tile_bits <= 24", fusion.tile_bits, fusion.line_bits));
+    std::vector<ScheduledPass> folded = schedule(lp, ExecStrategy::Folded);
+    std::vector<ScheduledPass> plain = fuse(lp, folded, fusion);
+    if (!fusion.relayout) return plain;
+    const Bmmc r = relayout(lp, folded);
+    if (r.is_identity()) return plain;
+    std::vector<ScheduledPass> moved = fuse(lp, relaid(lp, r, fusion.input_order_free), fusion);
+    return moved.size() < plain.size() ? moved : plain;
+  }
   std::vector<ScheduledPass> passes;
   if (s == ExecStrategy::PermuteThenLeaf) {
     for (const Stage& stage : lp.stages) {

@@ -7,9 +7,10 @@
 #include <atomic>
 #include <bit>
 #include <future>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
-#include <stdexcept>
+#include <utility>
 
 #include "bmmc/combinators/schedule.hpp"
 #include "bmmc/core/buffers.hpp"
@@ -64,6 +65,8 @@ FusionOptions fusion_options(const GpuProgramOptions& o, DType t) {
   FusionOptions f = gpu_fusion_options(dtype_bytes(t));
   if (o.tile_bits) f.tile_bits = o.tile_bits;
   if (o.line_bits >= 0) f.line_bits = o.line_bits;
+  f.relayout = o.relayout;
+  f.input_order_free = o.input_order_free;
   return f;
 }
 
@@ -116,13 +119,22 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
         "GPU fused pass: a tile of 2^{} keys of {} bytes exceeds the 128 KiB of shared memory a block may use here",
         fusion.tile_bits, dtype_bytes(t)));
   const FusedCodegenOptions codegen = fused_codegen_options(options, t);
-  for (const ScheduledPass& pass : schedule(lp, options.strategy, fusion)) {
+  const std::vector<ScheduledPass> passes = schedule(lp, options.strategy, fusion);
+  // Permutations ping-pong between data and temp. With an odd count, the first fused pass also moves the
+  // keys across (read from one buffer, written at the same positions of the other), so that the last pass
+  // ends in data: no copy back.
+  const auto permutations = std::count_if(passes.begin(), passes.end(),
+                                          [](const ScheduledPass& p) { return std::holds_alternative<PermutePass>(p); });
+  bool cross = permutations % 2 == 1;
+  for (const ScheduledPass& pass : passes) {
     if (const auto* p = std::get_if<PermutePass>(&pass)) {
       add_permute(p->perm);
     } else if (const auto* f = std::get_if<FusedLeafPass>(&pass)) {
       const FusedTileSpec spec = fused_tile_spec(*f, lp.n);
       Op op;
-      op.fused = std::make_shared<const KernelSource>(generate_fused(spec, cuda_key_type(t), codegen));
+      FusedCodegenOptions cg = codegen;
+      cg.out_of_place = op.out_of_place = std::exchange(cross, false);
+      op.fused = std::make_shared<const KernelSource>(generate_fused(spec, cuda_key_type(t), cg));
       op.grid = op.fused->grid;
       if (plan_fused_kernel(spec, codegen).kind == FusedKernelKind::Pipelined)  // persistent: as many as fit at once
         op.grid = std::min<std::uint64_t>(op.grid, static_cast<std::uint64_t>(sm_count()) *
@@ -157,8 +169,8 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     work();
     for (auto& r : running) r.get();  // rethrows a compile error
   }
-  // Permutations ping-pong between data and temp; an odd count leaves the result in temp: one copy back.
-  passes_ = permutation_passes_ + leaf_passes_ + (permutation_passes_ % 2);
+  // An odd count of moves between the buffers leaves the result in temp: one copy back.
+  passes_ = permutation_passes_ + leaf_passes_ + ((permutation_passes_ + (permutations % 2 == 1 && !cross)) % 2);
 }
 
 std::vector<KernelSource> GpuProgram::fused_sources() const {
@@ -185,6 +197,11 @@ void GpuProgram::operator()(void* data, cudaStream_t stream, void* temp) const {
   for (const Op& op : ops_) {
     if (op.permute) {
       (*op.permute)(cur, other, stream);
+      std::swap(cur, other);
+    } else if (op.fused && op.out_of_place) {
+      void* args[] = {&cur, &other};
+      launch(op.kernel, dim3(static_cast<unsigned>(op.grid)), dim3(op.fused->block), op.fused->shared_bytes,
+             stream, args);
       std::swap(cur, other);
     } else if (op.fused) {
       void* args[] = {&cur};

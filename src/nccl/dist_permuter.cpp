@@ -143,6 +143,9 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   if (options.depth < 2)
     throw std::invalid_argument(
         fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", options.depth));
+  if (options.pieces < 0)  // checked on every rank, also where this map moves nothing between ranks
+    throw std::invalid_argument(
+        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
   s.plan = make_dist_plan(global, dist_rank_bits(static_cast<std::uint64_t>(s.ranks), global.n()), elem_bytes);
   s.step = alltoall_step(s.plan, static_cast<BitVec>(s.rank));
   s.send_at = displacements(s.step.send_counts);
@@ -161,9 +164,6 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   }
   if (s.step.local_only) {
     s.note = "no element changes rank: one local pass";
-  } else if (options.pieces < 0) {
-    throw std::invalid_argument(
-        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
   } else if (options.pieces == 1) {
     s.note = "one piece requested";
   } else {

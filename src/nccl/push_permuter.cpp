@@ -76,15 +76,19 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
   s.kernel = cache.get(src.source, src.kernel_name, device_arch(s.device));
   prepare_launch(s.kernel, src.shared_bytes);
   s.alignment = static_cast<std::size_t>(s.push_kernel->pass.vector_bytes());
-  if (!s.push.one_pass()) {
+  if (!s.push.one_pass() && s.plan.k <= 1) {
     // A push that needs a finishing pass is slower than the copy engines carrying pieces while the SMs pack and
-    // unpack (on two H200s: 1.42–1.44× against 1.04–1.08× the peer-copy bound in one process, BENCHMARKS.md).
+    // unpack (on two H200s: 1.42–1.44× against 1.04–1.08× the peer-copy bound in one process, BENCHMARKS.md) —
+    // where each rank sends to one other rank: with three destinations (four H200s, k = 2) the copies reached
+    // ~200 GB/s per GPU and the pieces took 1.52–1.61× NCCL's all-to-all, the single-process push + finish 1.24×.
     try {
       s.pieces = std::make_unique<NcclPiecePipeline>(s.plan, s, options.pieces, options.depth, options.gpu);
       s.alignment = s.pieces->alignment();
       return;
     } catch (const std::invalid_argument&) {  // ranks too small to cut into pieces: push + finish
     }
+  }
+  if (!s.push.one_pass()) {
     s.finish = std::make_unique<CudaPermuter>(s.push.finish, elem_bytes, options.gpu);
     s.finish->prepare();
     s.alignment = std::max(s.alignment, s.finish->alignment());

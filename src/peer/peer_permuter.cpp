@@ -116,9 +116,10 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
 
   // A map that needs a finishing pass after the push moves faster through the copy engines in pieces — the links
   // stay busy while the SMs pack and unpack: 1.04–1.08× the peer-copy bound against push + finish's 1.42–1.44× on
-  // two H200s (BENCHMARKS.md) — wherever its pieces can be cut along tiles (else push + finish). The push is still
-  // built: permute_in_place runs it.
-  if (options.engine == PeerEngine::Auto && s.engine == PeerEngine::Push && !s.push.one_pass()) {
+  // two H200s (BENCHMARKS.md) — wherever its pieces can be cut along tiles (else push + finish), and where each
+  // rank sends to one other rank (k = 1): a GPU's copies to three peers at once reached only ~200 GB/s on four
+  // H200s (k = 2: copy engines in pieces 1.24–1.58× push + finish). The push is still built: permute_in_place runs it.
+  if (options.engine == PeerEngine::Auto && s.engine == PeerEngine::Push && !s.push.one_pass() && s.dist.k <= 1) {
     try {
       s.pieces = std::make_unique<PiecePipeline>(s.dist, s.devices, options.pieces, gpu);
     } catch (const std::invalid_argument&) {  // ranks too small to cut into pieces

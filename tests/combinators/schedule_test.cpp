@@ -107,39 +107,52 @@ void check_schedules(const Program& prog, std::uint64_t seed) {
   EXPECT_EQ(run_by_definition(ptl, in), expect) << prog.to_string() << to_string(lp);
   EXPECT_EQ(run_by_definition(folded, in), expect) << prog.to_string() << to_string(lp);
 
-  // Fused, at several tile shapes: the folded passes regrouped (same leaves in the same order, same final
-  // permutation), every tile within its size with whole lines, every leaf's pair inside its tile, and no two
+  // Fused, at several tile shapes, in the program's own memory order and with the relayout: the folded passes
+  // regrouped (same leaves in the same order; with a relayout R first, every layout times R⁻¹ and the final
+  // permutation M·R⁻¹), every tile within its size with whole lines, every leaf's pair inside its tile, and no two
   // neighbouring fused passes that would fit one tile together (greedy took the longest runs).
-  for (const FusionOptions f : {FusionOptions{2, 0}, FusionOptions{3, 1}, FusionOptions{5, 2}, FusionOptions{13, 5}}) {
-    const auto fused = schedule(lp, ExecStrategy::Fused, f);
-    std::vector<LeafPass> regrouped;
-    for (std::size_t i = 0; i < fused.size(); ++i) {
-      if (const auto* m = std::get_if<PermutePass>(&fused[i])) {
-        EXPECT_EQ(i + 1, fused.size()) << "the permutation comes last";
-        EXPECT_EQ(m->perm, lp.total_permutation());
-        continue;
+  for (const bool relayout : {false, true})
+    for (FusionOptions f : {FusionOptions{2, 0}, FusionOptions{3, 1}, FusionOptions{5, 2}, FusionOptions{13, 5}}) {
+      f.relayout = relayout;
+      const auto fused = schedule(lp, ExecStrategy::Fused, f);
+      FusionOptions plain = f;
+      plain.relayout = false;
+      EXPECT_LE(fused.size(), schedule(lp, ExecStrategy::Fused, plain).size()) << "the relayout only where it saves";
+      Bmmc back = identity(prog.n());  // R⁻¹
+      std::size_t first = 0;
+      if (!fused.empty() && relayout)
+        if (const auto* r = std::get_if<PermutePass>(&fused[0]); r && lp.leaf_atoms) {
+          back = r->perm.inverse();
+          first = 1;
+        }
+      std::vector<LeafPass> regrouped;
+      for (std::size_t i = first; i < fused.size(); ++i) {
+        if (const auto* m = std::get_if<PermutePass>(&fused[i])) {
+          EXPECT_EQ(i + 1, fused.size()) << "the permutation comes last";
+          EXPECT_EQ(m->perm, compose(lp.total_permutation(), back));
+          continue;
+        }
+        const auto& fp = std::get<FusedLeafPass>(fused[i]);
+        const Subspace t = Subspace::span(prog.n(), fp.tile);
+        EXPECT_EQ(t.dim(), static_cast<int>(fp.tile.size()));
+        EXPECT_LE(t.dim(), f.tile_bits);
+        for (int b = 0; b < std::min(f.line_bits, prog.n()); ++b) EXPECT_TRUE(t.contains(BitVec{1} << b));
+        for (const LeafPass& l : fp.leaves) {
+          EXPECT_TRUE(t.contains(l.layout.inverse().matrix().col(0)));
+          regrouped.push_back(l);
+        }
+        if (i + 1 < fused.size() && std::holds_alternative<FusedLeafPass>(fused[i + 1])) {
+          Subspace both = t;
+          for (const LeafPass& l : std::get<FusedLeafPass>(fused[i + 1]).leaves) both.insert(l.layout.inverse().matrix().col(0));
+          EXPECT_GT(both.dim(), f.tile_bits) << "two fused passes that fit one tile";
+        }
       }
-      const auto& fp = std::get<FusedLeafPass>(fused[i]);
-      const Subspace t = Subspace::span(prog.n(), fp.tile);
-      EXPECT_EQ(t.dim(), static_cast<int>(fp.tile.size()));
-      EXPECT_LE(t.dim(), f.tile_bits);
-      for (int b = 0; b < std::min(f.line_bits, prog.n()); ++b) EXPECT_TRUE(t.contains(BitVec{1} << b));
-      for (const LeafPass& l : fp.leaves) {
-        EXPECT_TRUE(t.contains(l.layout.inverse().matrix().col(0)));
-        regrouped.push_back(l);
-      }
-      if (i + 1 < fused.size() && std::holds_alternative<FusedLeafPass>(fused[i + 1])) {
-        Subspace both = t;
-        for (const LeafPass& l : std::get<FusedLeafPass>(fused[i + 1]).leaves) both.insert(l.layout.inverse().matrix().col(0));
-        EXPECT_GT(both.dim(), f.tile_bits) << "two fused passes that fit one tile";
-      }
+      std::vector<LeafPass> folded_leaves;
+      for (const ScheduledPass& p : folded)
+        if (const auto* l = std::get_if<LeafPass>(&p)) folded_leaves.push_back(LeafPass{compose(l->layout, back), l->leaf});
+      EXPECT_EQ(regrouped, folded_leaves);
+      EXPECT_EQ(run_by_definition(fused, in), expect) << prog.to_string() << to_string(lp);
     }
-    std::vector<LeafPass> folded_leaves;
-    for (const ScheduledPass& p : folded)
-      if (const auto* l = std::get_if<LeafPass>(&p)) folded_leaves.push_back(*l);
-    EXPECT_EQ(regrouped, folded_leaves);
-    EXPECT_EQ(run_by_definition(fused, in), expect) << prog.to_string() << to_string(lp);
-  }
 }
 
 TEST(Schedule, RandomProgramsBothStrategies) {
@@ -167,13 +180,28 @@ TEST(Schedule, EmptyAndPurePermutationPrograms) {
 
 TEST(Schedule, FusedSortingNetworkPassCounts) {
   // The paper's network at n = 24 (300 compare-swap columns, 300 folded passes), whole 128-byte lines of int32
-  // (c = 5), the data never moved between leaves (the folded layouts): 45 passes at t = 11, 38 at 12, 33 at
-  // 13, 24 at 15 (the network's permutations cancel, so no permutation pass). Issue 18's 34 / 27 / 21 / 13
-  // assume every pass may also re-lay the data out on its way back, so that the next run's directions become
-  // low bits; that is not built yet (docs/DESIGN.md §10).
+  // (c = 5). In the network's own memory order (the folded layouts; its permutations cancel, so no permutation
+  // pass): 45 passes at t = 11, 38 at 12, 33 at 13, 24 at 15 — its pair directions are high bits, so every tile
+  // spends c dimensions on lines no column uses. With the relayout (the most used directions made low bits, one
+  // permutation pass first and one last): 32 / 27 / 23 / 17, against issue 18's 34 / 27 / 21 / 13.
+  // A sort leaves out the first of those two passes (its output does not depend on its input's order).
+  // The GPU's cut (t = 14, 32-byte runs): 22 passes before, 17 for the sort (16 fused + the last permutation).
   const LoweredProgram lp = lower(sort_network(24));
-  const std::pair<int, std::size_t> expected[] = {{11, 45}, {12, 38}, {13, 33}, {15, 24}};
-  for (auto [t, passes] : expected) EXPECT_EQ(schedule(lp, ExecStrategy::Fused, {t, 5}).size(), passes) << "t = " << t;
+  const std::tuple<int, std::size_t, std::size_t> expected[] = {{11, 45, 32}, {12, 38, 27}, {13, 33, 23}, {15, 24, 17}};
+  for (auto [t, own_order, relaid] : expected) {
+    FusionOptions f{t, 5};
+    EXPECT_EQ(schedule(lp, ExecStrategy::Fused, f).size(), relaid) << "t = " << t;
+    f.relayout = false;
+    EXPECT_EQ(schedule(lp, ExecStrategy::Fused, f).size(), own_order) << "t = " << t;
+  }
+  FusionOptions gpu = gpu_fusion_options(4);
+  gpu.input_order_free = true;
+  const auto passes = schedule(lp, ExecStrategy::Fused, gpu);
+  EXPECT_EQ(passes.size(), 17u);
+  EXPECT_TRUE(std::holds_alternative<FusedLeafPass>(passes.front()));
+  EXPECT_TRUE(std::holds_alternative<PermutePass>(passes.back()));
+  gpu.relayout = false;
+  EXPECT_EQ(schedule(lp, ExecStrategy::Fused, gpu).size(), 22u);
   EXPECT_THROW(schedule(lp, ExecStrategy::Fused, {5, 5}), std::invalid_argument);
 }
 

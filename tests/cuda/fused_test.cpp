@@ -87,9 +87,22 @@ std::vector<int> up_to(int last) {
   return ks;
 }
 
+// As bmmc sort runs the network: relaid out with no pass moving the input first, so the first fused pass reads
+// the keys from the array and writes them into the temp buffer (out of place) and the last permutation writes
+// them back.
+GpuProgramOptions as_sort() {
+  GpuProgramOptions o;
+  o.input_order_free = true;
+  return o;
+}
+
 TEST(GpuFused, Int32EveryKUpTo20) {
   REQUIRE_GPU();
   check_sorts<std::int32_t>(DType::Int32, up_to(20));
+  check_sorts<std::int32_t>(DType::Int32, up_to(20), as_sort());
+  GpuProgramOptions own_order;
+  own_order.relayout = false;
+  check_sorts<std::int32_t>(DType::Int32, {5, 12, 17, 20}, own_order);
 }
 
 TEST(GpuFused, EveryKeyTypeEveryKUpTo20) {
@@ -104,6 +117,7 @@ TEST(GpuFused, EveryKeyTypeEveryKUpTo20) {
 TEST(GpuFused, Int32Large) {
   REQUIRE_GPU();
   check_sorts<std::int32_t>(DType::Int32, {21, 22, 24, 26});
+  check_sorts<std::int32_t>(DType::Int32, {21, 24, 26}, as_sort());
 }
 
 TEST(GpuFused, SharedKernelAndOtherCuts) {
@@ -118,6 +132,11 @@ TEST(GpuFused, SharedKernelAndOtherCuts) {
   GpuProgramOptions shared;
   shared.fused_kernel = FusedKernelKind::Shared;
   check_sorts<std::int32_t>(DType::Int32, {1, 5, 9, 13, 16, 20}, shared);
+  for (GpuProgramOptions o : {registers, shared, t15}) {  // each kernel kind reading from the other buffer
+    o.input_order_free = true;
+    check_sorts<std::int32_t>(DType::Int32, {9, 16, 20}, o);
+    check_sorts<double>(DType::Float64, {14}, o);
+  }
   check_sorts<float>(DType::Float32, {7, 18}, shared);
   check_sorts<double>(DType::Float64, {12, 17}, shared);
   for (auto [t, c, r] : {std::tuple{13, 5, 5}, std::tuple{14, 3, 6}, std::tuple{12, 0, 4}, std::tuple{10, 2, 5}}) {
@@ -177,10 +196,20 @@ TEST(GpuFused, FloatNanAndSignedZerosBitForBitAsTheCpu) {
 
 TEST(GpuFused, PassCountsOfTheNetwork) {
   REQUIRE_GPU();
-  const GpuProgram p(lower(sort_network(24)), DType::Int32);
-  EXPECT_EQ(p.passes(), 22u);
-  EXPECT_EQ(p.fused_passes(), 22u);
-  EXPECT_EQ(p.temp_bytes(), 0u);
+  const LoweredProgram lp = lower(sort_network(24));
+  const GpuProgram relaid(lp, DType::Int32);  // relayout first, 16 fused passes, the last permutation
+  EXPECT_EQ(relaid.passes(), 18u);
+  EXPECT_EQ(relaid.fused_passes(), 16u);
+  EXPECT_EQ(relaid.temp_bytes(), std::size_t{4} << 24);
+  const GpuProgram sort(lp, DType::Int32, as_sort());  // the first fused pass out of place: no copy back
+  EXPECT_EQ(sort.passes(), 17u);
+  EXPECT_EQ(sort.fused_passes(), 16u);
+  GpuProgramOptions own_order;
+  own_order.relayout = false;
+  const GpuProgram own(lp, DType::Int32, own_order);
+  EXPECT_EQ(own.passes(), 22u);
+  EXPECT_EQ(own.fused_passes(), 22u);
+  EXPECT_EQ(own.temp_bytes(), 0u);
 }
 
 }  // namespace

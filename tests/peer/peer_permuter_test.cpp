@@ -173,6 +173,12 @@ TEST(PeerPermuter, OnePassOnlyWhenRunsStayOnOneRank) {
   EXPECT_EQ(low_push.scratch_bytes(), low_push.local_bytes());
   EXPECT_NE(low_push.push_source().find("bmmc_push"), std::string::npos);
   expect_matches(test::swaps(18, {{0, 17}}), 4, {0, 0}, PeerEngine::CopyPieces, "low swap, 2^17 per rank");
+  // Four ranks and a random BMMC: each rank sends to three others (k = 2), where the copy engines were slower than
+  // push + finish on four H200s, so Auto keeps the push.
+  const PeerPermuter four(random_bmmc(20, 3), 4, {0, 0, 0, 0});
+  EXPECT_FALSE(four.push_plan().one_pass());
+  EXPECT_EQ(four.engine(), PeerEngine::Push);
+  EXPECT_EQ(four.scratch_bytes(), four.local_bytes());
 }
 
 TEST(PeerPermuter, FallsBackAndSaysWhy) {

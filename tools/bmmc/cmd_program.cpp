@@ -24,7 +24,7 @@ struct ProgramOptions {
   int n = -1;
   int depth = 3;
   int stages = 40;
-  bool expand = false, json = false;
+  bool expand = false, json = false, no_relayout = false;
   int tile_bits = 0, line_bits = -1;  // unset: the GPU's cut for 4-byte keys (gpu_fusion_options)
 };
 
@@ -60,6 +60,8 @@ void program_command(const ProgramOptions& o) {
   FusionOptions fusion = gpu_fusion_options(4);
   if (o.tile_bits) fusion.tile_bits = o.tile_bits;
   if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
+  fusion.relayout = !o.no_relayout;
+  fusion.input_order_free = o.name == "sort";  // as bmmc sort runs it: a sort's output ignores the input's order
   if (fusion.tile_bits < 1 || fusion.tile_bits > 24 || fusion.line_bits < 0 || fusion.line_bits >= fusion.tile_bits)
     throw UsageError(fmt::format("--tile-bits {} and --line-bits {}: expected 0 <= line bits < tile bits <= 24",
                                  fusion.tile_bits, fusion.line_bits));
@@ -80,6 +82,9 @@ void program_command(const ProgramOptions& o) {
     j["passes"] = fused.size();
     j["fused_passes"] = fused_passes;
     j["permutation_passes"] = permutations;
+    FusionOptions kept = fusion;
+    kept.relayout = false;
+    j["passes_without_relayout"] = schedule(lp, ExecStrategy::Fused, kept).size();
     j["columns"] = lp.leaf_atoms;
     j["passes_folded"] = lp.passes_folded();
     j["passes_permute_then_leaf"] = lp.passes_permute_then_leaf();
@@ -106,8 +111,13 @@ void program_command(const ProgramOptions& o) {
              "of 2^{}, one pass each\n",
              fusion.tile_bits, fusion.line_bits);
   fmt::print("{}", fused_lines(fused, static_cast<std::size_t>(o.stages)));
-  fmt::print("fused: {} passes over memory for {} columns (folded: {})\n", fused.size(), lp.leaf_atoms,
-             lp.passes_folded());
+  FusionOptions kept = fusion;
+  kept.relayout = false;
+  fmt::print("fused: {} passes over memory for {} columns (folded: {}; fused in the program's own memory order: {}{})\n",
+             fused.size(), lp.leaf_atoms, lp.passes_folded(), schedule(lp, ExecStrategy::Fused, kept).size(),
+             fusion.input_order_free ? "; a sort's output does not depend on its input's order, so no pass moves the "
+                                       "input into the relayout"
+                                     : "");
 }
 
 void add_program_command(CLI::App& app, Action& run) {
@@ -124,6 +134,7 @@ void add_program_command(CLI::App& app, Action& run) {
                   "Fused schedule: log2 of the tile (default: the GPU's for 4-byte keys, 14)");
   sub->add_option("--line-bits", opts->line_bits,
                   "Fused schedule: log2 of the runs of consecutive keys a tile is made of (default 3: 32-byte sectors)");
+  sub->add_flag("--no-relayout", opts->no_relayout, "Fused: keep the program's own memory order (no relayout)");
   sub->add_flag("--json", opts->json, "Print the pass counts as JSON (\"passes\": the fused schedule's passes over memory)");
   sub->callback([opts, &run] { run = [opts] { program_command(*opts); }; });
 }

@@ -38,7 +38,7 @@ struct SortOptions {
   int n = -1;
   std::string in, out, backend = "auto", dtype = "int32", strategy = "fused";
   std::string random;  // seed, when no --in
-  bool stats = false, compare_cub = false, jit = false, check = false;
+  bool stats = false, compare_cub = false, jit = false, check = false, no_relayout = false;
   int reps = 1;
   int tile_bits = 0, line_bits = -1, reg_bits = 5;  // fused; unset: the backend's default cut
   std::string fused_kernel = "pipelined";
@@ -118,6 +118,8 @@ void sort_command(const SortOptions& o) {
     FusionOptions fusion{14, 4};  // execute_cpu's default: 64 KiB of int32, 64-byte lines
     if (o.tile_bits) fusion.tile_bits = o.tile_bits;
     if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
+    fusion.relayout = !o.no_relayout;
+    fusion.input_order_free = true;  // a sorting network's output does not depend on its input's order
     if (strategy == ExecStrategy::Fused)
       fused_info = fmt::format("tiles of 2^{} keys in runs of 2^{}", fusion.tile_bits, fusion.line_bits);
     for (int r = 0; r < o.reps; ++r) {
@@ -136,6 +138,8 @@ void sort_command(const SortOptions& o) {
     go.tile_bits = o.tile_bits;
     go.line_bits = o.line_bits;
     go.reg_bits = o.reg_bits;
+    go.relayout = !o.no_relayout;
+    go.input_order_free = true;  // a sorting network's output does not depend on its input's order
     go.fused_kernel = o.fused_kernel == "shared"      ? FusedKernelKind::Shared
                       : o.fused_kernel == "registers" ? FusedKernelKind::Registers
                                                       : FusedKernelKind::Pipelined;
@@ -254,6 +258,8 @@ void add_sort_command(CLI::App& app, Action& run) {
   sub->add_option("--reg-bits", opts->reg_bits, "GPU fused registers kernel: log2 of the keys per thread")
       ->capture_default_str();
   add_backend_option(sub, opts->backend);
+  sub->add_flag("--no-relayout", opts->no_relayout,
+                "Fused: keep the network's own memory order (no relayout making the most used pair directions low bits)");
   sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times");
   sub->add_option("--reps", opts->reps, "Timed runs (the GPU adds one untimed warm-up)")->capture_default_str();
   sub->add_flag("--check", opts->check, "Verify the output against std::sort (exit 1 when it differs)");

@@ -69,6 +69,9 @@ struct FusedCodegenOptions {
   int reg_bits = 5;    ///< Registers: 2^reg_bits keys per thread (1..6; raised to T − 10 so a block has ≤ 1024 threads)
   FusedKernelKind kind = FusedKernelKind::Registers;
   int key_bytes = 4;   ///< Pipelined: two tiles of 2^T keys of this size must fit a block's shared memory
+  /// The kernel reads its tiles from a second array (bmmc_fused(src, data)) and writes them at the same
+  /// positions of data: a program with an odd number of permutation passes ends in its own buffer with no copy.
+  bool out_of_place = false;
   friend bool operator==(const FusedCodegenOptions&, const FusedCodegenOptions&) = default;
 };
 

@@ -6,7 +6,8 @@
 //  - Folded: per leaf, a leaf pass through the accumulated layout M (the composition of every stage
 //    permutation so far; the data itself is never moved between leaves, LeafGeometry finds the chunks), then
 //    one permutation pass by the final M when it is not the identity;
-//  - Fused: the folded schedule with runs of consecutive leaf passes that fit one tile as one FusedLeafPass.
+//  - Fused: the folded schedule with runs of consecutive leaf passes that fit one tile as one FusedLeafPass,
+//    optionally after a relayout of the array that brings the most used pair directions to low memory bits.
 // A pure function of its inputs: no memory, no threads. The pass counts equal LoweredProgram's
 // passes_permute_then_leaf() and passes_folded() (tests check it).
 #pragma once
@@ -53,20 +54,31 @@ using ScheduledPass = std::variant<PermutePass, LeafPass, FusedLeafPass>;
 struct FusionOptions {
   int tile_bits = 13;
   int line_bits = 5;
+  /// Also try the schedule with the array first moved by a relayout R that makes the most used pair directions
+  /// low memory bits (schedule()), and take it when it has fewer passes counting R's own pass and the last one.
+  bool relayout = true;
+  /// The program's result does not depend on the order of its input (a sorting network on keys of a total
+  /// order): the relayout's first pass is left out, the input read as if R had already moved it.
+  bool input_order_free = false;
   friend bool operator==(const FusionOptions&, const FusionOptions&) = default;
 };
 
 /// The GPU executor's cut (cuda/program_gpu.hpp): tiles of 64 KiB (2^14 keys of 4 bytes, 2^13 of 8 bytes), so
 /// that the pipelined kernel's two tiles take 128 KiB of shared memory, made of 32-byte runs (line_bits 3 or 2:
-/// whole DRAM sectors). For the paper's network at n = 24: 22 passes of 4-byte keys (19 at 2^15, 28 with
-/// 128-byte runs; docs/DESIGN.md §10).
+/// whole DRAM sectors). For the paper's network at n = 24, 4-byte keys: 16 fused passes and the last permutation
+/// with the relayout as `bmmc sort` runs it (14 + 1 at 2^15; 22 passes in the network's own memory order, 19 at
+/// 2^15; docs/DESIGN.md §10).
 FusionOptions gpu_fusion_options(int key_bytes) noexcept;
 
 /// The passes, in execution order, that run `lp` with strategy `s`. Fused: the folded schedule with every
 /// maximal run of consecutive leaf passes whose chunk directions, with e_0 … e_(line_bits−1), span at most
 /// tile_bits dimensions as one FusedLeafPass (greedy longest runs: feasibility is monotone in the run, so taking
-/// the longest run each time gives the fewest passes). Throws std::invalid_argument for line_bits outside
-/// 0..tile_bits − 1 or tile_bits above 24 (a run of one leaf must always fit: tile_bits > line_bits).
+/// the longest run each time gives the fewest passes). With fusion.relayout it also cuts the schedule of the
+/// array first moved by R — R⁻¹ sends e_0, e_1, … to the pair directions in order of use, so the most used
+/// directions become low memory bits that every tile holds anyway — with a PermutePass{R} first (none when
+/// input_order_free) and the last permutation M·R⁻¹, and returns whichever has fewer passes. Throws
+/// std::invalid_argument for line_bits outside 0..tile_bits − 1 or tile_bits above 24 (a run of one leaf must
+/// always fit: tile_bits > line_bits).
 std::vector<ScheduledPass> schedule(const LoweredProgram& lp, ExecStrategy s, const FusionOptions& fusion = {});
 
 }  // namespace bmmc

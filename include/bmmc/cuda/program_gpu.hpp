@@ -28,6 +28,7 @@ struct GpuProgramOptions {
   bool jit = false;  ///< JIT-compiled permutation kernels instead of the generic ones
   /// Fused: the cut into tiles (unset, 0 and −1: gpu_fusion_options(key bytes) of schedule.hpp) and the kernel.
   int tile_bits = 0, line_bits = -1;
+  bool relayout = true, input_order_free = false;  ///< FusionOptions' (schedule.hpp)
   FusedKernelKind fused_kernel = FusedKernelKind::Pipelined;
   int reg_bits = 5;  ///< Registers: 2^reg_bits keys per thread
   friend bool operator==(const GpuProgramOptions&, const GpuProgramOptions&) = default;
@@ -68,6 +69,7 @@ class GpuProgram {
     std::shared_ptr<const KernelSource> fused;    ///< set for a fused pass (with `kernel` and `grid`)
     Kernel kernel;
     std::uint64_t grid = 0;                       ///< blocks launched (Pipelined: persistent, at most the SMs can hold)
+    bool out_of_place = false;                    ///< a fused pass from the current buffer into the other one
     LeafGeometry geometry;                     ///< else a leaf pass
     Leaf leaf;
   };
