@@ -403,9 +403,13 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
       rows.push_back(row);
     }
   }
+  // The bound is the faster of the two measured exchanges: where every rank sends to several others (k ≥ 2) the
+  // copy engines reached only ~200 GB/s out of each of four H200s and NCCL's all-to-all beat them 1.8×.
+  double bound = rows[1].median_ms;
+  if (rows[2].median_ms > 0 && rows[2].verified) bound = std::min(bound, rows[2].median_ms);
   for (PeerBenchRow& r : rows) {
     r.crossing_gb = crossing / 1e9;
-    if (r.median_ms > 0) r.pct_bound = 100.0 * rows[1].median_ms / r.median_ms;
+    if (r.median_ms > 0) r.pct_bound = 100.0 * bound / r.median_ms;
   }
   return rows;
 }

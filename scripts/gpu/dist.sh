@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Several GPUs (issue 19, docs/DESIGN.md §9): the one script for a lent multi-GPU machine (nvidia-h200-x2, or
-# nvidia-h100-x2 where that is what is lent).
+# Several GPUs (issues 19 and 14, docs/DESIGN.md §9): the one script for a lent multi-GPU machine of 2, 4 or 8 GPUs
+# (nvidia-h200-x2 / -x4 / -x8, or the H100 kinds where those are what is lent).
 # Runs, with NVLink multicast kept off: the peer and NCCL engine tests, compute-sanitizer memcheck on a few of
 # them, `bmmc bench --gpus G` (every engine beside cudaMemcpy, the peer-copy bound, NCCL all-to-all and, where
 # libcustatevec.so.1 loads, cuStateVec's multi-device swap; every row verified), bmmc_nccl_bench (the portable
@@ -8,8 +8,9 @@
 #   BUILD   a directory with bin/bmmc, bin/bmmc_nccl_bench, tests/bmmc_peer_tests, tests/bmmc_nccl_tests
 #           (default build-gpu; scripts/pack-gpu.sh builds it here)
 #   WHEEL   the bmmc wheel for the torchrun step (default build-python/dist/bmmc-*.whl; skipped if absent)
-#   N_C64 / N_I32   index bits of the complex64 and int32 benches (33 and 34: 32 GiB and 64 GiB... per GPU
-#           is 2^(N-g) elements; in + out + scratch must fit: on 80 GB H100s use N_C64=32 N_I32=33), REPS (5)
+#   N_C64 / N_I32   index bits of the complex64 and int32 benches (default: 32 GiB per GPU on cards of 120 GB or
+#           more, 16 GiB on 80 GB H100s: g + 32 and g + 33, or g + 31 and g + 32, for G = 2^g GPUs), REPS (5)
+#   cuStateVec's rows need libcustatevec.so.1 on LD_LIBRARY_PATH (the custatevec-cu13 wheel's cuquantum/lib)
 # Writes logs to $OUT (or /tmp/bmmc-dist) and prints a summary; exit status non-zero when a test failed or a
 # row did not verify.
 set -uo pipefail
@@ -20,14 +21,19 @@ export BMMC_CACHE_DIR="${BMMC_CACHE_DIR:-/tmp/bmmc-dist-cache}" PYTHONUNBUFFERED
 BUILD="${BUILD:-build-gpu}"
 O="${OUT:-/tmp/bmmc-dist}"
 mkdir -p "$O"
-N_C64="${N_C64:-33}" N_I32="${N_I32:-34}" REPS="${REPS:-5}"
+G=$(nvidia-smi -L | wc -l)
+g=0
+while (( (1 << g) < G )); do g=$((g + 1)); done
+mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
+per=$(( mib >= 120000 ? 32 : 31 ))  # log2 of complex64 elements per GPU: 32 GiB, or 16 GiB on 80 GB cards
+N_C64="${N_C64:-$((g + per))}" N_I32="${N_I32:-$((g + per + 1))}" REPS="${REPS:-5}"
 status=0
 step() { echo; echo "== $*"; }
 
 step "machine"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
-nvidia-smi topo -m 2>/dev/null | head -5
-G=$(nvidia-smi -L | wc -l)
+nvidia-smi topo -m 2>/dev/null | head -$((G + 1))
+echo "G = $G GPUs, N = $N_C64 (complex64) and $N_I32 (int32) index bits"
 
 step "tests: bmmc_peer_tests, bmmc_nccl_tests (three times: a rank that blocks shows as a hang, not a failure)"
 for t in bmmc_peer_tests bmmc_nccl_tests bmmc_nccl_tests bmmc_nccl_tests; do
@@ -67,8 +73,9 @@ bench() {  # label, args...
   # A row that could not be measured (no cuStateVec, say) carries "not measured" and is not a failure.
   if grep -E " NO " "$O/bench-$label.txt" | grep -qv "not measured"; then echo "UNVERIFIED rows in $label"; status=1; fi
 }
+# Rank bit ↔ local bit 0 and rank bit ↔ top local bit (cuStateVec's multi-device swaps), a random BPC and BMMC.
 top=$((N_C64 - 1))
-bench c64 -b 8 --n "$N_C64" --spec "swap:0,$top" "swap:$((top - 1)),$top" random-bpc:1 random-bmmc:1
+bench c64 -b 8 --n "$N_C64" --spec "swap:0,$top" "swap:$((N_C64 - g - 1)),$top" random-bpc:1 random-bmmc:1
 bench i32 -b 4 --n "$N_I32" --spec random-bmmc:1 "swap:0,$((N_I32 - 1))"
 
 step "bmmc_nccl_bench (the portable NCCL engine pipelined in 32 pieces and in 1, the fused NCCL engine; 4 buffers per GPU, so n = N_C64 - 1)"
@@ -94,6 +101,13 @@ if [[ -n "$wheel" ]] && command -v torchrun >/dev/null; then
   rc=$?
   tail -15 "$O/torchrun.txt"
   [[ $rc -eq 0 ]] || { echo "FAIL: torchrun exit $rc"; status=1; }
+  # Timed at half the bench's size per GPU (the Python path holds five arrays); PYTHONSAFEPATH keeps python/ (the
+  # source package, without its compiled module) off sys.path.
+  PYTHONSAFEPATH=1 PYTHONPATH=/tmp/bmmc-site timeout 300 torchrun --nproc_per_node "$G" python/bench_distributed.py \
+    --local-bits $((per - 1)) --dtype complex64 > "$O/torchrun-bench.txt" 2>&1
+  rc=$?
+  grep -v -i warn "$O/torchrun-bench.txt" | tail -6
+  [[ $rc -eq 0 ]] || { echo "FAIL: torchrun bench exit $rc"; status=1; }
 else
   echo "skipped: no wheel ($wheel) or no torchrun"
 fi

@@ -22,7 +22,7 @@ struct PeerBenchRow {
   std::string variant;        ///< local-memcpy, peer-copy-bound, push, copy, in-place
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double crossing_gb = 0;     ///< bytes that must cross between ranks (all ranks), GB
-  double pct_bound = 0;       ///< peer-copy bound median / this median × 100
+  double pct_bound = 0;       ///< the faster of the peer-copy and NCCL all-to-all rows / this median × 100
   double first_use_ms = 0;
   bool verified = true;
   std::string note;           ///< the engine's fallback reason, the plan's pass count
