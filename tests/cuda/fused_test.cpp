@@ -135,7 +135,7 @@ TEST(GpuFused, SharedKernelAndOtherCuts) {
   for (GpuProgramOptions o : {registers, shared, t15}) {  // each kernel kind reading from the other buffer
     o.input_order_free = true;
     check_sorts<std::int32_t>(DType::Int32, {9, 16, 20}, o);
-    check_sorts<double>(DType::Float64, {14}, o);
+    if (o.tile_bits != 15) check_sorts<double>(DType::Float64, {14}, o);  // 2^15 8-byte keys exceed 128 KiB
   }
   check_sorts<float>(DType::Float32, {7, 18}, shared);
   check_sorts<double>(DType::Float64, {12, 17}, shared);
