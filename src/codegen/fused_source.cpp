@@ -527,8 +527,14 @@ std::string generate_shared(const FusedTileSpec& s, const FusedKernelPlan& p, co
 
 }  // namespace
 
-std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes) {
-  const std::uint64_t by_regs = 65536 / (64 * std::uint64_t{std::max(threads, 1u)});
+unsigned fused_registers_per_thread(const FusedKernelPlan& plan, int key_bytes) {
+  if (plan.kind == FusedKernelKind::Shared) return 64;
+  const unsigned words = static_cast<unsigned>(std::max(key_bytes / 4, 1));
+  return std::clamp(4u * (1u << plan.reg_bits) * words, 64u, 255u);
+}
+
+std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes, unsigned registers) {
+  const std::uint64_t by_regs = 65536 / (std::uint64_t{std::max(registers, 1u)} * std::max(threads, 1u));
   const std::uint64_t by_smem = (228 * 1024) / std::max<std::uint64_t>(shared_bytes, 1);
   return std::max<std::uint64_t>(1, std::min({by_regs, by_smem, std::uint64_t{8}}));
 }
@@ -580,7 +586,7 @@ KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type,
          "#endif\n"
          "}\n";
   }
-  const std::uint64_t min_blocks = fused_blocks_per_sm(ks.block, ks.shared_bytes);
+  const std::uint64_t min_blocks = fused_blocks_per_sm(ks.block, ks.shared_bytes, fused_registers_per_thread(p, k.bytes));
   if (options.out_of_place)
     o += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, {}) bmmc_fused(const fkey_t* __restrict__ src, "
                      "fkey_t* __restrict__ data) {{\n", ks.block, min_blocks);

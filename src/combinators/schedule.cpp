@@ -30,8 +30,9 @@ ExecStrategy parse_exec_strategy(const char* name) {
   throw std::invalid_argument(fmt::format("unknown strategy '{}'; expected folded, permute-then-leaf or fused", v));
 }
 
-FusionOptions gpu_fusion_options(int key_bytes) noexcept {
-  return key_bytes <= 4 ? FusionOptions{14, 3} : FusionOptions{13, 2};
+FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept {
+  if (key_bytes > 4) return FusionOptions{13, 2};
+  return FusionOptions{n <= 24 ? 13 : 14, 3};
 }
 
 namespace {

@@ -61,8 +61,8 @@ FusedTileSpec fused_tile_spec(const FusedLeafPass& pass, int n) {
   return s;
 }
 
-FusionOptions fusion_options(const GpuProgramOptions& o, DType t) {
-  FusionOptions f = gpu_fusion_options(dtype_bytes(t));
+FusionOptions fusion_options(const GpuProgramOptions& o, DType t, int n) {
+  FusionOptions f = gpu_fusion_options(dtype_bytes(t), n);
   if (o.tile_bits) f.tile_bits = o.tile_bits;
   if (o.line_bits >= 0) f.line_bits = o.line_bits;
   f.relayout = o.relayout;
@@ -70,9 +70,9 @@ FusionOptions fusion_options(const GpuProgramOptions& o, DType t) {
   return f;
 }
 
-FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& o, DType t) {
+FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& o, DType t, int n) {
   FusedCodegenOptions c;
-  c.tile_bits = fusion_options(o, t).tile_bits;
+  c.tile_bits = fusion_options(o, t, n).tile_bits;
   c.reg_bits = o.reg_bits;
   c.kind = o.fused_kernel;
   c.key_bytes = dtype_bytes(t);
@@ -113,12 +113,12 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     ops_.push_back(std::move(op));
     ++leaf_passes_;
   };
-  const FusionOptions fusion = fusion_options(options, t);
+  const FusionOptions fusion = fusion_options(options, t, lp.n);
   if (options.strategy == ExecStrategy::Fused && fusion.tile_bits + (dtype_bytes(t) == 8) > 15)
     throw std::invalid_argument(fmt::format(
         "GPU fused pass: a tile of 2^{} keys of {} bytes exceeds the 128 KiB of shared memory a block may use here",
         fusion.tile_bits, dtype_bytes(t)));
-  const FusedCodegenOptions codegen = fused_codegen_options(options, t);
+  const FusedCodegenOptions codegen = fused_codegen_options(options, t, lp.n);
   const std::vector<ScheduledPass> passes = schedule(lp, options.strategy, fusion);
   // Permutations ping-pong between data and temp. With an odd count, the first fused pass also moves the
   // keys across (read from one buffer, written at the same positions of the other), so that the last pass
@@ -136,9 +136,11 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
       cg.out_of_place = op.out_of_place = std::exchange(cross, false);
       op.fused = std::make_shared<const KernelSource>(generate_fused(spec, cuda_key_type(t), cg));
       op.grid = op.fused->grid;
-      if (plan_fused_kernel(spec, codegen).kind == FusedKernelKind::Pipelined)  // persistent: as many as fit at once
-        op.grid = std::min<std::uint64_t>(op.grid, static_cast<std::uint64_t>(sm_count()) *
-                                                       fused_blocks_per_sm(op.fused->block, op.fused->shared_bytes));
+      if (const FusedKernelPlan kp = plan_fused_kernel(spec, cg); kp.kind == FusedKernelKind::Pipelined)  // persistent
+        op.grid = std::min<std::uint64_t>(
+            op.grid, static_cast<std::uint64_t>(sm_count()) *
+                         fused_blocks_per_sm(op.fused->block, op.fused->shared_bytes,
+                                             fused_registers_per_thread(kp, dtype_bytes(t))));
       ops_.push_back(std::move(op));
       ++leaf_passes_;
       ++fused_passes_;

@@ -279,10 +279,10 @@ expect_error 2 "unknown strategy 'x'; expected folded, permute-then-leaf or fuse
 expect_error 2 "--fused-kernel 'x': expected pipelined, registers or shared" "$bmmc" sort --n 8 --random 1 --fused-kernel x
 expect_error 2 "--tile-bits must be in 1..24" "$bmmc" sort --n 8 --random 1 --tile-bits 30
 expect_error 2 "expected 0 <= line bits < tile bits <= 24" "$bmmc" program sort --n 8 --tile-bits 4 --line-bits 4
-expect_out '{"program":"sort","n":24,"strategy":"fused","tile_bits":14,"line_bits":3,"passes":17,"fused_passes":16,"permutation_passes":1,"passes_without_relayout":22,"columns":300,"passes_folded":300,"passes_permute_then_leaf":600}' \
+expect_out '{"program":"sort","n":24,"strategy":"fused","tile_bits":13,"line_bits":3,"passes":20,"fused_passes":19,"permutation_passes":1,"passes_without_relayout":25,"columns":300,"passes_folded":300,"passes_permute_then_leaf":600}' \
   "$bmmc" program sort --n 24 --json
 expect_out '15' bash -c "'$bmmc' program sort --n 24 --json --tile-bits 15 | grep -o '\"passes\":[0-9]*' | cut -d: -f2"
-"$bmmc" program sort --n 20 | grep -q "^fused: 10 passes over memory for 210 columns" || fail "bmmc program sort --n 20: no fused pass count"
+"$bmmc" program sort --n 20 | grep -q "^fused: 12 passes over memory for 210 columns" || fail "bmmc program sort --n 20: no fused pass count"
 for strategy in fused folded permute-then-leaf; do
   "$bmmc" sort --n 12 --random 3 --backend cpu --strategy "$strategy" --check >/dev/null 2>"$work/err" ||
     fail "bmmc sort --strategy $strategy: $(cat "$work/err")"

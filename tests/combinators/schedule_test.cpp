@@ -185,7 +185,8 @@ TEST(Schedule, FusedSortingNetworkPassCounts) {
   // spends c dimensions on lines no column uses. With the relayout (the most used directions made low bits, one
   // permutation pass first and one last): 32 / 27 / 23 / 17, against issue 18's 34 / 27 / 21 / 13.
   // A sort leaves out the first of those two passes (its output does not depend on its input's order).
-  // The GPU's cut (t = 14, 32-byte runs): 22 passes before, 17 for the sort (16 fused + the last permutation).
+  // The GPU's cut at n = 24 (t = 13, 32-byte runs): 25 passes in the network's own order, 20 for the sort (19
+  // fused + the last permutation); above n = 24 t = 14.
   const LoweredProgram lp = lower(sort_network(24));
   const std::tuple<int, std::size_t, std::size_t> expected[] = {{11, 45, 32}, {12, 38, 27}, {13, 33, 23}, {15, 24, 17}};
   for (auto [t, own_order, relaid] : expected) {
@@ -194,14 +195,17 @@ TEST(Schedule, FusedSortingNetworkPassCounts) {
     f.relayout = false;
     EXPECT_EQ(schedule(lp, ExecStrategy::Fused, f).size(), own_order) << "t = " << t;
   }
-  FusionOptions gpu = gpu_fusion_options(4);
+  EXPECT_EQ(gpu_fusion_options(4, 24).tile_bits, 13);
+  EXPECT_EQ(gpu_fusion_options(4, 25).tile_bits, 14);
+  EXPECT_EQ(gpu_fusion_options(8, 24).tile_bits, 13);
+  FusionOptions gpu = gpu_fusion_options(4, 24);
   gpu.input_order_free = true;
   const auto passes = schedule(lp, ExecStrategy::Fused, gpu);
-  EXPECT_EQ(passes.size(), 17u);
+  EXPECT_EQ(passes.size(), 20u);
   EXPECT_TRUE(std::holds_alternative<FusedLeafPass>(passes.front()));
   EXPECT_TRUE(std::holds_alternative<PermutePass>(passes.back()));
   gpu.relayout = false;
-  EXPECT_EQ(schedule(lp, ExecStrategy::Fused, gpu).size(), 22u);
+  EXPECT_EQ(schedule(lp, ExecStrategy::Fused, gpu).size(), 25u);
   EXPECT_THROW(schedule(lp, ExecStrategy::Fused, {5, 5}), std::invalid_argument);
 }
 

@@ -187,7 +187,7 @@ TEST(GpuFused, FloatNanAndSignedZerosBitForBitAsTheCpu) {
       GpuProgramOptions o;
       o.fused_kernel = kind;
       auto cpu = in;
-      execute_cpu(lp, cpu.data(), DType::Float32, ExecStrategy::Fused, {}, fusion_options(o, DType::Float32));
+      execute_cpu(lp, cpu.data(), DType::Float32, ExecStrategy::Fused, {}, fusion_options(o, DType::Float32, lp.n));
       const auto gpu = run_fused(lp, in, DType::Float32, o);
       ASSERT_EQ(std::memcmp(gpu.data(), cpu.data(), in.size() * sizeof(float)), 0) << "k " << k << " " << to_string(kind);
     }
@@ -197,18 +197,21 @@ TEST(GpuFused, FloatNanAndSignedZerosBitForBitAsTheCpu) {
 TEST(GpuFused, PassCountsOfTheNetwork) {
   REQUIRE_GPU();
   const LoweredProgram lp = lower(sort_network(24));
-  const GpuProgram relaid(lp, DType::Int32);  // relayout first, 16 fused passes, the last permutation
-  EXPECT_EQ(relaid.passes(), 18u);
-  EXPECT_EQ(relaid.fused_passes(), 16u);
+  const GpuProgram relaid(lp, DType::Int32);  // 2^13 tiles: relayout first, 19 fused passes, the last permutation
+  EXPECT_EQ(relaid.passes(), 21u);
+  EXPECT_EQ(relaid.fused_passes(), 19u);
   EXPECT_EQ(relaid.temp_bytes(), std::size_t{4} << 24);
   const GpuProgram sort(lp, DType::Int32, as_sort());  // the first fused pass out of place: no copy back
-  EXPECT_EQ(sort.passes(), 17u);
-  EXPECT_EQ(sort.fused_passes(), 16u);
+  EXPECT_EQ(sort.passes(), 20u);
+  EXPECT_EQ(sort.fused_passes(), 19u);
   GpuProgramOptions own_order;
   own_order.relayout = false;
   const GpuProgram own(lp, DType::Int32, own_order);
-  EXPECT_EQ(own.passes(), 22u);
-  EXPECT_EQ(own.fused_passes(), 22u);
+  EXPECT_EQ(own.passes(), 25u);
+  EXPECT_EQ(own.fused_passes(), 25u);
+  GpuProgramOptions t14 = as_sort();
+  t14.tile_bits = 14;
+  EXPECT_EQ(GpuProgram(lp, DType::Int32, t14).passes(), 17u);
   EXPECT_EQ(own.temp_bytes(), 0u);
 }
 

@@ -69,13 +69,13 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
   auto expect = data;
   std::string src = kShim, calls;
   int i = 0;
-  for (const ScheduledPass& p : schedule(lp, ExecStrategy::Fused, fusion_options(go, t))) {
+  for (const ScheduledPass& p : schedule(lp, ExecStrategy::Fused, fusion_options(go, t, lp.n))) {
     const auto* fp = std::get_if<FusedLeafPass>(&p);
     if (!fp) continue;
     const FusedTileSpec spec = fused_tile_spec(*fp, lp.n);
-    const KernelSource ks = generate_fused(spec, cuda_key_type(t), fused_codegen_options(go, t));
+    const KernelSource ks = generate_fused(spec, cuda_key_type(t), fused_codegen_options(go, t, lp.n));
     // Pipelined blocks are persistent: run 3 of them, so that each works on several tiles.
-    const bool persistent = plan_fused_kernel(spec, fused_codegen_options(go, t)).kind == FusedKernelKind::Pipelined;
+    const bool persistent = plan_fused_kernel(spec, fused_codegen_options(go, t, lp.n)).kind == FusedKernelKind::Pipelined;
     const std::uint64_t grid = persistent ? std::min<std::uint64_t>(ks.grid, 3) : ks.grid;
     fused_leaf_pass_cpu(*fp, lp.n, expect.data(), t, 1);
     src += fmt::format("#define bmmc_fused bmmc_fused_{}\nnamespace k{} {{\nunsigned long long tile_words[{}];\n{}}}\n#undef bmmc_fused\n",

@@ -104,7 +104,7 @@ void check_plan(const FusedTileSpec& s, const FusedCodegenOptions& o, const std:
 
 TEST(FusedKernelPlan, SortingNetworkPassesHaveSoundLayouts) {
   for (int n : {10, 16, 20, 24})
-    for (const FusionOptions f : {gpu_fusion_options(4), gpu_fusion_options(8), FusionOptions{13, 5}}) {
+    for (const FusionOptions f : {gpu_fusion_options(4, 24), gpu_fusion_options(4, 28), gpu_fusion_options(8, 24), FusionOptions{13, 5}}) {
       int i = 0;
       for (const FusedTileSpec& s : specs_of(lower(sort_network(n)), f))
         for (int r : {4, 5, 6}) check_plan(s, {f.tile_bits, r, FusedKernelKind::Registers}, fmt::format("n {} t {} pass {} R {}", n, f.tile_bits, i++, r));
@@ -142,6 +142,16 @@ TEST(FusedKernelPlan, LargeTilesRaiseTheKeysPerThread) {
   EXPECT_NE(ks.source.find("cp.async"), std::string::npos);
   EXPECT_EQ(fused_blocks_per_sm(ks.block, ks.shared_bytes), 1u);
   EXPECT_EQ(fused_blocks_per_sm(256, 32768), 4u);
+  // 32 int32 keys a thread need 128 registers: 2^13 tiles of 256 threads, 64 KiB, run 2 per SM, not 3.
+  const auto specs13 = specs_of(lower(sort_network(20)), {13, 3});
+  const FusedKernelPlan p13 = plan_fused_kernel(specs13[1], {13, 5, FusedKernelKind::Pipelined, 4});
+  ASSERT_EQ(p13.threads_per_block(), 256);
+  EXPECT_EQ(fused_registers_per_thread(p13, 4), 128u);
+  EXPECT_EQ(fused_registers_per_thread(p13, 8), 255u);
+  EXPECT_EQ(fused_blocks_per_sm(256, 65536), 3u);
+  EXPECT_EQ(fused_blocks_per_sm(256, 65536, 128), 2u);
+  EXPECT_NE(generate_fused(specs13[1], "int", {13, 5, FusedKernelKind::Pipelined}).source.find("__launch_bounds__(256, 2)"),
+            std::string::npos);
 }
 
 TEST(FusedKernelPlan, SmallTilesUseTheSharedKernel) {
@@ -184,7 +194,7 @@ TEST(FusedKernelNvrtc, EveryKeyTypeAndShapeCompilesForSm90) {
   // The network at n = 24 (first, middle and last pass) with the GPU's cut, for every key type and both kernels.
   for (const char* key : kKeyTypes) {
     const int bytes = std::string(key).find("long") != std::string::npos || std::string(key) == "double" ? 8 : 4;
-    const FusionOptions f = gpu_fusion_options(bytes);
+    const FusionOptions f = gpu_fusion_options(bytes, 28);
     const std::vector<FusedTileSpec> specs = specs_of(lower(sort_network(24)), f);
     for (std::size_t i : {std::size_t{0}, specs.size() / 2, specs.size() - 1})
       for (FusedKernelKind kind : {FusedKernelKind::Pipelined, FusedKernelKind::Registers, FusedKernelKind::Shared})
@@ -211,7 +221,7 @@ TEST(FusedKernelNvrtc, EveryKeyTypeAndShapeCompilesForSm90) {
 }
 
 TEST(FusedKernelSource, OpensWithThePassAndItsGeometry) {
-  const auto specs = specs_of(lower(sort_network(20)), gpu_fusion_options(4));
+  const auto specs = specs_of(lower(sort_network(20)), gpu_fusion_options(4, 28));
   const KernelSource ks = generate_fused(specs[1], "int", {15, 5});
   EXPECT_EQ(ks.kernel_name, "bmmc_fused");
   EXPECT_EQ(ks.block, 1024u);

@@ -25,7 +25,7 @@ struct ProgramOptions {
   int depth = 3;
   int stages = 40;
   bool expand = false, json = false, no_relayout = false;
-  int tile_bits = 0, line_bits = -1;  // unset: the GPU's cut for 4-byte keys (gpu_fusion_options)
+  int tile_bits = 0, line_bits = -1;  // unset: the GPU's cut for 2^n 4-byte keys (gpu_fusion_options)
 };
 
 // The fused schedule's passes, one line each: "pass i: fused, k columns, tile 2^t (runs of 2^c)" or "permute".
@@ -57,7 +57,7 @@ Program build(const std::string& name, int n) {
 
 void program_command(const ProgramOptions& o) {
   const Program p = build(o.name, o.n);
-  FusionOptions fusion = gpu_fusion_options(4);
+  FusionOptions fusion = gpu_fusion_options(4, o.n);
   if (o.tile_bits) fusion.tile_bits = o.tile_bits;
   if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
   fusion.relayout = !o.no_relayout;

@@ -148,8 +148,8 @@ void sort_command(const SortOptions& o) {
     const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
     passes = program.passes();
     if (program.fused_passes()) {
-      const FusionOptions f = fusion_options(go, t);
-      const FusedCodegenOptions cg = fused_codegen_options(go, t);
+      const FusionOptions f = fusion_options(go, t, lp.n);
+      const FusedCodegenOptions cg = fused_codegen_options(go, t, lp.n);
       std::size_t columns = 0, windows = 0, trips = 0;
       std::string kinds;
       for (const ScheduledPass& sp : schedule(lp, strategy, f))

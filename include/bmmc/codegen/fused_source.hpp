@@ -120,9 +120,14 @@ void check_fused_tile(const FusedTileSpec& spec);
 /// when T < R + 5 or R > 6.
 FusedKernelPlan plan_fused_kernel(const FusedTileSpec& spec, const FusedCodegenOptions& options = {});
 
-/// Blocks per SM that 64 registers a thread and an H100 SM's 228 KiB of shared memory allow (1..8): the
-/// kernels' __launch_bounds__ minimum, and the persistent grid of Pipelined kernels (times the SM count).
-std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes);
+/// Registers a thread of a fused kernel is given: 4 per 32-bit word of the keys it holds (2^R keys; the keys,
+/// their partners and masks, as ncu measured 128 for 32 int32 keys), at least 64. Shared: 64.
+unsigned fused_registers_per_thread(const FusedKernelPlan& plan, int key_bytes);
+/// Blocks per SM that `registers` a thread (of the 64 K an SM has) and an H100 SM's 228 KiB of shared memory
+/// allow (1..8): the kernels' __launch_bounds__ minimum, and the persistent grid of Pipelined kernels (times the
+/// SM count). Worked example: a 2^13 tile of int32, 32 keys a thread, two tiles of shared memory: 256 threads,
+/// 64 KiB — 3 blocks by shared memory, but 2 by 128 registers a thread (at 3 the compiler had 85 and spilled).
+std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes, unsigned registers = 64);
 
 /// The CUDA source of `bmmc_fused(fkey_t* data)` for keys of C type `key_type` ("int", "unsigned int", "float",
 /// "long long", "unsigned long long" or "double"; std::invalid_argument otherwise). grid/block/shared_bytes

@@ -63,12 +63,11 @@ struct FusionOptions {
   friend bool operator==(const FusionOptions&, const FusionOptions&) = default;
 };
 
-/// The GPU executor's cut (cuda/program_gpu.hpp): tiles of 64 KiB (2^14 keys of 4 bytes, 2^13 of 8 bytes), so
-/// that the pipelined kernel's two tiles take 128 KiB of shared memory, made of 32-byte runs (line_bits 3 or 2:
-/// whole DRAM sectors). For the paper's network at n = 24, 4-byte keys: 16 fused passes and the last permutation
-/// with the relayout as `bmmc sort` runs it (14 + 1 at 2^15; 22 passes in the network's own memory order, 19 at
-/// 2^15; docs/DESIGN.md §10).
-FusionOptions gpu_fusion_options(int key_bytes) noexcept;
+/// The GPU executor's cut (cuda/program_gpu.hpp) for arrays of 2^n keys, made of 32-byte runs (line_bits 3 or 2:
+/// whole DRAM sectors): 8-byte keys in tiles of 2^13 (64 KiB); 4-byte keys in tiles of 2^13 up to n = 24 (two
+/// blocks a SM: 19 fused passes and the last permutation at n = 24, 1.42 ms on an H100) and of 2^14 above (one
+/// block a SM, fewer passes: 21 + 1 at n = 26, 4% faster there than 2^13; BENCHMARKS.md, docs/DESIGN.md §10).
+FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept;
 
 /// The passes, in execution order, that run `lp` with strategy `s`. Fused: the folded schedule with every
 /// maximal run of consecutive leaf passes whose chunk directions, with e_0 … e_(line_bits−1), span at most

@@ -26,7 +26,7 @@ namespace bmmc {
 struct GpuProgramOptions {
   ExecStrategy strategy = ExecStrategy::Fused;
   bool jit = false;  ///< JIT-compiled permutation kernels instead of the generic ones
-  /// Fused: the cut into tiles (unset, 0 and −1: gpu_fusion_options(key bytes) of schedule.hpp) and the kernel.
+  /// Fused: the cut into tiles (unset, 0 and −1: gpu_fusion_options(key bytes, n) of schedule.hpp) and the kernel.
   int tile_bits = 0, line_bits = -1;
   bool relayout = true, input_order_free = false;  ///< FusionOptions' (schedule.hpp)
   FusedKernelKind fused_kernel = FusedKernelKind::Pipelined;
@@ -42,8 +42,8 @@ const char* cuda_key_type(DType t);
 /// for a leaf that is not a pair, a tile basis not in Subspace's reduced form, or a pair outside the tile.
 FusedTileSpec fused_tile_spec(const FusedLeafPass& pass, int n);
 /// The FusionOptions and FusedCodegenOptions that `options` selects for keys of type t.
-FusionOptions fusion_options(const GpuProgramOptions& options, DType t);
-FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& options, DType t);
+FusionOptions fusion_options(const GpuProgramOptions& options, DType t, int n);
+FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& options, DType t, int n);
 
 class GpuProgram {
  public:
