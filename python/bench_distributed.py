@@ -62,9 +62,7 @@ def main() -> None:
     n = m + g
     dtype = getattr(torch, args.dtype)
     gen = torch.Generator(device="cuda").manual_seed(rank)
-    if dtype.is_complex:
-        x = torch.randn(2 ** m, dtype=dtype, device="cuda", generator=gen)
-    elif dtype.is_floating_point:
+    if dtype.is_complex or dtype.is_floating_point:
         x = torch.randn(2 ** m, dtype=dtype, device="cuda", generator=gen)
     else:
         x = torch.randint(-1000, 1000, (2 ** m,), dtype=dtype, device="cuda", generator=gen)

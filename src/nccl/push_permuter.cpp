@@ -54,7 +54,15 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
     throw std::invalid_argument(
         fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", options.depth));
   ScopedDevice on(s.device);
-  if (!every_rank_load_store_accessible(comm)) {
+  if (!s.push.one_pass() && s.plan.k >= 2) {
+    // A map that needs a second pass and sends to several ranks: the copy engines in pieces are slow there (three
+    // peer copies at once ~200 GB/s per GPU on four H200s) and push + finish needs a whole scratch array; the
+    // portable engine's pipelined exchange took 1.13× NCCL's all-to-all with 0.11 of the array as scratch, the
+    // single-process push + finish 1.22× (BENCHMARKS.md "Several GPUs on four H200s").
+    s.fallback_reason = fmt::format(
+        "each rank sends to {} ranks and the map needs a second, local pass: the portable engine's pipelined exchange "
+        "is faster there than push + finish and needs 1/8 of the scratch", 1 << s.plan.k);
+  } else if (!every_rank_load_store_accessible(comm)) {
     s.fallback_reason = fmt::format(
         "not every one of the {} ranks is load/store accessible from rank {} (NCCL's LSA team is smaller: ranks on "
         "other nodes or without a peer path)",
