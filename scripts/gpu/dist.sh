@@ -101,8 +101,8 @@ if [[ -n "$wheel" ]] && command -v torchrun >/dev/null; then
   rc=$?
   tail -15 "$O/torchrun.txt"
   [[ $rc -eq 0 ]] || { echo "FAIL: torchrun exit $rc"; status=1; }
-  # Timed at half the bench's size per GPU (the Python path holds five arrays); PYTHONSAFEPATH keeps python/ (the
-  # source package, without its compiled module) off sys.path.
+  # Timed at half the bench's size per GPU (the Python path holds its input, output and two intermediates);
+  # PYTHONSAFEPATH keeps python/ (the source package, without its compiled module) off sys.path.
   PYTHONSAFEPATH=1 PYTHONPATH=/tmp/bmmc-site timeout 300 torchrun --nproc_per_node "$G" python/bench_distributed.py \
     --local-bits $((per - 1)) --dtype complex64 > "$O/torchrun-bench.txt" 2>&1
   rc=$?

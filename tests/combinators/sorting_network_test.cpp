@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <random>
+#include <variant>
 #include <vector>
 
 #include "bmmc/combinators/execute_cpu.hpp"
 #include "bmmc/combinators/interpret.hpp"
 #include "bmmc/combinators/lower.hpp"
+#include "bmmc/combinators/schedule.hpp"
 #include "bmmc/combinators/sorting_network.hpp"
 
 namespace bmmc {
@@ -67,14 +69,14 @@ TEST(SortingNetwork, LoweredMatchesInterpreterExactly) {
 }
 
 template <class T>
-void check_cpu_sorts(DType t, ExecStrategy s, int max_k) {
+void check_cpu_sorts(DType t, ExecStrategy s, int max_k, const FusionOptions& fusion = {14, 4}) {
   for (int k = 0; k <= max_k; ++k) {
     const LoweredProgram lp = lower(sort_network(k));
     int which = 0;
     for (auto v : inputs<T>(k, 100 + k)) {
       auto expect = v;
       std::sort(expect.begin(), expect.end());
-      execute_cpu(lp, v.data(), t, s);
+      execute_cpu(lp, v.data(), t, s, {}, fusion);
       ASSERT_EQ(v, expect) << "k " << k << " input " << which << " " << to_string(s);
       ++which;
     }
@@ -87,6 +89,16 @@ TEST(SortingNetwork, PermuteThenLeafSortsInt32UpTo16) {
   check_cpu_sorts<std::int32_t>(DType::Int32, ExecStrategy::PermuteThenLeaf, 16);
 }
 TEST(SortingNetwork, FusedSortsInt32UpTo20) { check_cpu_sorts<std::int32_t>(DType::Int32, ExecStrategy::Fused, 20); }
+// As bmmc sort runs it on the CPU: relaid out with no pass moving the input first (input_order_free); tiles of 2^5
+// so that the relayout wins at these sizes (at n = 12: no PermutePass first, the last one present).
+TEST(SortingNetwork, FusedInputOrderFreeSortsInt32UpTo18) {
+  FusionOptions sort{5, 2};
+  sort.input_order_free = true;
+  const auto passes = schedule(lower(sort_network(12)), ExecStrategy::Fused, sort);
+  EXPECT_TRUE(std::holds_alternative<FusedLeafPass>(passes.front()));
+  EXPECT_TRUE(std::holds_alternative<PermutePass>(passes.back()));
+  check_cpu_sorts<std::int32_t>(DType::Int32, ExecStrategy::Fused, 18, sort);
+}
 TEST(SortingNetwork, FusedSortsFloat64UpTo14) { check_cpu_sorts<double>(DType::Float64, ExecStrategy::Fused, 14); }
 TEST(SortingNetwork, OtherDTypes) {
   check_cpu_sorts<std::int64_t>(DType::Int64, ExecStrategy::Folded, 12);

@@ -54,10 +54,12 @@ inline int __popcll(unsigned long long v) { return __builtin_popcountll(v); }
 namespace fs = std::filesystem;
 
 // Writes one translation unit with every pass of `lp` (namespace k<i>, kernel renamed bmmc_fused_<i>), the
-// input, and the CPU's result; compiles and runs it; returns its exit status (0: equal).
+// input, and the CPU's result; compiles and runs it; returns its exit status (0: equal). With `first_out_of_place`
+// the first pass is generated as GpuProgram generates it after an odd number of permutations: it reads a copy of the
+// array (src) and writes every key into the array itself, which is poisoned first.
 template <class T>
 int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std::mt19937_64& rng, const fs::path& dir,
-            const std::string& name) {
+            const std::string& name, bool first_out_of_place = false) {
   std::vector<T> data(std::size_t{1} << lp.n);
   for (auto& x : data) {
     const int c = static_cast<int>(rng() % 8);
@@ -73,15 +75,21 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
     const auto* fp = std::get_if<FusedLeafPass>(&p);
     if (!fp) continue;
     const FusedTileSpec spec = fused_tile_spec(*fp, lp.n);
-    const KernelSource ks = generate_fused(spec, cuda_key_type(t), fused_codegen_options(go, t, lp.n));
+    FusedCodegenOptions cg = fused_codegen_options(go, t, lp.n);
+    cg.out_of_place = first_out_of_place && i == 0;
+    const KernelSource ks = generate_fused(spec, cuda_key_type(t), cg);
     // Pipelined blocks are persistent: run 3 of them, so that each works on several tiles.
     const bool persistent = plan_fused_kernel(spec, fused_codegen_options(go, t, lp.n)).kind == FusedKernelKind::Pipelined;
     const std::uint64_t grid = persistent ? std::min<std::uint64_t>(ks.grid, 3) : ks.grid;
     fused_leaf_pass_cpu(*fp, lp.n, expect.data(), t, 1);
     src += fmt::format("#define bmmc_fused bmmc_fused_{}\nnamespace k{} {{\nunsigned long long tile_words[{}];\n{}}}\n#undef bmmc_fused\n",
                        i, i, (ks.shared_bytes + 7) / 8, ks.source);
-    calls += fmt::format("  run({}ull, {}u, [](void* d) {{ k{}::bmmc_fused_{}((k{}::fkey_t*)d); }}, data.data());\n",
-                         grid, ks.block, i, i, i);
+    if (cg.out_of_place)
+      calls += fmt::format("  run_from_copy({}ull, {}u, [](const void* s, void* d) {{ k{}::bmmc_fused_{}((const k{}::fkey_t*)s, "
+                           "(k{}::fkey_t*)d); }}, data);\n", grid, ks.block, i, i, i, i);
+    else
+      calls += fmt::format("  run({}ull, {}u, [](void* d) {{ k{}::bmmc_fused_{}((k{}::fkey_t*)d); }}, data.data());\n",
+                           grid, ks.block, i, i, i);
     ++i;
   }
   src += R"(template <class F>
@@ -95,6 +103,12 @@ void run(unsigned long long grid, unsigned block, F kernel, void* data) {
       threads.emplace_back([&, t] { threadIdx.x = t; blockIdx.x = (unsigned)b; kernel(data); });
     for (auto& th : threads) th.join();
   }
+}
+template <class F>
+void run_from_copy(unsigned long long grid, unsigned block, F kernel, std::vector<char>& data) {
+  const std::vector<char> src = data;
+  std::memset(data.data(), 0xA5, data.size());
+  run(grid, block, [&](void* d) { kernel(src.data(), d); }, data.data());
 }
 int main(int, char** argv) {
   std::vector<char> data()" + std::to_string(data.size() * sizeof(T)) + R"(), expect(data.size());
@@ -135,6 +149,10 @@ TEST(FusedKernelEmulation, GeneratedSourceMatchesTheCpuBitForBit) {
   EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, regs, rng, dir, "net_int_regs"), 0);
   EXPECT_EQ(emulate<float>(net, DType::Float32, regs, rng, dir, "net_float_regs"), 0);
   EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, piped, rng, dir, "net_int_pipelined"), 0);
+  // The first pass out of place (the array copied to src, poisoned, every key written back), each kernel kind.
+  EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, piped, rng, dir, "net_int_pipelined_oop", true), 0);
+  EXPECT_EQ(emulate<float>(mixed, DType::Float32, regs, rng, dir, "mixed_float_regs_oop", true), 0);
+  EXPECT_EQ(emulate<double>(net, DType::Float64, shared, rng, dir, "net_double_shared_oop", true), 0);
   EXPECT_EQ(emulate<double>(mixed, DType::Float64, piped, rng, dir, "mixed_double_pipelined"), 0);
   EXPECT_EQ(emulate<double>(net, DType::Float64, shared, rng, dir, "net_double_shared"), 0);
   EXPECT_EQ(emulate<float>(mixed, DType::Float32, r4, rng, dir, "mixed_float_r4"), 0);

@@ -191,15 +191,19 @@ TEST(FusedKernelPlan, RefusesBadPasses) {
 
 TEST(FusedKernelNvrtc, EveryKeyTypeAndShapeCompilesForSm90) {
   std::vector<std::pair<std::string, std::string>> jobs;
-  // The network at n = 24 (first, middle and last pass) with the GPU's cut, for every key type and both kernels.
+  // The network at n = 24 (first, middle and last pass) with the GPU's cuts (2^13 tiles at n = 24, 2^14 above for
+  // 4-byte keys), for every key type and both kernels; the first pass also out of place.
   for (const char* key : kKeyTypes) {
     const int bytes = std::string(key).find("long") != std::string::npos || std::string(key) == "double" ? 8 : 4;
-    const FusionOptions f = gpu_fusion_options(bytes, 28);
-    const std::vector<FusedTileSpec> specs = specs_of(lower(sort_network(24)), f);
-    for (std::size_t i : {std::size_t{0}, specs.size() / 2, specs.size() - 1})
-      for (FusedKernelKind kind : {FusedKernelKind::Pipelined, FusedKernelKind::Registers, FusedKernelKind::Shared})
-        jobs.emplace_back(fmt::format("{} pass {} {}", key, i, to_string(kind)),
-                          generate_fused(specs[i], key, {f.tile_bits, 5, kind}).source);
+    for (int cut_n : {24, 28}) {
+      const FusionOptions f = gpu_fusion_options(bytes, cut_n);
+      if (bytes == 8 && cut_n == 28) continue;  // the same cut as at 24
+      const std::vector<FusedTileSpec> specs = specs_of(lower(sort_network(24)), f);
+      for (std::size_t i : {std::size_t{0}, specs.size() / 2, specs.size() - 1})
+        for (FusedKernelKind kind : {FusedKernelKind::Pipelined, FusedKernelKind::Registers, FusedKernelKind::Shared})
+          jobs.emplace_back(fmt::format("{} t {} pass {} {}", key, f.tile_bits, i, to_string(kind)),
+                            generate_fused(specs[i], key, {f.tile_bits, 5, kind, bytes, i == 0}).source);
+    }
   }
   // Small tiles (shared fallback), 64-bit indices, other register counts, random programs.
   std::mt19937_64 rng(90);

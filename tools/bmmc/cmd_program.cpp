@@ -131,7 +131,7 @@ void add_program_command(CLI::App& app, Action& run) {
   sub->add_option("--stages", opts->stages, "Show at most this many lowered stages")->capture_default_str();
   sub->add_flag("--expand", opts->expand, "Also print the program with every parm expanded to bmmc ; two ; bmmc");
   sub->add_option("--tile-bits", opts->tile_bits,
-                  "Fused schedule: log2 of the tile (default: the GPU's for 4-byte keys, 14)");
+                  "Fused schedule: log2 of the tile (default: the GPU's for 4-byte keys, 13 up to n = 24, else 14)");
   sub->add_option("--line-bits", opts->line_bits,
                   "Fused schedule: log2 of the runs of consecutive keys a tile is made of (default 3: 32-byte sectors)");
   sub->add_flag("--no-relayout", opts->no_relayout, "Fused: keep the program's own memory order (no relayout)");

@@ -129,7 +129,8 @@ unsigned fused_registers_per_thread(const FusedKernelPlan& plan, int key_bytes);
 /// 64 KiB — 3 blocks by shared memory, but 2 by 128 registers a thread (at 3 the compiler had 85 and spilled).
 std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes, unsigned registers = 64);
 
-/// The CUDA source of `bmmc_fused(fkey_t* data)` for keys of C type `key_type` ("int", "unsigned int", "float",
+/// The CUDA source of `bmmc_fused(fkey_t* data)` (out_of_place: `bmmc_fused(const fkey_t* src, fkey_t* data)`,
+/// reading each tile from src and writing it at the same positions of data) for keys of C type `key_type` ("int", "unsigned int", "float",
 /// "long long", "unsigned long long" or "double"; std::invalid_argument otherwise). grid/block/shared_bytes
 /// give the launch; the source opens with a comment naming the pass and the geometry.
 KernelSource generate_fused(const FusedTileSpec& spec, const std::string& key_type,

@@ -1,9 +1,11 @@
 // Running a lowered combinator program (lower.hpp) on device memory, with the same strategies as the
 // CPU executor (execute_cpu.hpp) and the same passes: those of schedule.hpp. A permutation pass is a
-// CudaPermuter pass (ping-ponging with a temporary buffer, plus a copy back when the count is odd), a leaf
-// pass an in-place leaf kernel through its layout (leaf_kernels.hpp), a fused pass one JIT kernel of
-// codegen/fused_source.hpp (in place: a block loads a tile, runs every column of the pass on it, writes it
-// back; compiled in the constructor through the kernel cache, so on disk after the first run). Fused is the
+// CudaPermuter pass (ping-ponging with a temporary buffer), a leaf pass an in-place leaf kernel through its
+// layout (leaf_kernels.hpp), a fused pass one JIT kernel of codegen/fused_source.hpp (a block loads a tile, runs
+// every column of the pass on it, writes it back at the same positions; compiled in the constructor through the
+// kernel cache, so on disk after the first run). Fused passes run in place, except that with an odd number of
+// permutation passes the first one reads from the current buffer and writes into the other, so that the result
+// ends in the caller's array; only a program with an odd number of permutations and no fused pass copies back. Fused is the
 // default (docs/DESIGN.md §10); Folded makes one pass per column; PermuteThenLeaf is the paper's literal
 // compilation with a separate leaf kernel.
 // GpuProgram does all planning (and, with jit, NVRTC compiles) in its constructor; operator() only enqueues
