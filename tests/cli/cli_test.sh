@@ -278,6 +278,10 @@ expect_error 2 "bytes" "$bmmc" permute gray --n 13 -b 4 -i "$work/r12.bin" -o "$
 expect_error 2 "unknown strategy 'x'; expected folded, permute-then-leaf or fused" "$bmmc" sort --n 8 --random 1 --strategy x
 expect_error 2 "--fused-kernel 'x': expected pipelined, registers or shared" "$bmmc" sort --n 8 --random 1 --fused-kernel x
 expect_error 2 "--tile-bits must be in 1..24" "$bmmc" sort --n 8 --random 1 --tile-bits 30
+expect_error 2 "--no-relayout applies to the fused strategy, not to folded" "$bmmc" sort --n 8 --random 1 --strategy folded --no-relayout
+"$bmmc" sort --n 16 --random 2 --backend cpu --no-relayout --check --stats | grep -q "this run: 9 passes" \
+  || fail "bmmc sort --no-relayout: not the network's own order (9 passes at n = 16 on the CPU's cut, 6 relaid)"
+"$bmmc" sort --n 16 --random 2 --backend cpu --check --stats | grep -q "this run: 6 passes" || fail "bmmc sort: not relaid (6 passes at n = 16)"
 expect_error 2 "expected 0 <= line bits < tile bits <= 24" "$bmmc" program sort --n 8 --tile-bits 4 --line-bits 4
 expect_out '{"program":"sort","n":24,"strategy":"fused","tile_bits":13,"line_bits":3,"passes":20,"fused_passes":19,"permutation_passes":1,"passes_without_relayout":25,"columns":300,"passes_folded":300,"passes_permute_then_leaf":600}' \
   "$bmmc" program sort --n 24 --json

@@ -101,6 +101,8 @@ void sort_command(const SortOptions& o) {
       o.in.empty() ? random_keys(o.n, t, parse_number_arg(o.random, "--random")) : read_array_file(o.in, bytes);
   const Backend backend = cli_backend(o.backend);
   if (o.compare_cub && backend != Backend::Cuda) throw UsageError("--compare-cub needs the cuda backend");
+  if (o.no_relayout && strategy != ExecStrategy::Fused)
+    throw UsageError(fmt::format("--no-relayout applies to the fused strategy, not to {}", to_string(strategy)));
 
   const auto t0 = std::chrono::steady_clock::now();
   const LoweredProgram lp = lower(sort_network(o.n));
