@@ -123,9 +123,10 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
   // Permutations ping-pong between data and temp. With an odd count, the first fused pass also moves the
   // keys across (read from one buffer, written at the same positions of the other), so that the last pass
   // ends in data: no copy back.
-  const auto permutations = std::count_if(passes.begin(), passes.end(),
-                                          [](const ScheduledPass& p) { return std::holds_alternative<PermutePass>(p); });
-  bool cross = permutations % 2 == 1;
+  const bool odd = std::count_if(passes.begin(), passes.end(), [](const ScheduledPass& p) {
+                     return std::holds_alternative<PermutePass>(p);
+                   }) % 2 == 1;
+  bool cross = odd;  // the first fused pass is still to take the keys across
   for (const ScheduledPass& pass : passes) {
     if (const auto* p = std::get_if<PermutePass>(&pass)) {
       add_permute(p->perm);
@@ -171,8 +172,10 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     work();
     for (auto& r : running) r.get();  // rethrows a compile error
   }
-  // An odd count of moves between the buffers leaves the result in temp: one copy back.
-  passes_ = permutation_passes_ + leaf_passes_ + ((permutation_passes_ + (permutations % 2 == 1 && !cross)) % 2);
+  // Moves between the buffers: the permutations and the fused pass that crossed (if one did); an odd count leaves
+  // the result in temp, copied back: only an odd number of permutations with no fused pass.
+  const bool crossed = odd && !cross;
+  passes_ = permutation_passes_ + leaf_passes_ + ((permutation_passes_ + crossed) % 2);
 }
 
 std::vector<KernelSource> GpuProgram::fused_sources() const {

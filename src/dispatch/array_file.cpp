@@ -15,6 +15,7 @@
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/schedule.hpp"
 
 namespace bmmc {
 
@@ -124,9 +125,7 @@ Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::st
         "on simulated ranks, and on GPUs it runs through DistPermuter (NCCL, one process per GPU) or PeerPermuter "
         "(one process, several GPUs)",
         ranks));
-  if (options.pieces < 0)  // checked before the input is read (the simulator would say the same, later)
-    throw std::invalid_argument(
-        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
+  check_pieces(options.pieces);  // before the input is read (the simulator would say the same, later)
   const std::vector<std::byte> in = read_input_array(in_path, bmmc.n(), elem_bytes);
   std::vector<std::byte> out(bytes);
   simulate_dist_permute_array(plan, in.data(), out.data(), options);

@@ -125,12 +125,18 @@ std::uint64_t piece_scratch(const DistPlan& plan, std::uint64_t send_segments, i
   return static_cast<std::uint64_t>(depth) * (send_segments + plan.destinations_per_rank()) * max_piece;
 }
 
+}  // namespace
+
+void check_pieces(int pieces) {
+  if (pieces < 0)
+    throw std::invalid_argument(
+        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", pieces));
+}
+
 void check_depth(int depth) {
   if (depth < 2)
     throw std::invalid_argument(fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", depth));
 }
-
-}  // namespace
 
 int pieces_within(const DistPlan& plan, int depth, std::uint64_t max_scratch_elems) {
   check_depth(depth);
@@ -143,9 +149,7 @@ int pieces_within(const DistPlan& plan, int depth, std::uint64_t max_scratch_ele
 }
 
 PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth) {
-  if (pieces < 0)
-    throw std::invalid_argument(
-        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", pieces));
+  check_pieces(pieces);
   check_depth(depth);
   if (pieces == 0) pieces = pieces_within(plan, depth, plan.local_elems() / 8);
   PieceSchedule s;

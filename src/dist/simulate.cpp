@@ -169,9 +169,7 @@ DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& i
 DistSimReport simulate_dist_permute(const DistPlan& plan, const std::vector<const void*>& in,
                                     const std::vector<void*>& out, const DistSimOptions& options) {
   check_rank_buffers(plan, in, out);
-  if (options.pieces < 0)
-    throw std::invalid_argument(
-        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
+  check_pieces(options.pieces);
   if (options.pieces != 1) return run_pieces(plan, in, out, options.pieces, options.depth);
   // pre-pass in → out (the send buffer), exchange out → scratch (the receive buffer), post-pass scratch → out:
   // the outputs are overwritten only after every chunk left them.

@@ -140,12 +140,8 @@ DistPermuter::DistPermuter(const Bmmc& global, int elem_bytes, ncclComm_t comm, 
   if (options.exchange_comms != 1 && options.exchange_comms != 2)
     throw std::invalid_argument(fmt::format(
         "exchange_comms = {}: the pipelined exchange runs over 1 or 2 communicators", options.exchange_comms));
-  if (options.depth < 2)
-    throw std::invalid_argument(
-        fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", options.depth));
-  if (options.pieces < 0)  // checked on every rank, also where this map moves nothing between ranks
-    throw std::invalid_argument(
-        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
+  check_depth(options.depth);
+  check_pieces(options.pieces);  // on every rank, also where this map moves nothing between ranks
   s.plan = make_dist_plan(global, dist_rank_bits(static_cast<std::uint64_t>(s.ranks), global.n()), elem_bytes);
   s.step = alltoall_step(s.plan, static_cast<BitVec>(s.rank));
   s.send_at = displacements(s.step.send_counts);

@@ -15,6 +15,7 @@
 #include "bmmc/cuda/kernel_cache.hpp"
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/dist/schedule.hpp"
 #include "bmmc/peer/push_kernel.hpp"
 #include "collectives.hpp"
 #include "copy_pieces.hpp"
@@ -47,12 +48,8 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
   const int g = dist_rank_bits(static_cast<std::uint64_t>(s.ranks), global.n());
   s.plan = make_dist_plan(global, g, elem_bytes);
   s.push = plan_push(global, g, elem_bytes, options.gpu);
-  if (options.pieces < 0)
-    throw std::invalid_argument(
-        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
-  if (options.depth < 2)
-    throw std::invalid_argument(
-        fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", options.depth));
+  check_pieces(options.pieces);
+  check_depth(options.depth);
   ScopedDevice on(s.device);
   if (!s.push.one_pass() && s.plan.k >= 2) {
     // A map that needs a second pass and sends to several ranks: the copy engines in pieces are slow there (three

@@ -15,6 +15,7 @@
 #include "bmmc/cuda/kernel_cache.hpp"
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
+#include "bmmc/dist/schedule.hpp"
 #include "bmmc/peer/push_kernel.hpp"
 #include "piece_pipeline.hpp"
 #include "rank_buffers.hpp"
@@ -83,9 +84,7 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   gpu.device = -1;
 
   s.push = plan_push(global, g, elem_bytes, gpu);
-  if (options.pieces < 0)
-    throw std::invalid_argument(
-        fmt::format("pieces = {}: give at least one piece (0 = the fewest within 1/8 scratch)", options.pieces));
+  check_pieces(options.pieces);
   if (options.engine == PeerEngine::CopyPieces) {
     if (peer_obstacle(s.devices).empty()) enable_peer_access(s.devices);  // else the copies stage through the host
     s.engine = PeerEngine::CopyPieces;

@@ -86,6 +86,13 @@ struct PieceSchedule {
   friend bool operator==(const PieceSchedule&, const PieceSchedule&) = default;
 };
 
+/// The pipeline's two options as every engine and the simulator check them, before anything else and on every rank
+/// (also where the map moves nothing between ranks): pieces ≥ 0 (0 = the fewest within 1/8 scratch) and a ring of
+/// depth ≥ 2 buffers each way. Throw std::invalid_argument naming the value ("pieces = -1: give at least one piece
+/// (0 = the fewest within 1/8 scratch)").
+void check_pieces(int pieces);
+void check_depth(int depth);
+
 /// P = min(pieces, 2^q) pieces, piece i = atoms [⌊i·2^q/P⌋, ⌊(i+1)·2^q/P⌋) (odd counts included), over a ring of
 /// `depth` buffers each way; pieces = 0 takes pieces_within(plan, depth, local_elems / 8). Throws
 /// std::invalid_argument for pieces < 0 or depth < 2. Example (q = kPieceBits = 7, k = 1, both ranks keep a
