@@ -19,6 +19,7 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/leaf_kernels.hpp"
+#include "bmmc/cuda/memory.hpp"
 
 namespace bmmc {
 
@@ -190,6 +191,11 @@ std::size_t GpuProgram::temp_bytes() const noexcept {
 }
 
 void GpuProgram::operator()(void* data, cudaStream_t stream, void* temp) const {
+  enqueue(data, stream, temp, [](std::size_t) {});
+}
+
+void GpuProgram::enqueue(void* data, cudaStream_t stream, void* temp,
+                         const std::function<void(std::size_t)>& between) const {
   const std::size_t bytes = array_bytes(n_, dtype_bytes(type_));
   void* scratch = temp;
   bool owned = false;
@@ -199,7 +205,9 @@ void GpuProgram::operator()(void* data, cudaStream_t stream, void* temp) const {
   }
   void* cur = data;
   void* other = scratch;
+  std::size_t pass = 0;
   for (const Op& op : ops_) {
+    between(pass++);
     if (op.permute) {
       (*op.permute)(cur, other, stream);
       std::swap(cur, other);
@@ -216,8 +224,30 @@ void GpuProgram::operator()(void* data, cudaStream_t stream, void* temp) const {
       launch_leaf_pass(op.geometry, op.leaf, cur, type_, stream);
     }
   }
-  if (cur != data) check(cudaMemcpyAsync(data, cur, bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync(copy back)");
+  if (cur != data) {
+    between(pass++);
+    check(cudaMemcpyAsync(data, cur, bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync(copy back)");
+  }
+  between(pass);
   if (owned) check(cudaFreeAsync(scratch, stream), "cudaFreeAsync(program temp)");
+}
+
+std::vector<double> GpuProgram::pass_ms(void* data, cudaStream_t stream, void* temp) const {
+  std::vector<Event> events;
+  events.reserve(passes_ + 1);
+  enqueue(data, stream, temp, [&](std::size_t) { events.emplace_back().record(stream); });
+  events.back().synchronize();
+  std::vector<double> ms;
+  for (std::size_t i = 1; i < events.size(); ++i) ms.push_back(events[i].elapsed_ms_since(events[i - 1]));
+  return ms;
+}
+
+std::vector<std::string> GpuProgram::pass_names() const {
+  std::vector<std::string> names;
+  for (const Op& op : ops_)
+    names.emplace_back(op.permute ? "permute" : op.fused ? (op.out_of_place ? "fused (out of place)" : "fused") : "leaf");
+  if (names.size() < passes_) names.emplace_back("copy back");
+  return names;
 }
 
 }  // namespace bmmc

@@ -38,6 +38,7 @@ PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& c
   o.vector_bits = policy.vector_bits;  // only one-pass plans use it; the paper's kernels move one element
   o.swizzle = policy.swizzle;
   if (policy.block_order) o.block_order = *policy.block_order;
+  o.longer_runs = policy.longer_runs;
   o.warp_bits = thread_bits - kLaneBits;
   // Several blocks per SM keep loads in flight while others are in phase 2: a tile takes at most half of
   // an SM's shared memory, and never more than one block may have.

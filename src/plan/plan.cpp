@@ -1,5 +1,7 @@
 #include "bmmc/plan/plan.hpp"
 
+#include "bmmc/plan/planner.hpp"
+
 #include <fmt/format.h>
 
 #include <type_traits>
@@ -37,6 +39,7 @@ std::string describe_pass(const TilePass& p) {
                    p.n(), p.elem_bytes, p.vector_bits, p.vector_bytes());
   s += fmt::format("    V' = L + A^-1 L (+ iters): dim {} = s {} + rows m {} (q = {}, extra = {})\n",
                    p.segment_bits() + p.row_bits, p.segment_bits(), p.row_bits, p.q, p.row_bits - p.q);
+  s += fmt::format("    runs: reads of 2^{} elements, writes of 2^{}\n", read_run_bits(p), write_run_bits(p));
   s += fmt::format("    read rows R:  {}\n", hex_list(p.read_rows));
   s += fmt::format("    write rows U: {}\n", hex_list(p.write_rows));
   s += fmt::format("    block bits W: {}\n", bits_list(p.block_positions));

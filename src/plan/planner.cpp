@@ -26,6 +26,7 @@ struct TileOptions {
   int target_row_bits;  // tile rows wanted (more than q adds "iters" directions)
   int warp_bits;        // log2 warps wanted; -1: one row per warp (no iters), up to 32 warps
   bool swizzle;
+  RunSide longer_runs;  // which side the rows beyond q lengthen
 };
 
 // Coordinates (ρ, t) of v ∈ V' in the basis (e_0..e_{s-1}, R), where R is in reduced echelon form with
@@ -104,14 +105,33 @@ TilePass make_tile_pass(const Bmmc& bmmc, int eb, const TileOptions& o) {
   const int n = bmmc.n();
   const int s = o.vector_bits + kLaneBits;
   if (n < s) throw std::logic_error("planner: tile pass needs n >= vector bits + 5");
-  // 1. V = L + A⁻¹L, then extra coordinate directions up to the wanted number of rows.
+  // 1. V = L + A⁻¹L, then directions that lengthen the read runs (e_j) or the write runs (A⁻¹e_j) up to the
+  //    wanted number of rows: each side's next candidate is its lowest j ≥ s not yet covered.
   Subspace v = Subspace::low_bits(n, s);
   const BitMatrix ainv = bmmc.matrix().inverse();
   for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
   const int q = v.dim() - s;
   const int want = std::min(std::max(o.target_row_bits, q), n - s);
-  for (int j = s; j < n && v.dim() - s < want; ++j) v.insert(BitVec{1} << j);
+  int next_read = s, next_write = s;
+  auto add = [&](bool write) {  // false when that side has no new direction left
+    int& j = write ? next_write : next_read;
+    for (; j < n; ++j)
+      if (v.insert(write ? ainv.col(j) : BitVec{1} << j)) return true;
+    return false;
+  };
+  bool write_turn = o.longer_runs != RunSide::Read;
+  while (v.dim() - s < want) {
+    if (!add(write_turn)) add(!write_turn);
+    if (o.longer_runs == RunSide::Both) write_turn = !write_turn;
+  }
   return make_tile_pass_on(bmmc, eb, o.vector_bits, v, q, o.warp_bits, o.swizzle);
+}
+
+// The largest r with e_0 … e_(r−1) inside `space`.
+int low_run_bits(const Subspace& space) {
+  int r = 0;
+  while (r < space.n() && space.contains(BitVec{1} << r)) ++r;
+  return r;
 }
 
 }  // namespace
@@ -121,6 +141,9 @@ Subspace tile_space(const TilePass& p) {
   for (int j = 0; j < p.segment_bits(); ++j) basis.push_back(BitVec{1} << j);
   return Subspace::span(p.n(), basis);
 }
+
+int read_run_bits(const TilePass& p) { return low_run_bits(tile_space(p)); }
+int write_run_bits(const TilePass& p) { return low_run_bits(tile_space(p).image(p.bmmc.matrix())); }
 
 TilePass make_tile_pass_on(const Bmmc& bmmc, int eb, int k, const Subspace& v, int q, int warp_bits, bool swizzle) {
   const int n = bmmc.n();
@@ -200,6 +223,21 @@ const char* to_string(Variant v) noexcept {
   return "auto";
 }
 
+const char* to_string(RunSide s) noexcept {
+  switch (s) {
+    case RunSide::Read: return "read";
+    case RunSide::Write: return "write";
+    case RunSide::Both: return "both";
+  }
+  return "read";
+}
+
+RunSide parse_run_side(std::string_view name) {
+  for (RunSide s : {RunSide::Read, RunSide::Write, RunSide::Both})
+    if (name == to_string(s)) return s;
+  throw std::invalid_argument(fmt::format("unknown run side '{}': expected read, write or both", name));
+}
+
 Variant parse_variant(std::string_view name) {
   for (Variant v : {Variant::Naive, Variant::Tiled, Variant::TiledBanks, Variant::TiledBanksIters,
                     Variant::TwoPass, Variant::OnePass, Variant::Auto})
@@ -274,7 +312,8 @@ Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
 
   if (tiled_family || plan.variant == Variant::TwoPass) {
     // The paper's kernels: one element per lane access (32-element tile rows).
-    TileOptions o{0, target_rows(0), opt.warp_bits, opt.swizzle.value_or(plan.variant != Variant::Tiled)};
+    TileOptions o{0, target_rows(0), opt.warp_bits, opt.swizzle.value_or(plan.variant != Variant::Tiled),
+                  opt.longer_runs};
     if (plan.variant == Variant::TwoPass) {
       const TiledSplit split = tiled_split(bmmc, kLaneBits);
       plan.passes.push_back(fit(split.first, o));
@@ -287,7 +326,7 @@ Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
 
   // One-pass.
   const int k = std::min(opt.vector_bits >= 0 ? opt.vector_bits : default_vector_bits(eb), n - kLaneBits);
-  TileOptions o{k, target_rows(k), opt.warp_bits, opt.swizzle.value_or(true)};
+  TileOptions o{k, target_rows(k), opt.warp_bits, opt.swizzle.value_or(true), opt.longer_runs};
   plan.passes.push_back(fit(bmmc, o));
   return plan;
 }

@@ -215,5 +215,37 @@ TEST(GpuFused, PassCountsOfTheNetwork) {
   EXPECT_EQ(own.temp_bytes(), 0u);
 }
 
+// pass_ms runs the same passes as operator() (the result sorted), one time per pass, named by pass_names: the
+// sort's out-of-place first pass, the fused ones, the final permutation; a program that copies back names the copy.
+TEST(GpuFused, PassByPassTimes) {
+  REQUIRE_GPU();
+  const int k = 16;
+  const LoweredProgram lp = lower(sort_network(k));
+  const std::vector<std::int32_t> in = inputs<std::int32_t>(k)[0];
+  auto expect = in;
+  std::sort(expect.begin(), expect.end());
+  const GpuProgram sort(lp, DType::Int32, as_sort());
+  const std::size_t bytes = in.size() * sizeof(std::int32_t);
+  DeviceBuffer d(bytes);
+  d.upload(in.data(), bytes);
+  const std::vector<double> ms = sort.pass_ms(d.get());
+  const std::vector<std::string> names = sort.pass_names();
+  ASSERT_EQ(ms.size(), sort.passes());
+  ASSERT_EQ(names.size(), sort.passes());
+  for (double t : ms) EXPECT_GT(t, 0.0);
+  EXPECT_EQ(names.front(), "fused (out of place)");
+  EXPECT_EQ(names.back(), "permute");
+  std::vector<std::int32_t> out(in.size());
+  d.download(out.data(), bytes);
+  EXPECT_EQ(out, expect);
+  // A single permutation (an odd count, no fused pass) ends in the temp buffer and copies back.
+  const GpuProgram one(lower(bmmc_program(bit_reverse(k))), DType::Int32);
+  const std::vector<std::string> one_names = one.pass_names();
+  ASSERT_EQ(one_names.size(), 2u);
+  EXPECT_EQ(one_names[0], "permute");
+  EXPECT_EQ(one_names[1], "copy back");
+  EXPECT_EQ(one.pass_ms(d.get()).size(), 2u);
+}
+
 }  // namespace
 }  // namespace bmmc

@@ -65,6 +65,8 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
     const int c = static_cast<int>(rng() % 8);
     if constexpr (std::is_floating_point_v<T>)
       x = c == 0 ? T(NAN) : c == 1 ? T(-0.0) : c == 2 ? T(0) : T(static_cast<int>(rng() % 200) - 100);
+    else if constexpr (std::is_signed_v<T>)
+      x = static_cast<T>(static_cast<int>(rng() % 200) - 100);  // both signs
     else
       x = static_cast<T>(rng() % 100);
   }
@@ -157,6 +159,11 @@ TEST(FusedKernelEmulation, GeneratedSourceMatchesTheCpuBitForBit) {
   EXPECT_EQ(emulate<double>(net, DType::Float64, shared, rng, dir, "net_double_shared"), 0);
   EXPECT_EQ(emulate<float>(mixed, DType::Float32, r4, rng, dir, "mixed_float_r4"), 0);
   EXPECT_EQ(emulate<std::uint64_t>(mixed, DType::UInt64, regs, rng, dir, "mixed_u64_regs"), 0);
+  // Integer keys: random directions with 16 keys per thread, unsigned keys through the pipelined kernel out of
+  // place, 64-bit keys through the pipelined kernel.
+  EXPECT_EQ(emulate<std::int32_t>(mixed, DType::Int32, r4, rng, dir, "mixed_int_r4"), 0);
+  EXPECT_EQ(emulate<std::uint32_t>(mixed, DType::UInt32, piped, rng, dir, "mixed_u32_pipelined_oop", true), 0);
+  EXPECT_EQ(emulate<std::int64_t>(net, DType::Int64, piped, rng, dir, "net_i64_pipelined"), 0);
   if (!HasFailure()) fs::remove_all(dir);
 }
 

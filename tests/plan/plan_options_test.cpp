@@ -27,6 +27,47 @@ TEST(PlanOptions, TileBitsAddRowsBeyondTheForcedOnes) {
   }
 }
 
+// The rows beyond the forced ones lengthen the read runs, the write runs or both (alternately, write first); the
+// plan stays correct, coalesced and conflict-free whichever side. Worked case from planner.hpp: random-bmmc:1 at
+// n = 30, 8-byte lanes, 2^14 tiles: runs of 2^8 / 2^6 (read), 2^6 / 2^8 (write), 2^7 / 2^7 (both).
+TEST(PlanOptions, LongerRunsOnEitherSide) {
+  const Bmmc worked = random_bmmc(30, 1);
+  PlanOptions o;
+  o.vector_bits = 1;
+  o.tile_bits = 14;
+  const std::pair<RunSide, std::pair<int, int>> expected[] = {
+      {RunSide::Read, {8, 6}}, {RunSide::Write, {6, 8}}, {RunSide::Both, {7, 7}}};
+  for (const auto& [side, runs] : expected) {
+    o.longer_runs = side;
+    const Plan plan = make_plan(worked, 4, o);
+    const TilePass& t = tile(plan);
+    EXPECT_EQ(std::pair(read_run_bits(t), write_run_bits(t)), runs) << to_string(side);
+    EXPECT_EQ(t.row_bits, 8);
+  }
+  for (int seed = 0; seed < 40; ++seed) {
+    const int n = 12 + seed % 9;
+    const Bmmc b = seed % 2 ? random_bmmc(n, 500 + seed) : random_bpc(n, 500 + seed);
+    for (RunSide side : {RunSide::Read, RunSide::Write, RunSide::Both}) {
+      o.longer_runs = side;
+      o.tile_bits = 6 + (seed % 4) + (n > 16 ? 4 : 0);
+      const Plan plan = make_plan(b, 4, o);
+      const TilePass& t = tile(plan);
+      const CheckReport r = check_plan(plan);
+      EXPECT_TRUE(r.correct && r.coalesced && r.max_bank_conflict == 1) << to_string(side) << " seed " << seed << ": " << r.first_error;
+      EXPECT_EQ(t.row_bits, std::min(std::max(t.q, o.tile_bits - 6), n - 6));
+      // The extra rows go to the asked side first: it gets at least as long runs as the other choice gives it.
+      RunSide other = side == RunSide::Write ? RunSide::Read : RunSide::Write;
+      o.longer_runs = other;
+      const Plan other_plan = make_plan(b, 4, o);
+      const TilePass& u = tile(other_plan);
+      if (side == RunSide::Write) EXPECT_GE(write_run_bits(t), write_run_bits(u)) << seed;
+      if (side == RunSide::Read) EXPECT_GE(read_run_bits(t), read_run_bits(u)) << seed;
+    }
+  }
+  EXPECT_EQ(parse_run_side("write"), RunSide::Write);
+  EXPECT_THROW(parse_run_side("left"), std::invalid_argument);
+}
+
 TEST(PlanOptions, WarpBitsAndTheTileLimit) {
   const Bmmc b = random_bmmc(18, 2);
   PlanOptions o;
@@ -74,6 +115,10 @@ TEST(GpuPolicy, MapsLaunchTermsOntoPlanTerms) {
   EXPECT_EQ(one.block_order, BlockOrder::Coordinate);  // make_plan(…, GpuPolicy) applies the element-size default
   EXPECT_EQ(default_gpu_block_order(4), BlockOrder::Input);
   EXPECT_EQ(default_gpu_block_order(1), BlockOrder::Coordinate);
+  EXPECT_EQ(one.longer_runs, RunSide::Read);
+  GpuPolicy writes;
+  writes.longer_runs = RunSide::Write;
+  EXPECT_EQ(gpu_plan_options(writes, 20, caps).longer_runs, RunSide::Write);
   GpuPolicy ordered;
   ordered.block_order = BlockOrder::Balanced;
   EXPECT_EQ(gpu_plan_options(ordered, 20, caps).block_order, BlockOrder::Balanced);

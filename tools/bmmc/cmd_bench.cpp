@@ -36,6 +36,7 @@ struct BenchOptions {
   bool cpu_gather = false, cpu_transpose = false, cpu_direct = false, cpu_tiled = false;
   bool in_place = false;
   std::vector<std::string> block_orders = {"default"};  ///< one one-pass case per launch order
+  std::vector<std::string> longer_runs = {"read"};       ///< … and per side the extra tile rows lengthen
   bool probe = true;                                 ///< DRAM probe rows beside one-pass cases
   std::string backend = "auto";
   int gpus = 0;                  ///< > 0: the multi-GPU engines over devices 0 … gpus−1
@@ -135,15 +136,18 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
         cases.push_back(c);
         continue;
       }
-      for (const std::string& order : o.block_orders) {
-        GpuBenchCase oc = c;
-        if (order != "default") {
-          oc.options.policy.block_order = parse_block_order(order);
-          oc.variant += "/" + order;
+      for (const std::string& order : o.block_orders)
+        for (const std::string& runs : o.longer_runs) {
+          GpuBenchCase oc = c;
+          if (order != "default") {
+            oc.options.policy.block_order = parse_block_order(order);
+            oc.variant += "/" + order;
+          }
+          oc.options.policy.longer_runs = parse_run_side(runs);
+          if (o.longer_runs.size() > 1 || runs != "read") oc.variant += "/" + runs;
+          oc.probe = o.probe;
+          cases.push_back(oc);
         }
-        oc.probe = o.probe;
-        cases.push_back(oc);
-      }
     }
     if (!o.json && !o.csv)
       fmt::print(stderr, "[{}/{}] {} (n = {}, {} B elements) on {}\n", i + 1, o.specs.size(), o.specs[i], b.n(),
@@ -213,6 +217,10 @@ void add_bench(CLI::App& app, Action& run) {
                   "one-pass launch order(s): default, coordinate, input, output, balanced (one row each)")
       ->take_all()
       ->check(CLI::IsMember({"default", "coordinate", "input", "output", "balanced"}));
+  sub->add_option("--longer-runs", o->longer_runs,
+                  "one-pass: which runs the tile rows beyond the forced ones lengthen: read, write, both (one row each)")
+      ->take_all()
+      ->check(CLI::IsMember({"read", "write", "both"}));
   sub->add_flag("--probe,!--no-probe", o->probe,
                 "time the DRAM probe of each one-pass plan beside it (its reads and writes without the tile)");
   sub->add_flag("--in-place", o->in_place,

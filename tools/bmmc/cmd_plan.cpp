@@ -37,6 +37,8 @@ nlohmann::ordered_json pass_json(const Pass& pass) {
   j["segment_bits"] = t.segment_bits();
   j["q"] = t.q;
   j["rows"] = t.row_bits;
+  j["read_run_bits"] = read_run_bits(t);
+  j["write_run_bits"] = write_run_bits(t);
   j["v_basis"] = t.read_rows;
   j["write_rows"] = t.write_rows;
   j["block_bits"] = t.block_positions;

@@ -116,6 +116,7 @@ void sort_command(const SortOptions& o) {
   if (o.tile_bits < 0 || o.tile_bits > 24 || o.line_bits > 24 || o.reg_bits < 1 || o.reg_bits > 6)
     throw UsageError("--tile-bits must be in 1..24, --line-bits below it, --reg-bits in 1..6");
   std::string fused_info;  // --stats: what the fused passes are
+  std::string pass_lines;  // --stats on the GPU: each pass's median time
   if (backend == Backend::Cpu) {
     FusionOptions fusion{14, 4};  // execute_cpu's default: 64 KiB of int32, 64-byte lines
     if (o.tile_bits) fusion.tile_bits = o.tile_bits;
@@ -181,6 +182,18 @@ void sort_command(const SortOptions& o) {
       if (r >= 0) times.push_back(b.elapsed_ms_since(a));
     }
     work.download(output.data(), bytes);
+    if (o.stats) {  // each pass timed alone (events between passes), median over the runs
+      std::vector<std::vector<double>> per;
+      for (int r = 0; r < std::max(o.reps, 1); ++r) {
+        check(cudaMemcpy(work.get(), d_in->get(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy(sort input)");
+        const std::vector<double> ms = program.pass_ms(work.get(), nullptr, temp.get());
+        per.resize(ms.size());
+        for (std::size_t i = 0; i < ms.size(); ++i) per[i].push_back(ms[i]);
+      }
+      const std::vector<std::string> names = program.pass_names();
+      for (std::size_t i = 0; i < per.size(); ++i)
+        pass_lines += fmt::format("{}{:.1f} us {}", i ? ", " : "", median(per[i]) * 1e3, names[i]);
+    }
     // One pass over memory for comparison: cudaMemcpy D2D of the same bytes, in the same run.
     for (int r = -1; r < std::max(o.reps, 5); ++r) {
       a.record();
@@ -217,6 +230,7 @@ void sort_command(const SortOptions& o) {
       const double per_pass = passes ? median(times) / static_cast<double>(passes) : 0;
       fmt::print("  per pass: {:.1f} us against {:.1f} us for a copy pass ({:.0f}% of copy speed)\n", per_pass * 1e3,
                  median(copy_times) * 1e3, per_pass > 0 ? 100 * median(copy_times) / per_pass : 0.0);
+      if (!pass_lines.empty()) fmt::print("  each pass alone (median, events between passes): {}\n", pass_lines);
     }
   }
 #if BMMC_HAS_CUDA
@@ -245,8 +259,8 @@ void add_sort_command(CLI::App& app, Action& run) {
   sub->add_option("--dtype", opts->dtype, "Key type: int32, float32, uint32, int64, uint64, float64")
       ->capture_default_str();
   sub->add_option("--strategy", opts->strategy,
-                  "fused (runs of compare-swap columns that fit one tile in one pass over memory: tiles of 2^14 "
-                  "4-byte or 2^13 8-byte keys on the GPU, 2^14 on the CPU), folded (one pass per column) or "
+                  "fused (runs of compare-swap columns that fit one tile in one pass over memory: tiles of 2^13 "
+                  "4-byte keys up to n = 24 and 2^14 above, 2^13 8-byte keys on the GPU, 2^14 on the CPU), folded (one pass per column) or "
                   "permute-then-leaf (a BMMC pass, then a compare-swap pass, per stage)")
       ->capture_default_str();
   sub->add_option("--tile-bits", opts->tile_bits, "Fused: log2 of the tile (default: the backend's)");
@@ -262,7 +276,7 @@ void add_sort_command(CLI::App& app, Action& run) {
   add_backend_option(sub, opts->backend);
   sub->add_flag("--no-relayout", opts->no_relayout,
                 "Fused: keep the network's own memory order (no relayout making the most used pair directions low bits)");
-  sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times");
+  sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times (GPU: also each pass timed alone)");
   sub->add_option("--reps", opts->reps, "Timed runs (the GPU adds one untimed warm-up)")->capture_default_str();
   sub->add_flag("--check", opts->check, "Verify the output against std::sort (exit 1 when it differs)");
   sub->add_flag("--jit", opts->jit, "GPU permute-then-leaf: JIT-compiled permutation kernels (default: generic)");

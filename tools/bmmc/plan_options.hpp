@@ -17,6 +17,7 @@ struct PlanCliOptions {
   int vector_bits = -1;
   std::string swizzle = "default";  // default|on|off
   std::string block_order = "default";
+  std::string longer_runs = "read";
 };
 
 inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
@@ -31,6 +32,10 @@ inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
   sub->add_option("--swizzle", o.swizzle, "XOR swizzle of the shared tile: default, on or off")->capture_default_str();
   sub->add_option("--block-order", o.block_order, "launch order of the blocks: default (input for 4+ byte elements, else coordinate), coordinate, input, output or balanced")
       ->capture_default_str();
+  sub->add_option("--longer-runs", o.longer_runs,
+                  "which runs the tile rows beyond the forced ones lengthen: read, write or both (alternately)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"read", "write", "both"}));
 }
 
 inline GpuPolicy to_gpu_policy(const PlanCliOptions& o) {
@@ -40,6 +45,7 @@ inline GpuPolicy to_gpu_policy(const PlanCliOptions& o) {
   p.threads_per_block = o.threads;
   p.vector_bits = o.vector_bits;
   if (o.block_order != "default") p.block_order = parse_block_order(o.block_order);
+  p.longer_runs = parse_run_side(o.longer_runs);
   if (o.swizzle == "on")
     p.swizzle = true;
   else if (o.swizzle == "off")

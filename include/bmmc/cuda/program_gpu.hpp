@@ -16,7 +16,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bmmc/codegen/fused_source.hpp"
@@ -54,6 +56,12 @@ class GpuProgram {
   /// Runs the program in place on `data` (2^n elements of the DType, device memory). `temp` (same size) is
   /// needed when temp_bytes() > 0; when null it is allocated stream-ordered. Asynchronous on `stream`.
   void operator()(void* data, cudaStream_t stream = nullptr, void* temp = nullptr) const;
+  /// One run like operator(), with an event between every two passes, waited for: the milliseconds of each pass
+  /// over memory in order (a final copy back is a pass of its own), named by pass_names(). For measuring where a
+  /// program's time goes (`bmmc sort --stats`); the events cost ~1 µs a pass.
+  std::vector<double> pass_ms(void* data, cudaStream_t stream = nullptr, void* temp = nullptr) const;
+  /// What each pass of pass_ms() is: "permute", "fused", "fused (out of place)", "leaf" or "copy back".
+  std::vector<std::string> pass_names() const;
 
   std::size_t temp_bytes() const noexcept;
   /// Passes over memory one run makes (permutation passes, leaf passes and a copy back when one is needed).
@@ -75,6 +83,9 @@ class GpuProgram {
     LeafGeometry geometry;                     ///< else a leaf pass
     Leaf leaf;
   };
+  /// Enqueues the run; calls between(i) before pass i and between(passes) after the last one.
+  void enqueue(void* data, cudaStream_t stream, void* temp, const std::function<void(std::size_t)>& between) const;
+
   int n_;
   DType type_;
   std::vector<Op> ops_;

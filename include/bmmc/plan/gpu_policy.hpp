@@ -27,6 +27,8 @@ struct GpuPolicy {
   /// precompiled generic kernel launches in coordinate order whatever this says (the order never changes what
   /// a block moves).
   std::optional<BlockOrder> block_order;
+  /// Which runs the tile rows beyond the forced ones lengthen (PlanOptions::longer_runs); default: Read.
+  RunSide longer_runs = RunSide::Read;
 
   friend bool operator==(const GpuPolicy&, const GpuPolicy&) = default;
 };

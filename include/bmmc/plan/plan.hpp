@@ -47,6 +47,12 @@ enum class Variant { Naive, Tiled, TiledBanks, TiledBanksIters, TwoPass, OnePass
 /// neighbouring runs; Balanced: both sides as low as they can be together.
 enum class BlockOrder { Coordinate, Input, Output, Balanced };
 
+/// Which runs the tile rows beyond those the permutation forces (the "iters" rows) lengthen: Read adds the unit
+/// directions e_s, e_(s+1), … (a block reads longer contiguous runs; the paper's choice), Write adds A⁻¹e_s, … (it
+/// writes longer runs), Both alternates, write side first. DRAM charges less for longer runs on either side
+/// (BENCHMARKS.md "The copy limit"); which side pays more depends on the launch order.
+enum class RunSide { Read, Write, Both };
+
 const char* to_string(Variant v) noexcept;
 /// Parses "naive", "tiled", "tiled-banks", "tiled-banks-iters", "two-pass", "one-pass", "auto";
 /// throws std::invalid_argument listing the names otherwise.
@@ -55,6 +61,10 @@ Variant parse_variant(std::string_view name);
 const char* to_string(BlockOrder o) noexcept;
 /// Parses "input", "output", "balanced"; throws std::invalid_argument listing the names otherwise.
 BlockOrder parse_block_order(std::string_view name);
+
+const char* to_string(RunSide s) noexcept;
+/// Parses "read", "write", "both"; throws std::invalid_argument listing the names otherwise.
+RunSide parse_run_side(std::string_view name);
 
 struct NaivePass {
   Bmmc bmmc;

@@ -41,6 +41,10 @@ struct PlanOptions {
   std::int64_t max_tile_bytes = std::numeric_limits<std::int64_t>::max();
   /// The launch order of the blocks (block_order.hpp): which cosets run together. Input = the paper's.
   BlockOrder block_order = BlockOrder::Coordinate;
+  /// Which side the rows beyond q lengthen (plan.hpp's RunSide): Read = e_s, e_(s+1), … (longer read runs),
+  /// Write = A⁻¹e_s, … (longer write runs), Both = alternately. A direction already in V' is skipped; when one
+  /// side runs out of new directions the other side's continue.
+  RunSide longer_runs = RunSide::Read;
 
   friend bool operator==(const PlanOptions&, const PlanOptions&) = default;
 };
@@ -63,6 +67,12 @@ int default_vector_bits(int elem_bytes);
 /// planner (inplace_plan.hpp) builds an A-invariant V' and calls this.
 /// V' of a tile pass: span(e_0 … e_(s−1), read rows R).
 Subspace tile_space(const TilePass& p);
+
+/// log2 of the contiguous runs a block reads (the largest r with e_0 … e_(r−1) in V') and writes (the same for
+/// A·V'). Example: random-bmmc:1 at n = 30, int32, 8-byte lanes, 2^12 tiles: 6 and 6 (runs of 256 bytes); with
+/// 2^14 tiles and RunSide::Write: 6 and 8.
+int read_run_bits(const TilePass& p);
+int write_run_bits(const TilePass& p);
 
 TilePass make_tile_pass_on(const Bmmc& bmmc, int elem_bytes, int vector_bits, const Subspace& tile_space, int q,
                            int warp_bits, bool swizzle);
