@@ -30,6 +30,11 @@ ExecStrategy parse_exec_strategy(const char* name) {
   throw std::invalid_argument(fmt::format("unknown strategy '{}'; expected folded, permute-then-leaf or fused", v));
 }
 
+int fused_pass_cost(int windows, int run_bits) noexcept {
+  const int runs = run_bits <= 3 ? 10 : run_bits == 4 ? 6 : run_bits == 5 ? 3 : 0;
+  return 7 * windows + runs;
+}
+
 FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept {
   if (key_bytes > 4) return FusionOptions{13, 2};
   return FusionOptions{n <= 24 ? 13 : 14, 3};
@@ -41,18 +46,98 @@ namespace {
 // {y, y ⊕ e_0} sits at {x, x ⊕ layout⁻¹·e_0}.
 BitVec direction(const LeafPass& leaf) { return leaf.layout.inverse().matrix().col(0); }
 
-// Greedy interval partition of the folded leaf passes into tiles (see schedule.hpp).
+// Register windows the fused kernel needs (codegen/fused_source.hpp: greedy runs of columns whose directions span
+// at most 5 dimensions, 32 keys a thread), counted as the columns are added.
+struct WindowCount {
+  Subspace current;
+  int windows = 0;
+  void add(BitVec d) {
+    Subspace t = current;
+    t.insert(d);
+    if (windows > 0 && t.dim() <= 5) {
+      current = std::move(t);
+      return;
+    }
+    ++windows;
+    current = Subspace::span(current.n(), {d});
+  }
+};
+
+// Cuts one run of consecutive leaf passes (pair directions `dirs`) into tiles: the ends of each pass. Feasible
+// pass [j, k): e_0 … e_(lines−1) and dirs[j..k) span at most tile_bits dimensions (monotone in k, so the greedy
+// longest runs give the fewest passes). Cost-aware: best[k] = (passes, cost) lexicographically least over the
+// feasible last passes [j, k).
+std::vector<std::size_t> cut(const std::vector<BitVec>& dirs, int n, int lines, const FusionOptions& f) {
+  const std::size_t m = dirs.size();
+  std::vector<std::size_t> ends;
+  if (!f.cost_aware_cut) {
+    std::optional<Subspace> v;
+    for (std::size_t k = 0; k < m; ++k) {
+      if (v) {
+        Subspace t = *v;
+        t.insert(dirs[k]);
+        if (t.dim() <= f.tile_bits) {
+          v = std::move(t);
+          continue;
+        }
+        ends.push_back(k);
+      }
+      v = Subspace::low_bits(n, lines);
+      v->insert(dirs[k]);
+    }
+    if (m) ends.push_back(m);
+    return ends;
+  }
+  struct Best {
+    std::size_t passes = SIZE_MAX;
+    long cost = 0;
+    std::size_t from = 0;
+  };
+  std::vector<Best> best(m + 1);
+  best[0] = {0, 0, 0};
+  const int top = std::min(n, f.tile_bits);  // run bits worth knowing (the cost stops falling at 2^6 keys)
+  for (std::size_t j = 0; j < m; ++j) {
+    if (best[j].passes == SIZE_MAX) continue;
+    std::vector<Subspace> with_runs;  // L_c + dirs[j..k) for c = lines .. min(6, top)
+    for (int c = lines; c <= std::max(lines, std::min(6, top)); ++c) with_runs.push_back(Subspace::low_bits(n, c));
+    WindowCount windows{Subspace(n)};
+    for (std::size_t k = j; k < m; ++k) {
+      for (Subspace& s : with_runs) s.insert(dirs[k]);
+      if (with_runs.front().dim() > f.tile_bits) break;
+      windows.add(dirs[k]);
+      int run_bits = lines;
+      for (std::size_t c = 1; c < with_runs.size() && with_runs[c].dim() <= f.tile_bits; ++c) run_bits = lines + static_cast<int>(c);
+      const Best cand{best[j].passes + 1, best[j].cost + fused_pass_cost(windows.windows, run_bits), j};
+      Best& b = best[k + 1];
+      if (cand.passes < b.passes || (cand.passes == b.passes && cand.cost < b.cost)) b = cand;
+    }
+  }
+  for (std::size_t k = m; k > 0; k = best[k].from) ends.push_back(k);
+  std::reverse(ends.begin(), ends.end());
+  return ends;
+}
+
+// Interval partition of the folded leaf passes into tiles (see schedule.hpp).
 std::vector<ScheduledPass> fuse(const LoweredProgram& lp, std::vector<ScheduledPass> folded, const FusionOptions& f) {
   const int lines = std::min(f.line_bits, lp.n);
   std::vector<ScheduledPass> out;
-  std::optional<Subspace> v;
-  FusedLeafPass run;
+  std::vector<LeafPass> run;  // consecutive leaf passes, cut together
   auto close = [&] {
-    if (run.leaves.empty()) return;
-    run.tile = v->basis();
-    out.emplace_back(std::move(run));
-    run = FusedLeafPass{};
-    v.reset();
+    std::vector<BitVec> dirs;
+    for (const LeafPass& l : run) dirs.push_back(direction(l));
+    std::size_t start = 0;
+    for (std::size_t end : cut(dirs, lp.n, lines, f)) {
+      FusedLeafPass pass;
+      Subspace v = Subspace::low_bits(lp.n, lines);
+      for (std::size_t i = start; i < end; ++i) {
+        v.insert(dirs[i]);
+        pass.leaves.push_back(run[i]);
+      }
+      pass.tile = v.basis();
+      out.emplace_back(std::move(pass));
+      start = end;
+    }
+    run.clear();
   };
   for (ScheduledPass& p : folded) {
     const auto* leaf = std::get_if<LeafPass>(&p);
@@ -63,20 +148,7 @@ std::vector<ScheduledPass> fuse(const LoweredProgram& lp, std::vector<ScheduledP
     }
     if (leaf_bits(leaf->leaf) != 1)
       throw std::invalid_argument("fusion: only pair leaves (leaf_bits = 1) can be fused so far");
-    const BitVec dir = direction(*leaf);
-    if (v) {
-      Subspace t = *v;
-      t.insert(dir);
-      if (t.dim() <= f.tile_bits) {
-        v = std::move(t);
-        run.leaves.push_back(*leaf);
-        continue;
-      }
-      close();
-    }
-    v = Subspace::low_bits(lp.n, lines);
-    v->insert(dir);
-    run.leaves.push_back(*leaf);
+    run.push_back(*leaf);
   }
   close();
   return out;

@@ -68,6 +68,7 @@ FusionOptions fusion_options(const GpuProgramOptions& o, DType t, int n) {
   if (o.line_bits >= 0) f.line_bits = o.line_bits;
   f.relayout = o.relayout;
   f.input_order_free = o.input_order_free;
+  f.cost_aware_cut = o.cost_aware_cut;
   return f;
 }
 

@@ -206,6 +206,77 @@ TEST(Schedule, FusedSortingNetworkPassCounts) {
   EXPECT_THROW(schedule(lp, ExecStrategy::Fused, {5, 5}), std::invalid_argument);
 }
 
+// The summed fused_pass_cost of a schedule's fused passes, computed here from the leaves and the tiles.
+long schedule_cost(const std::vector<ScheduledPass>& passes, int n, int t) {
+  long cost = 0;
+  for (const ScheduledPass& p : passes)
+    if (const auto* f = std::get_if<FusedLeafPass>(&p)) {
+      int windows = 0;
+      Subspace w(n);
+      for (const LeafPass& l : f->leaves) {
+        const BitVec d = l.layout.inverse().matrix().col(0);
+        Subspace t = w;
+        t.insert(d);
+        if (windows == 0 || t.dim() > 5) {
+          ++windows;
+          w = Subspace::span(n, {d});
+        } else {
+          w = t;
+        }
+      }
+      // The runs the kernel's tile gets when widened to t dimensions with the lowest unit vectors (capped at 2^6).
+      Subspace tile = Subspace::span(n, f->tile);
+      int runs = 0;
+      while (runs < std::min({n, 6, t}) && tile.contains(BitVec{1} << runs)) ++runs;
+      for (Subspace wider = tile; runs < std::min({n, 6, t}); ++runs) {
+        wider.insert(BitVec{1} << runs);
+        if (wider.dim() > t) break;
+      }
+      cost += fused_pass_cost(windows, runs);
+    }
+  return cost;
+}
+
+// The cost-aware cut keeps the greedy cut's pass count (the fewest) and never costs more; both cut the same
+// leaves in the same order, and the cost-aware one is proven against the definition with the other tests.
+TEST(Schedule, CostAwareCutKeepsTheFewestPasses) {
+  std::mt19937_64 rng(31);
+  int cheaper = 0;
+  auto compare = [&](const LoweredProgram& lp, FusionOptions f, const char* what) {
+    f.cost_aware_cut = false;
+    const auto greedy = schedule(lp, ExecStrategy::Fused, f);
+    f.cost_aware_cut = true;
+    const auto aware = schedule(lp, ExecStrategy::Fused, f);
+    EXPECT_EQ(aware.size(), greedy.size()) << what;
+    EXPECT_LE(schedule_cost(aware, lp.n, f.tile_bits), schedule_cost(greedy, lp.n, f.tile_bits)) << what;
+    cheaper += schedule_cost(aware, lp.n, f.tile_bits) < schedule_cost(greedy, lp.n, f.tile_bits);
+    std::size_t leaves_a = 0, leaves_g = 0;
+    for (const auto& p : aware)
+      if (const auto* fp = std::get_if<FusedLeafPass>(&p)) leaves_a += fp->leaves.size();
+    for (const auto& p : greedy)
+      if (const auto* fp = std::get_if<FusedLeafPass>(&p)) leaves_g += fp->leaves.size();
+    EXPECT_EQ(leaves_a, leaves_g) << what;
+    if (const int n = lp.n; n <= 12) {
+      Data v(std::size_t{1} << n);
+      for (auto& x : v) x = static_cast<std::int32_t>(rng() % 1000);
+      EXPECT_EQ(run_by_definition(aware, v), run_by_definition(greedy, v)) << what;
+    }
+  };
+  for (int n : {16, 20, 22, 24, 26})
+    for (int t : {12, 13, 14}) {
+      FusionOptions f{t, 3};
+      f.input_order_free = true;
+      compare(lower(sort_network(n)), f, "network");
+    }
+  for (int i = 0; i < 40; ++i) {
+    const int n = 6 + static_cast<int>(rng() % 7);
+    compare(lower(random_program(n, 3, rng)), FusionOptions{4 + static_cast<int>(rng() % 3), 2}, "random");
+  }
+  EXPECT_GT(cheaper, 0) << "the cost-aware cut never found a cheaper cut";
+  EXPECT_EQ(fused_pass_cost(3, 3), 31);
+  EXPECT_EQ(fused_pass_cost(2, 6), 14);
+}
+
 TEST(Schedule, StrategyNames) {
   for (ExecStrategy s : {ExecStrategy::Folded, ExecStrategy::PermuteThenLeaf, ExecStrategy::Fused})
     EXPECT_EQ(parse_exec_strategy(to_string(s)), s);

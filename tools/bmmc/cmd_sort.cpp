@@ -38,7 +38,7 @@ struct SortOptions {
   int n = -1;
   std::string in, out, backend = "auto", dtype = "int32", strategy = "fused";
   std::string random;  // seed, when no --in
-  bool stats = false, compare_cub = false, jit = false, check = false, no_relayout = false;
+  bool stats = false, compare_cub = false, jit = false, check = false, no_relayout = false, greedy_cut = false;
   int reps = 1;
   int tile_bits = 0, line_bits = -1, reg_bits = 5;  // fused; unset: the backend's default cut
   std::string fused_kernel = "pipelined";
@@ -101,8 +101,8 @@ void sort_command(const SortOptions& o) {
       o.in.empty() ? random_keys(o.n, t, parse_number_arg(o.random, "--random")) : read_array_file(o.in, bytes);
   const Backend backend = cli_backend(o.backend);
   if (o.compare_cub && backend != Backend::Cuda) throw UsageError("--compare-cub needs the cuda backend");
-  if (o.no_relayout && strategy != ExecStrategy::Fused)
-    throw UsageError(fmt::format("--no-relayout applies to the fused strategy, not to {}", to_string(strategy)));
+  if ((o.no_relayout || o.greedy_cut) && strategy != ExecStrategy::Fused)
+    throw UsageError(fmt::format("--no-relayout and --greedy-cut apply to the fused strategy, not to {}", to_string(strategy)));
 
   const auto t0 = std::chrono::steady_clock::now();
   const LoweredProgram lp = lower(sort_network(o.n));
@@ -122,6 +122,7 @@ void sort_command(const SortOptions& o) {
     if (o.tile_bits) fusion.tile_bits = o.tile_bits;
     if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
     fusion.relayout = !o.no_relayout;
+    fusion.cost_aware_cut = !o.greedy_cut;
     fusion.input_order_free = true;  // a sorting network's output does not depend on its input's order
     if (strategy == ExecStrategy::Fused)
       fused_info = fmt::format("tiles of 2^{} keys in runs of 2^{}", fusion.tile_bits, fusion.line_bits);
@@ -142,6 +143,7 @@ void sort_command(const SortOptions& o) {
     go.line_bits = o.line_bits;
     go.reg_bits = o.reg_bits;
     go.relayout = !o.no_relayout;
+    go.cost_aware_cut = !o.greedy_cut;
     go.input_order_free = true;  // a sorting network's output does not depend on its input's order
     go.fused_kernel = o.fused_kernel == "shared"      ? FusedKernelKind::Shared
                       : o.fused_kernel == "registers" ? FusedKernelKind::Registers
@@ -276,6 +278,8 @@ void add_sort_command(CLI::App& app, Action& run) {
   add_backend_option(sub, opts->backend);
   sub->add_flag("--no-relayout", opts->no_relayout,
                 "Fused: keep the network's own memory order (no relayout making the most used pair directions low bits)");
+  sub->add_flag("--greedy-cut", opts->greedy_cut,
+                "Fused: cut the columns greedily (longest runs first) instead of the least-cost cut with the same pass count");
   sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times (GPU: also each pass timed alone)");
   sub->add_option("--reps", opts->reps, "Timed runs (the GPU adds one untimed warm-up)")->capture_default_str();
   sub->add_flag("--check", opts->check, "Verify the output against std::sort (exit 1 when it differs)");

@@ -60,6 +60,10 @@ struct FusionOptions {
   /// The program's result does not depend on the order of its input (a sorting network on keys of a total
   /// order): the relayout's first pass is left out, the input read as if R had already moved it.
   bool input_order_free = false;
+  /// Among the cuts with the fewest passes, take the one of least cost (fused_pass_cost): tiles whose runs of
+  /// consecutive keys are longer and whose columns need fewer register windows. Off: the greedy longest runs (the
+  /// same count; the later passes get what is left).
+  bool cost_aware_cut = true;
   friend bool operator==(const FusionOptions&, const FusionOptions&) = default;
 };
 
@@ -69,10 +73,17 @@ struct FusionOptions {
 /// block a SM, fewer passes: 21 + 1 at n = 26, 4% faster there than 2^13; BENCHMARKS.md, docs/DESIGN.md §10).
 FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept;
 
+/// The relative cost the cost-aware cut gives a fused pass (integer units of about 1 µs of a 64 MiB pass on an
+/// H100): 7 per register window of 2^5 keys (each costs a shared-memory round trip) plus 10, 6 or 3 when the tile's
+/// runs of consecutive keys are only 2^3, 2^4 or 2^5 keys (32-byte runs of int32 cost DRAM about 10 µs a pass;
+/// BENCHMARKS.md "Pass by pass"). `run_bits` = the largest c with e_0 … e_(c−1) in the tile.
+int fused_pass_cost(int windows, int run_bits) noexcept;
+
 /// The passes, in execution order, that run `lp` with strategy `s`. Fused: the folded schedule with every
 /// maximal run of consecutive leaf passes whose chunk directions, with e_0 … e_(line_bits−1), span at most
 /// tile_bits dimensions as one FusedLeafPass (greedy longest runs: feasibility is monotone in the run, so taking
-/// the longest run each time gives the fewest passes). With fusion.relayout it also cuts the schedule of the
+/// the longest run each time gives the fewest passes; with cost_aware_cut, a dynamic programme over the run's
+/// cut points keeps that fewest count and minimises the summed fused_pass_cost). With fusion.relayout it also cuts the schedule of the
 /// array first moved by R — R⁻¹ sends e_0, e_1, … to the pair directions in order of use, so the most used
 /// directions become low memory bits that every tile holds anyway — with a PermutePass{R} first (none when
 /// input_order_free) and the last permutation M·R⁻¹, and returns whichever has fewer passes. Throws

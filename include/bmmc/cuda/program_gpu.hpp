@@ -32,7 +32,7 @@ struct GpuProgramOptions {
   bool jit = false;  ///< JIT-compiled permutation kernels instead of the generic ones
   /// Fused: the cut into tiles (unset, 0 and −1: gpu_fusion_options(key bytes, n) of schedule.hpp) and the kernel.
   int tile_bits = 0, line_bits = -1;
-  bool relayout = true, input_order_free = false;  ///< FusionOptions' (schedule.hpp)
+  bool relayout = true, input_order_free = false, cost_aware_cut = true;  ///< FusionOptions' (schedule.hpp)
   FusedKernelKind fused_kernel = FusedKernelKind::Pipelined;
   int reg_bits = 5;  ///< Registers: 2^reg_bits keys per thread
   friend bool operator==(const GpuProgramOptions&, const GpuProgramOptions&) = default;
