@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -30,14 +31,16 @@ ExecStrategy parse_exec_strategy(const char* name) {
   throw std::invalid_argument(fmt::format("unknown strategy '{}'; expected folded, permute-then-leaf or fused", v));
 }
 
-int fused_pass_cost(int windows, int run_bits) noexcept {
-  const int runs = run_bits <= 3 ? 10 : run_bits == 4 ? 6 : run_bits == 5 ? 3 : 0;
+int fused_pass_cost(int windows, std::uint64_t run_bytes) noexcept {
+  const int runs = run_bytes <= 32 ? 10 : run_bytes == 64 ? 6 : run_bytes == 128 ? 3 : 0;
   return 7 * windows + runs;
 }
 
 FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept {
-  if (key_bytes > 4) return FusionOptions{13, 2};
-  return FusionOptions{n <= 24 ? 13 : 14, 3};
+  FusionOptions f{key_bytes > 4 ? 13 : n <= 24 ? 13 : 14, key_bytes > 4 ? 2 : 3};
+  f.cost_aware_cut = true;
+  f.key_bytes = key_bytes;
+  return f;
 }
 
 namespace {
@@ -47,14 +50,16 @@ namespace {
 BitVec direction(const LeafPass& leaf) { return leaf.layout.inverse().matrix().col(0); }
 
 // Register windows the fused kernel needs (codegen/fused_source.hpp: greedy runs of columns whose directions span
-// at most 5 dimensions, 32 keys a thread), counted as the columns are added.
+// at most `bits` dimensions; none for the shared kernel, bits = 0), counted as the columns are added.
 struct WindowCount {
   Subspace current;
+  int bits = 5;
   int windows = 0;
   void add(BitVec d) {
+    if (bits == 0) return;
     Subspace t = current;
     t.insert(d);
-    if (windows > 0 && t.dim() <= 5) {
+    if (windows > 0 && t.dim() <= bits) {
       current = std::move(t);
       return;
     }
@@ -66,7 +71,8 @@ struct WindowCount {
 // Cuts one run of consecutive leaf passes (pair directions `dirs`) into tiles: the ends of each pass. Feasible
 // pass [j, k): e_0 … e_(lines−1) and dirs[j..k) span at most tile_bits dimensions (monotone in k, so the greedy
 // longest runs give the fewest passes). Cost-aware: best[k] = (passes, cost) lexicographically least over the
-// feasible last passes [j, k).
+// feasible last passes [j, k). Quadratic in the run's length where whole runs fit one tile (every [j, k) is
+// tried); a sorting network's runs are a few hundred leaves.
 std::vector<std::size_t> cut(const std::vector<BitVec>& dirs, int n, int lines, const FusionOptions& f) {
   const std::size_t m = dirs.size();
   std::vector<std::size_t> ends;
@@ -89,25 +95,26 @@ std::vector<std::size_t> cut(const std::vector<BitVec>& dirs, int n, int lines, 
     return ends;
   }
   struct Best {
-    std::size_t passes = SIZE_MAX;
+    std::size_t passes = std::numeric_limits<std::size_t>::max();
     long cost = 0;
     std::size_t from = 0;
   };
   std::vector<Best> best(m + 1);
   best[0] = {0, 0, 0};
-  const int top = std::min(n, f.tile_bits);  // run bits worth knowing (the cost stops falling at 2^6 keys)
+  const int top = std::min(n, f.tile_bits);  // run bits worth knowing (the cost stops falling at 256-byte runs)
   for (std::size_t j = 0; j < m; ++j) {
-    if (best[j].passes == SIZE_MAX) continue;
+    if (best[j].passes == std::numeric_limits<std::size_t>::max()) continue;
     std::vector<Subspace> with_runs;  // L_c + dirs[j..k) for c = lines .. min(6, top)
     for (int c = lines; c <= std::max(lines, std::min(6, top)); ++c) with_runs.push_back(Subspace::low_bits(n, c));
-    WindowCount windows{Subspace(n)};
+    WindowCount windows{Subspace(n), f.window_bits};
     for (std::size_t k = j; k < m; ++k) {
       for (Subspace& s : with_runs) s.insert(dirs[k]);
       if (with_runs.front().dim() > f.tile_bits) break;
       windows.add(dirs[k]);
       int run_bits = lines;
       for (std::size_t c = 1; c < with_runs.size() && with_runs[c].dim() <= f.tile_bits; ++c) run_bits = lines + static_cast<int>(c);
-      const Best cand{best[j].passes + 1, best[j].cost + fused_pass_cost(windows.windows, run_bits), j};
+      const std::uint64_t run_bytes = (std::uint64_t{1} << run_bits) * static_cast<std::uint64_t>(f.key_bytes);
+      const Best cand{best[j].passes + 1, best[j].cost + fused_pass_cost(windows.windows, run_bytes), j};
       Best& b = best[k + 1];
       if (cand.passes < b.passes || (cand.passes == b.passes && cand.cost < b.cost)) b = cand;
     }

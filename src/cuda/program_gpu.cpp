@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <exception>
 #include <future>
 #include <stdexcept>
 #include <thread>
@@ -69,6 +70,10 @@ FusionOptions fusion_options(const GpuProgramOptions& o, DType t, int n) {
   f.relayout = o.relayout;
   f.input_order_free = o.input_order_free;
   f.cost_aware_cut = o.cost_aware_cut;
+  // The kernel's register windows (plan_fused_kernel): R = max(reg_bits, T − 10) keys a thread, the shared kernel
+  // (none) below 2^(R+5) keys or above R = 6.
+  const int r = std::max(o.reg_bits, f.tile_bits - 10);
+  f.window_bits = o.fused_kernel == FusedKernelKind::Shared || f.tile_bits < r + 5 || r > 6 ? 0 : r;
   return f;
 }
 
@@ -204,6 +209,14 @@ void GpuProgram::enqueue(void* data, cudaStream_t stream, void* temp,
     check(cudaMallocAsync(&scratch, bytes, stream), "cudaMallocAsync(program temp)");
     owned = true;
   }
+  struct FreeOnThrow {  // a launch or an event that throws must not leak the stream-ordered temp
+    void*& p;
+    bool& owned;
+    cudaStream_t s;
+    ~FreeOnThrow() {
+      if (owned && std::uncaught_exceptions() > 0) cudaFreeAsync(p, s);
+    }
+  } guard{scratch, owned, stream};
   void* cur = data;
   void* other = scratch;
   std::size_t pass = 0;

@@ -33,6 +33,7 @@ PieceKernels make_piece_kernels(const DistPlan& plan, const PieceSchedule& ps, B
   ScopedDevice on(device);
   GpuPolicy policy = gpu.policy;
   policy.variant = Variant::OnePass;
+  policy.longer_runs = RunSide::Read;  // a piece's tiles stay inside one atom (write runs could straddle two)
   const DeviceCaps caps = device_caps(device);
   const auto tile_pass_of = [&](const Bmmc& b, const std::vector<BitVec>& rows) {
     const Plan p = make_plan(b, eb, caps, policy);

@@ -19,6 +19,7 @@ GpuPolicy push_policy(const GpuOptions& gpu) {
   GpuPolicy policy = gpu.policy;
   policy.variant = Variant::OnePass;
   policy.block_order = BlockOrder::Coordinate;  // the push pass gets its own launch order (push_launch_order)
+  policy.longer_runs = RunSide::Read;           // its tiles stay on the local bits (write runs could leave them)
   return policy;
 }
 

@@ -121,7 +121,7 @@ TilePass make_tile_pass(const Bmmc& bmmc, int eb, const TileOptions& o) {
   };
   bool write_turn = o.longer_runs != RunSide::Read;
   while (v.dim() - s < want) {
-    if (!add(write_turn)) add(!write_turn);
+    if (!add(write_turn)) throw std::logic_error("planner: no direction left to lengthen the runs (V' is whole)");
     if (o.longer_runs == RunSide::Both) write_turn = !write_turn;
   }
   return make_tile_pass_on(bmmc, eb, o.vector_bits, v, q, o.warp_bits, o.swizzle);

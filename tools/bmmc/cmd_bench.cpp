@@ -241,6 +241,10 @@ void add_bench(CLI::App& app, Action& run) {
       if (o->specs.empty()) o->specs = {"bit-reverse"};
       if (o->reps < 1) throw UsageError("--reps must be at least 1");
       const Backend backend = cli_backend(o->backend);
+      const bool runs_asked = o->longer_runs != std::vector<std::string>{"read"};
+      if (runs_asked && (o->in_place || o->gpus > 0 || !o->devices.empty() || backend == Backend::Cpu))
+        throw UsageError("--longer-runs applies to the one-pass rows of a single GPU (not --in-place, --gpus, "
+                         "--devices or the CPU backend)");
       std::vector<Row> rows;
 #if BMMC_HAS_CUDA
       if (o->gpus > 0 || !o->devices.empty()) {

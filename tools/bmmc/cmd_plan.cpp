@@ -219,6 +219,8 @@ void add_plan(CLI::App& app, Action& run) {
   sub->callback([&run, spec, po, json, check, ranks, in_place] {
     run = [spec, po, json, check, ranks, in_place] {
       const Bmmc b = parse_spec_options(*spec);
+      if (po->longer_runs != "read" && (*in_place || *ranks != 0))
+        throw UsageError("--longer-runs applies to out-of-place kernel plans, not to --in-place or --ranks");
       if (*in_place) {
         if (*ranks != 0) throw UsageError("--in-place and --ranks do not combine (yet): pick one");
         return print_inplace_plan(b, *po, *json, *check);

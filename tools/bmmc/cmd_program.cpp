@@ -24,7 +24,7 @@ struct ProgramOptions {
   int n = -1;
   int depth = 3;
   int stages = 40;
-  bool expand = false, json = false, no_relayout = false;
+  bool expand = false, json = false, no_relayout = false, greedy_cut = false;
   int tile_bits = 0, line_bits = -1;  // unset: the GPU's cut for 2^n 4-byte keys (gpu_fusion_options)
 };
 
@@ -61,6 +61,7 @@ void program_command(const ProgramOptions& o) {
   if (o.tile_bits) fusion.tile_bits = o.tile_bits;
   if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
   fusion.relayout = !o.no_relayout;
+  fusion.cost_aware_cut = !o.greedy_cut;
   fusion.input_order_free = o.name == "sort";  // as bmmc sort runs it: a sort's output ignores the input's order
   if (fusion.tile_bits < 1 || fusion.tile_bits > 24 || fusion.line_bits < 0 || fusion.line_bits >= fusion.tile_bits)
     throw UsageError(fmt::format("--tile-bits {} and --line-bits {}: expected 0 <= line bits < tile bits <= 24",
@@ -135,6 +136,8 @@ void add_program_command(CLI::App& app, Action& run) {
   sub->add_option("--line-bits", opts->line_bits,
                   "Fused schedule: log2 of the runs of consecutive keys a tile is made of (default 3: 32-byte sectors)");
   sub->add_flag("--no-relayout", opts->no_relayout, "Fused: keep the program's own memory order (no relayout)");
+  sub->add_flag("--greedy-cut", opts->greedy_cut,
+                "Fused: the greedy cut (longest runs first) instead of the GPU's least-cost cut with the same pass count");
   sub->add_flag("--json", opts->json, "Print the pass counts as JSON (\"passes\": the fused schedule's passes over memory)");
   sub->callback([opts, &run] { run = [opts] { program_command(*opts); }; });
 }

@@ -101,8 +101,9 @@ void sort_command(const SortOptions& o) {
       o.in.empty() ? random_keys(o.n, t, parse_number_arg(o.random, "--random")) : read_array_file(o.in, bytes);
   const Backend backend = cli_backend(o.backend);
   if (o.compare_cub && backend != Backend::Cuda) throw UsageError("--compare-cub needs the cuda backend");
-  if ((o.no_relayout || o.greedy_cut) && strategy != ExecStrategy::Fused)
-    throw UsageError(fmt::format("--no-relayout and --greedy-cut apply to the fused strategy, not to {}", to_string(strategy)));
+  for (const auto& [given, flag] : {std::pair{o.no_relayout, "--no-relayout"}, std::pair{o.greedy_cut, "--greedy-cut"}})
+    if (given && strategy != ExecStrategy::Fused)
+      throw UsageError(fmt::format("{} applies to the fused strategy, not to {}", flag, to_string(strategy)));
 
   const auto t0 = std::chrono::steady_clock::now();
   const LoweredProgram lp = lower(sort_network(o.n));
@@ -122,8 +123,7 @@ void sort_command(const SortOptions& o) {
     if (o.tile_bits) fusion.tile_bits = o.tile_bits;
     if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
     fusion.relayout = !o.no_relayout;
-    fusion.cost_aware_cut = !o.greedy_cut;
-    fusion.input_order_free = true;  // a sorting network's output does not depend on its input's order
+    fusion.input_order_free = true;  // (the CPU's cut is the greedy one: the cost model is the GPU kernel's)  // a sorting network's output does not depend on its input's order
     if (strategy == ExecStrategy::Fused)
       fused_info = fmt::format("tiles of 2^{} keys in runs of 2^{}", fusion.tile_bits, fusion.line_bits);
     for (int r = 0; r < o.reps; ++r) {
@@ -279,7 +279,7 @@ void add_sort_command(CLI::App& app, Action& run) {
   sub->add_flag("--no-relayout", opts->no_relayout,
                 "Fused: keep the network's own memory order (no relayout making the most used pair directions low bits)");
   sub->add_flag("--greedy-cut", opts->greedy_cut,
-                "Fused: cut the columns greedily (longest runs first) instead of the least-cost cut with the same pass count");
+                "GPU fused: cut the columns greedily (longest runs first) instead of the least-cost cut with the same pass count (the CPU always cuts greedily)");
   sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times (GPU: also each pass timed alone)");
   sub->add_option("--reps", opts->reps, "Timed runs (the GPU adds one untimed warm-up)")->capture_default_str();
   sub->add_flag("--check", opts->check, "Verify the output against std::sort (exit 1 when it differs)");

@@ -33,7 +33,8 @@ inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
   sub->add_option("--block-order", o.block_order, "launch order of the blocks: default (input for 4+ byte elements, else coordinate), coordinate, input, output or balanced")
       ->capture_default_str();
   sub->add_option("--longer-runs", o.longer_runs,
-                  "which runs the tile rows beyond the forced ones lengthen: read, write or both (alternately)")
+                  "which runs the tile rows beyond the forced ones lengthen: read, write or both (alternately); only a tile "
+                  "larger than the permutation forces has such rows (e.g. --elems-per-thread 32)")
       ->capture_default_str()
       ->check(CLI::IsMember({"read", "write", "both"}));
 }

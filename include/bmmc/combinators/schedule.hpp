@@ -13,6 +13,7 @@
 #pragma once
 
 #include <variant>
+#include <cstdint>
 #include <vector>
 
 #include "bmmc/combinators/lower.hpp"
@@ -60,28 +61,31 @@ struct FusionOptions {
   /// The program's result does not depend on the order of its input (a sorting network on keys of a total
   /// order): the relayout's first pass is left out, the input read as if R had already moved it.
   bool input_order_free = false;
-  /// Among the cuts with the fewest passes, take the one of least cost (fused_pass_cost): tiles whose runs of
-  /// consecutive keys are longer and whose columns need fewer register windows. Off: the greedy longest runs (the
-  /// same count; the later passes get what is left).
-  bool cost_aware_cut = true;
+  /// Among the cuts with the fewest passes, take the one of least cost (fused_pass_cost) for the GPU kernel:
+  /// tiles whose runs of consecutive keys are longer and whose columns need fewer register windows. Off (the
+  /// default, and the CPU's): the greedy longest runs (the same count; the later passes get what is left).
+  bool cost_aware_cut = false;
+  int key_bytes = 4;    ///< the cost model's key size (runs are charged by their bytes)
+  int window_bits = 5;  ///< the kernel's register windows span this many dimensions (0: no windows, the shared kernel)
   friend bool operator==(const FusionOptions&, const FusionOptions&) = default;
 };
 
-/// The GPU executor's cut (cuda/program_gpu.hpp) for arrays of 2^n keys, made of 32-byte runs (line_bits 3 or 2:
+/// The GPU executor's cut (cuda/program_gpu.hpp; cost-aware, key_bytes set) for arrays of 2^n keys, made of 32-byte runs (line_bits 3 or 2:
 /// whole DRAM sectors): 8-byte keys in tiles of 2^13 (64 KiB); 4-byte keys in tiles of 2^13 up to n = 24 (two
 /// blocks a SM: 19 fused passes and the last permutation at n = 24, 1.42 ms on an H100) and of 2^14 above (one
 /// block a SM, fewer passes: 21 + 1 at n = 26, 4% faster there than 2^13; BENCHMARKS.md, docs/DESIGN.md §10).
 FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept;
 
 /// The relative cost the cost-aware cut gives a fused pass (integer units of about 1 µs of a 64 MiB pass on an
-/// H100): 7 per register window of 2^5 keys (each costs a shared-memory round trip) plus 10, 6 or 3 when the tile's
-/// runs of consecutive keys are only 2^3, 2^4 or 2^5 keys (32-byte runs of int32 cost DRAM about 10 µs a pass;
-/// BENCHMARKS.md "Pass by pass"). `run_bits` = the largest c with e_0 … e_(c−1) in the tile.
-int fused_pass_cost(int windows, int run_bits) noexcept;
+/// H100): 7 per register window (each costs a shared-memory round trip) plus 10, 6 or 3 when the tile's runs of
+/// consecutive keys are only 32, 64 or 128 bytes (32-byte runs cost DRAM about 10 µs a pass; BENCHMARKS.md "Pass
+/// by pass"). `run_bytes` = 2^c key bytes, c the largest with e_0 … e_(c−1) in the kernel's tile (the pass's
+/// tile widened to tile_bits dimensions with the lowest unit vectors).
+int fused_pass_cost(int windows, std::uint64_t run_bytes) noexcept;
 
-/// The passes, in execution order, that run `lp` with strategy `s`. Fused: the folded schedule with every
-/// maximal run of consecutive leaf passes whose chunk directions, with e_0 … e_(line_bits−1), span at most
-/// tile_bits dimensions as one FusedLeafPass (greedy longest runs: feasibility is monotone in the run, so taking
+/// The passes, in execution order, that run `lp` with strategy `s`. Fused: the folded schedule with its runs of
+/// consecutive leaf passes cut into the fewest FusedLeafPasses whose chunk directions, with e_0 … e_(line_bits−1),
+/// span at most tile_bits dimensions each (greedy longest runs: feasibility is monotone in the run, so taking
 /// the longest run each time gives the fewest passes; with cost_aware_cut, a dynamic programme over the run's
 /// cut points keeps that fewest count and minimises the summed fused_pass_cost). With fusion.relayout it also cuts the schedule of the
 /// array first moved by R — R⁻¹ sends e_0, e_1, … to the pair directions in order of use, so the most used

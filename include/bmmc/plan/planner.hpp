@@ -42,8 +42,8 @@ struct PlanOptions {
   /// The launch order of the blocks (block_order.hpp): which cosets run together. Input = the paper's.
   BlockOrder block_order = BlockOrder::Coordinate;
   /// Which side the rows beyond q lengthen (plan.hpp's RunSide): Read = e_s, e_(s+1), … (longer read runs),
-  /// Write = A⁻¹e_s, … (longer write runs), Both = alternately. A direction already in V' is skipped; when one
-  /// side runs out of new directions the other side's continue.
+  /// Write = A⁻¹e_s, … (longer write runs), Both = alternately. A direction already in V' is skipped (either
+  /// side alone can always complete V': the e_j and the A⁻¹e_j each span the whole space).
   RunSide longer_runs = RunSide::Read;
 
   friend bool operator==(const PlanOptions&, const PlanOptions&) = default;
