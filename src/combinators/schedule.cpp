@@ -202,6 +202,12 @@ std::vector<ScheduledPass> relaid(const LoweredProgram& lp, const Bmmc& r, bool 
 
 }  // namespace
 
+int register_windows(const std::vector<BitVec>& dirs, int n, int bits) {
+  WindowCount w{Subspace(n), bits};
+  for (BitVec d : dirs) w.add(d);
+  return w.windows;
+}
+
 std::vector<ScheduledPass> schedule(const LoweredProgram& lp, ExecStrategy s, const FusionOptions& fusion) {
   if (s == ExecStrategy::Fused) {
     if (fusion.tile_bits > 24 || fusion.line_bits < 0 || fusion.line_bits >= fusion.tile_bits)

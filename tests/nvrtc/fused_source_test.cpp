@@ -111,6 +111,20 @@ TEST(FusedKernelPlan, SortingNetworkPassesHaveSoundLayouts) {
     }
 }
 
+// The cost-aware cut (schedule.hpp) counts register windows without the code generator; its count must be the
+// kernel plan's, or it optimises a cost the kernel does not pay.
+TEST(FusedKernelPlan, TheCutCountsTheKernelsWindows) {
+  for (int n : {16, 20, 24})
+    for (const FusionOptions f : {gpu_fusion_options(4, 24), gpu_fusion_options(4, 28), gpu_fusion_options(8, 24)})
+      for (const FusedTileSpec& s : specs_of(lower(sort_network(n)), f))
+        for (int r : {4, 5}) {
+          const FusedKernelPlan p = plan_fused_kernel(s, {f.tile_bits, r, FusedKernelKind::Registers});
+          std::vector<BitVec> dirs;
+          for (const FusedColumn& c : s.columns) dirs.push_back(c.dir);
+          EXPECT_EQ(register_windows(dirs, n, p.reg_bits), static_cast<int>(p.windows.size())) << "n " << n << " R " << r;
+        }
+}
+
 TEST(FusedKernelPlan, RandomProgramsHaveSoundLayouts) {
   std::mt19937_64 rng(18);
   for (int r = 0; r < 40; ++r) {

@@ -83,6 +83,11 @@ FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept;
 /// tile widened to tile_bits dimensions with the lowest unit vectors).
 int fused_pass_cost(int windows, std::uint64_t run_bytes) noexcept;
 
+/// The register windows the cost model counts for pair directions `dirs` (in order) on n bits: greedy runs whose
+/// directions span at most `bits` dimensions (0 when bits is 0: the shared kernel has none) — the count
+/// codegen/fused_source.hpp's plan_fused_kernel makes with R = bits (a test checks that they agree).
+int register_windows(const std::vector<BitVec>& dirs, int n, int bits);
+
 /// The passes, in execution order, that run `lp` with strategy `s`. Fused: the folded schedule with its runs of
 /// consecutive leaf passes cut into the fewest FusedLeafPasses whose chunk directions, with e_0 … e_(line_bits−1),
 /// span at most tile_bits dimensions each (greedy longest runs: feasibility is monotone in the run, so taking
