@@ -212,19 +212,9 @@ long schedule_cost(const std::vector<ScheduledPass>& passes, int n, int t) {
   long cost = 0;
   for (const ScheduledPass& p : passes)
     if (const auto* f = std::get_if<FusedLeafPass>(&p)) {
-      int windows = 0;
-      Subspace w(n);
-      for (const LeafPass& l : f->leaves) {
-        const BitVec d = l.layout.inverse().matrix().col(0);
-        Subspace t = w;
-        t.insert(d);
-        if (windows == 0 || t.dim() > 5) {
-          ++windows;
-          w = Subspace::span(n, {d});
-        } else {
-          w = t;
-        }
-      }
+      std::vector<BitVec> dirs;
+      for (const LeafPass& l : f->leaves) dirs.push_back(l.layout.inverse().matrix().col(0));
+      const int windows = register_windows(dirs, n, 5);  // equal to the kernel plan's (fused_source_test)
       // The runs the kernel's tile gets when widened to t dimensions with the lowest unit vectors (capped at 2^6).
       Subspace tile = Subspace::span(n, f->tile);
       int runs = 0;
@@ -238,8 +228,8 @@ long schedule_cost(const std::vector<ScheduledPass>& passes, int n, int t) {
   return cost;
 }
 
-// The cost-aware cut keeps the greedy cut's pass count (the fewest) and never costs more (the model recomputed
-// here from the passes: windows of span 5, runs of 4-byte keys); both cut the same leaves in the same order.
+// The cost-aware cut keeps the greedy cut's pass count (the fewest) and never costs more (the model evaluated
+// here on the passes it returned: windows of span 5, runs of 4-byte keys); both cut the same leaves in the same order.
 TEST(Schedule, CostAwareCutKeepsTheFewestPasses) {
   std::mt19937_64 rng(31);
   int cheaper = 0;
