@@ -93,9 +93,9 @@ u64 zero_bytes(const DeviceBuffer& buf, std::size_t bytes, int sms) {
 
 // The DRAM probe of one tile pass: its reads and writes without the tile. The input has no zero byte
 // (fill_random), so an output poisoned with zeros shows any vector the probe failed to write.
-GpuBenchRow time_probe(const TilePass& pass, const GpuBenchCase& c, const DeviceBuffer& in, DeviceBuffer& out,
+GpuBenchRow time_probe(const TilePass& pass, const GpuBenchCase& c, int split, const DeviceBuffer& in, DeviceBuffer& out,
                        std::size_t bytes, int reps) {
-  const KernelSource ks = generate_access_probe(pass, c.options.codegen);
+  const KernelSource ks = generate_access_probe(pass, c.options.codegen, split);
   KernelCache& cache = c.options.cache ? *c.options.cache : default_kernel_cache();
   const Kernel kernel = cache.get(ks.source, ks.kernel_name, device_arch());
   const void* src = in.get();
@@ -105,7 +105,8 @@ GpuBenchRow time_probe(const TilePass& pass, const GpuBenchCase& c, const Device
   out.fill_bytes(0);
   run();
   const bool complete = zero_bytes(out, bytes, device_caps().sm_count) == 0;
-  GpuBenchRow r = time_reps("probe:" + c.variant, reps, bytes, run);
+  GpuBenchRow r = time_reps("probe:" + c.variant + (c.probe_splits.size() > 1 || split ? "/split" + std::to_string(split) : ""),
+                            reps, bytes, run);
   r.verified = complete;
   return r;
 }
@@ -150,6 +151,16 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuB
       }));
   }
   for (const GpuBenchCase& c : cases) {
+    if (c.probe_only) {
+      DeviceCaps unbounded = device_caps();  // the probe has no shared memory: any tile the planner can make
+      unbounded.max_shared_per_block = unbounded.max_shared_per_sm = 1 << 30;
+      const Plan plan = make_plan(b, eb, unbounded, c.options.policy);
+      if (plan.passes.size() != 1 || !std::holds_alternative<TilePass>(plan.passes[0]))
+        throw std::invalid_argument("bench: --probe-only needs a one-pass plan");
+      for (int split : c.probe_splits)
+        rows.push_back(time_probe(std::get<TilePass>(plan.passes[0]), c, split, in, out, bytes, reps));
+      continue;
+    }
     out.fill_bytes(0xA5);
     BMMC_CUDA_CHECK(cudaDeviceSynchronize());
     const auto t0 = std::chrono::steady_clock::now();
@@ -163,7 +174,8 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuB
     r.verified = ok && count_mismatches(b, in.get(), out.get(), eb) == 0;
     rows.push_back(r);
     if (c.probe && p.jit() && p.plan().passes.size() == 1 && std::holds_alternative<TilePass>(p.plan().passes[0]))
-      rows.push_back(time_probe(std::get<TilePass>(p.plan().passes[0]), c, in, out, bytes, reps));
+      for (int split : c.probe_splits)
+        rows.push_back(time_probe(std::get<TilePass>(p.plan().passes[0]), c, split, in, out, bytes, reps));
   }
   for (GpuBenchRow& r : rows) r.pct_memcpy = 100.0 * rows[0].median_ms / r.median_ms;
   return rows;

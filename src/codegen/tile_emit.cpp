@@ -98,9 +98,9 @@ IndexType index_type(int n) {
   return needs_64bit_index(n) ? IndexType{"unsigned long long", "ull"} : IndexType{"unsigned int", "u"};
 }
 
-std::string emit_block_index(const TilePass& p, const std::string& b, const std::string& base) {
+std::string emit_block_index(const TilePass& p, const std::string& b, const std::string& base, const std::string& launch_index) {
   const auto [idx, sfx] = index_type(p.n());
-  const std::string launch = base.empty() ? "blockIdx.x" : base + " + blockIdx.x";
+  const std::string launch = base.empty() ? launch_index : base + " + " + launch_index;
   if (p.block_order.empty()) return fmt::format("  const {} {} = {};\n", idx, b, launch);
   // Launch i runs block M·i (plan/block_order.hpp): the blocks running together then touch neighbouring
   // cosets on the side the plan chose.

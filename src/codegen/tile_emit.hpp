@@ -39,9 +39,10 @@ std::string vector_index(const std::string& base, std::uint64_t offset, const ch
 std::string emit_write_row_origin(const TilePass& p, const std::string& z, const std::string& ry);
 // Declares `x0` and `z` (block_origin of plan.hpp) for the block index expression `b`, straight-line.
 std::string emit_origin(const TilePass& p, const std::string& b, const std::string& x0, const std::string& z);
-// Declares the block index `b` of this launch: i = blockIdx.x (plus `base`, a kernel parameter, when a launch runs
-// a range of the pass's blocks), or M·i under a launch order M (TilePass::block_order).
-std::string emit_block_index(const TilePass& p, const std::string& b, const std::string& base = "");
+// Declares the block index `b` of this launch: i = `launch_index` (blockIdx.x; plus `base`, a kernel parameter, when
+// a launch runs a range of the pass's blocks), or M·i under a launch order M (TilePass::block_order).
+std::string emit_block_index(const TilePass& p, const std::string& b, const std::string& base = "",
+                             const std::string& launch_index = "blockIdx.x");
 // "// launch order: ..." for a header comment ("" without one).
 std::string launch_order_comment(const TilePass& p);
 // The lane/warp preamble: `lane`, `warp` (once per kernel).

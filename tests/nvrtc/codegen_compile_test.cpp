@@ -70,7 +70,18 @@ TEST(CodegenNvrtc, LaunchOrdersAndDramProbesCompileForSm90) {
       EXPECT_EQ(probe.grid, kernel.grid);
       EXPECT_EQ(probe.block, kernel.block);
       EXPECT_EQ(probe.shared_bytes, 0u);
+      // Split over a cluster's worth of blocks: 2^C times the blocks, each with 2^C fewer rows per warp; a
+      // split beyond the rows a warp has is refused.
+      const int C = 1 + seed % 2;
+      const KernelSource split = generate_access_probe(pass, {}, C);
+      EXPECT_EQ(split.grid, kernel.grid << C);
+      EXPECT_EQ(split.block, kernel.block);
+      EXPECT_NE(split.source.find(fmt::format("{} rows per warp", pass.iters() >> C)), std::string::npos) << split.source;
+      EXPECT_THROW(generate_access_probe(pass, {}, pass.row_bits - pass.warp_bits + 1), std::invalid_argument);
       const std::string what = fmt::format("{} n {}", to_string(order), n);
+      done.emplace_back(what + " split probe\n" + split.source, std::async(std::launch::async, [src = split.source] {
+                          return compile_cubin(src, "bmmc_probe.cu", 90);
+                        }));
       done.emplace_back(what + " kernel\n" + kernel.source, std::async(std::launch::async, [src = kernel.source] {
                           return compile_cubin(src, "bmmc_kernel.cu", 90);
                         }));

@@ -38,6 +38,8 @@ struct BenchOptions {
   std::vector<std::string> block_orders = {"default"};  ///< one one-pass case per launch order
   std::vector<std::string> longer_runs = {"read"};       ///< … and per side the extra tile rows lengthen
   bool probe = true;                                 ///< DRAM probe rows beside one-pass cases
+  std::vector<int> probe_splits = {0};               ///< … with each tile split over 2^C blocks
+  bool probe_only = false;                           ///< only the probes, of tiles beyond shared memory too
   std::string backend = "auto";
   int gpus = 0;                  ///< > 0: the multi-GPU engines over devices 0 … gpus−1
   std::vector<int> devices;      ///< or over this list (a device may repeat)
@@ -145,7 +147,9 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
           }
           oc.options.policy.longer_runs = parse_run_side(runs);
           if (o.longer_runs.size() > 1 || runs != "read") oc.variant += "/" + runs;
-          oc.probe = o.probe;
+          oc.probe = o.probe || o.probe_only;
+          oc.probe_splits = o.probe_splits;
+          oc.probe_only = o.probe_only;
           cases.push_back(oc);
         }
     }
@@ -223,6 +227,13 @@ void add_bench(CLI::App& app, Action& run) {
       ->check(CLI::IsMember({"read", "write", "both"}));
   sub->add_flag("--probe,!--no-probe", o->probe,
                 "time the DRAM probe of each one-pass plan beside it (its reads and writes without the tile)");
+  sub->add_option("--probe-split", o->probe_splits,
+                  "probe rows with each tile's rows split over 2^C consecutive blocks, as a cluster would (one row per C)")
+      ->take_all()
+      ->check(CLI::Range(0, 6));
+  sub->add_flag("--probe-only", o->probe_only,
+                "time only the one-pass probes, planned as if shared memory were unbounded (e.g. --threads 1024 "
+                "--elems-per-thread 64: 2^16-element tiles, what a cluster kernel's reads and writes would cost)");
   sub->add_flag("--in-place", o->in_place,
                 "time the in-place permutation (docs/DESIGN.md §8) beside memcpy, the out-of-place pass and, for bit "
                 "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads");
@@ -242,6 +253,11 @@ void add_bench(CLI::App& app, Action& run) {
       if (o->reps < 1) throw UsageError("--reps must be at least 1");
       const Backend backend = cli_backend(o->backend);
       const bool runs_asked = o->longer_runs != std::vector<std::string>{"read"};
+      const bool probes_asked = o->probe_only || o->probe_splits != std::vector<int>{0};
+      if (probes_asked && (o->in_place || o->gpus > 0 || !o->devices.empty() || backend == Backend::Cpu))
+        throw UsageError("--probe-split and --probe-only apply to the one-pass rows of a single GPU");
+      if (o->probe_only && o->variants != std::vector<std::string>{"one-pass"})
+        throw UsageError("--probe-only times one-pass probes only: add --variant one-pass");
       if (runs_asked && (o->in_place || o->gpus > 0 || !o->devices.empty() || backend == Backend::Cpu))
         throw UsageError("--longer-runs applies to the one-pass rows of a single GPU (not --in-place, --gpus, "
                          "--devices or the CPU backend)");

@@ -29,6 +29,12 @@ struct GpuBenchCase {
   /// Also time the DRAM probe of the case's plan (codegen/probe_source.hpp; one JIT tile pass only): a row
   /// "probe:<variant>", checked to write every output byte.
   bool probe = false;
+  /// Probe rows also with each tile's rows split over 2^C consecutive blocks, for each C here (0 = the pass's own
+  /// blocks; see generate_access_probe): rows "probe:<variant>/split<C>".
+  std::vector<int> probe_splits = {0};
+  /// Time only the probes, of a plan made as if shared memory were unbounded (tiles the kernel cannot have, e.g.
+  /// 2^16 int32 elements for 1 KiB runs on both sides): what a cluster kernel's access pattern would cost.
+  bool probe_only = false;
 };
 
 /// Measures memcpy D2D and two 16-byte copy kernels of 2^n·elem_bytes bytes — "copy-kernel" (a grid-stride
