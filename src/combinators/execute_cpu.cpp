@@ -14,6 +14,7 @@
 #include "bmmc/core/subspace.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
 #include "index_bits.hpp"
+#include "pair_simd.hpp"
 
 namespace bmmc {
 
@@ -82,7 +83,7 @@ void leaf_pass(const Bmmc& layout, const Leaf& leaf, T* data, int threads) {
 // at the basis pivots, the basis being reduced), so the pairs are (i, i ⊕ δ); which member is the chunk's
 // position 0 is the low bit of the logical index M·x ⊕ c, as in pair_range.
 template <class T>
-void fused_pass(const FusedLeafPass& p, int n, T* data, int threads) {
+void fused_pass(const FusedLeafPass& p, int n, T* data, DType t_key, int threads) {
   const Subspace tile = Subspace::span(n, p.tile);
   if (tile.basis() != p.tile) throw std::logic_error("fused pass: the tile basis is not in Subspace's reduced form");
   const int t = tile.dim();
@@ -98,6 +99,7 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, int threads) {
     std::uint64_t delta = 0;
     int high = 0;
     BitVec row = 0;
+    std::uint64_t orient = 0;  // parity(row & off[i]) = parity(orient & i): the row on buffer indices
     int c0 = 0;
     bool descending = false;
   };
@@ -109,6 +111,7 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, int threads) {
     if (xor_of_columns(p.tile, q.delta) != d) throw std::logic_error("fused pass: a leaf's pair leaves its tile");
     q.high = 63 - std::countl_zero(q.delta);
     q.row = l.layout.matrix().row(0);
+    for (int k = 0; k < t; ++k) q.orient |= std::uint64_t(parity(q.row & p.tile[k])) << k;
     q.c0 = static_cast<int>(l.layout.complement() & 1);
     q.descending = l.leaf.kind == LeafKind::CompareSwapDesc;
     leaves.push_back(q);
@@ -123,6 +126,8 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, int threads) {
       for (std::uint64_t i = 0; i < size; i += run) std::memcpy(&buffer[i], data + (x0 ^ off[i]), run * sizeof(T));
       for (const PairLeaf& q : leaves) {
         const int base = parity(q.row & x0) ^ q.c0;
+        if (compare_swap_pairs_avx2(buffer.data(), t_key, size, q.delta, q.orient, base ^ static_cast<int>(q.descending)))
+          continue;
         const std::uint64_t below = (std::uint64_t{1} << q.high) - 1;
         for (std::uint64_t h = 0; h < size / 2; ++h) {
           const std::uint64_t i = (h & below) | ((h & ~below) << 1), k = i ^ q.delta;
@@ -140,7 +145,7 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, int threads) {
 
 void fused_leaf_pass_cpu(const FusedLeafPass& pass, int n, void* data, DType t, int threads) {
   if (!data) throw std::invalid_argument("fused_leaf_pass_cpu: data is null");
-  visit_dtype(t, [&](auto v) { fused_pass(pass, n, static_cast<decltype(v)*>(data), threads); });
+  visit_dtype(t, [&](auto v) { fused_pass(pass, n, static_cast<decltype(v)*>(data), t, threads); });
 }
 
 void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, int threads) {

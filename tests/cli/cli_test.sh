@@ -282,6 +282,10 @@ expect_error 2 "--no-relayout applies to the fused strategy, not to folded" "$bm
 "$bmmc" sort --n 16 --random 2 --backend cpu --no-relayout --check --stats | grep -q "this run: 9 passes" \
   || fail "bmmc sort --no-relayout: not the network's own order (9 passes at n = 16 on the CPU's cut, 6 relaid)"
 "$bmmc" sort --n 16 --random 2 --backend cpu --check --stats | grep -q "this run: 6 passes" || fail "bmmc sort: not relaid (6 passes at n = 16)"
+# --compare-std: both host baselines print a row, and the two-thread one agrees with std::sort
+"$bmmc" sort --n 12 --random 4 --backend cpu --reps 2 --compare-std >"$work/out" 2>"$work/err" || fail "bmmc sort --compare-std: $(cat "$work/err")"
+grep -q "^| std::sort (1 thread) .*| yes" "$work/out" && grep -q "^| std::sort, 2 threads + std::merge .*| yes" "$work/out" ||
+  fail "bmmc sort --compare-std: no std::sort rows: $(cat "$work/out")"
 expect_error 2 "expected 0 <= line bits < tile bits <= 24" "$bmmc" program sort --n 8 --tile-bits 4 --line-bits 4
 expect_out '{"program":"sort","n":24,"strategy":"fused","tile_bits":13,"line_bits":3,"passes":20,"fused_passes":19,"permutation_passes":1,"passes_without_relayout":25,"columns":300,"passes_folded":300,"passes_permute_then_leaf":600}' \
   "$bmmc" program sort --n 24 --json

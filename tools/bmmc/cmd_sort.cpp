@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,8 @@ struct SortOptions {
   int n = -1;
   std::string in, out, backend = "auto", dtype = "int32", strategy = "fused";
   std::string random;  // seed, when no --in
-  bool stats = false, compare_cub = false, jit = false, check = false, no_relayout = false, greedy_cut = false;
+  bool stats = false, compare_cub = false, compare_std = false, jit = false, check = false, no_relayout = false,
+       greedy_cut = false;
   int reps = 1;
   int tile_bits = 0, line_bits = -1, reg_bits = 5;  // fused; unset: the backend's default cut
   std::string fused_kernel = "pipelined";
@@ -75,6 +77,41 @@ void check_sorted(const std::vector<std::byte>& input, const std::vector<std::by
       throw std::runtime_error(fmt::format("sort check failed: the output differs from std::sort at element {}", i));
     }
   });
+}
+
+// --compare-std: the host's own sorts of the same keys, timed like the CPU sort (wall time per run, the copy of
+// the input outside it): std::sort on one thread, and on two (each half std::sort-ed on its own thread, then one
+// std::merge into a second buffer; what "std::sort on 2 threads" can be without a parallel STL backend).
+struct StdSortTimes {
+  std::vector<double> one, two;
+  bool agree = true;  // the two results are bitwise equal
+};
+StdSortTimes time_std_sorts(const std::vector<std::byte>& input, DType t, int reps) {
+  StdSortTimes r;
+  visit_dtype(t, [&](auto v) {
+    using T = decltype(v);
+    const std::size_t count = input.size() / sizeof(T), half = count / 2;
+    std::vector<T> a(count), b(count), merged(count);
+    auto ms_since = [](std::chrono::steady_clock::time_point t0) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    for (int rep = 0; rep < reps; ++rep) {
+      std::memcpy(a.data(), input.data(), input.size());
+      auto t0 = std::chrono::steady_clock::now();
+      std::sort(a.begin(), a.end());
+      r.one.push_back(ms_since(t0));
+      std::memcpy(b.data(), input.data(), input.size());
+      t0 = std::chrono::steady_clock::now();
+      std::thread other([&] { std::sort(b.begin() + static_cast<std::ptrdiff_t>(half), b.end()); });
+      std::sort(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(half));
+      other.join();
+      std::merge(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(half), b.begin() + static_cast<std::ptrdiff_t>(half),
+                 b.end(), merged.begin());
+      r.two.push_back(ms_since(t0));
+      r.agree = r.agree && std::memcmp(a.data(), merged.data(), input.size()) == 0;
+    }
+  });
+  return r;
 }
 
 double median(std::vector<double> v) {
@@ -222,6 +259,8 @@ void sort_command(const SortOptions& o) {
                fmt::format("median {:.3f} ms, min {:.3f} ms over {} run(s)", median(times),
                            *std::min_element(times.begin(), times.end()), times.size()),
                o.check ? "; output checked against std::sort" : "");
+  }
+  if (o.stats || o.compare_std || o.compare_cub) {  // the table: this sort, then what it is compared with
     fmt::print("| {:<34} | {:>2} | {:<7} | {:>6} | {:>10} | {:>10} | {:>8} | {:<6} |\n", "method", "n", "dtype",
                "passes", "median ms", "min ms", "Mkeys/s", "sorted");
     fmt::print("|{:-<36}|{:-<4}|{:-<9}|{:-<8}|{:-<12}|{:-<12}|{:-<10}|{:-<8}|\n", "", "", "", "", "", "", "", "");
@@ -234,6 +273,11 @@ void sort_command(const SortOptions& o) {
                  median(copy_times) * 1e3, per_pass > 0 ? 100 * median(copy_times) / per_pass : 0.0);
       if (!pass_lines.empty()) fmt::print("  each pass alone (median, events between passes): {}\n", pass_lines);
     }
+  }
+  if (o.compare_std) {
+    const StdSortTimes st = time_std_sorts(input, t, o.reps);
+    row("std::sort (1 thread)", o.n, t, "-", st.one, "yes");
+    row("std::sort, 2 threads + std::merge", o.n, t, "-", st.two, st.agree ? "yes" : "NO");
   }
 #if BMMC_HAS_CUDA
   if (o.compare_cub) {
@@ -284,6 +328,9 @@ void add_sort_command(CLI::App& app, Action& run) {
   sub->add_option("--reps", opts->reps, "Timed runs (the GPU adds one untimed warm-up)")->capture_default_str();
   sub->add_flag("--check", opts->check, "Verify the output against std::sort (exit 1 when it differs)");
   sub->add_flag("--jit", opts->jit, "GPU permute-then-leaf: JIT-compiled permutation kernels (default: generic)");
+  sub->add_flag("--compare-std", opts->compare_std,
+                "Also time std::sort of the same keys on one thread, and on two (each half on its own thread, then "
+                "std::merge)");
   sub->add_flag("--compare-cub", opts->compare_cub,
                 "GPU: also time cub::DeviceRadixSort::SortKeys and thrust::sort on the same data");
   sub->callback([opts, &run] { run = [opts] { sort_command(*opts); }; });
