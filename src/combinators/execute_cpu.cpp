@@ -77,6 +77,19 @@ void leaf_pass(const Bmmc& layout, const Leaf& leaf, T* data, int threads) {
                            [&](std::uint64_t begin, std::uint64_t end, int) { leaf_range(g, leaf, data, begin, end); });
 }
 
+// Copies the runs i = 0, run, 2·run, … < size of run_bytes each from src(i) to dst(i). Runs of 64 and 128 bytes
+// (the CPU's default lines of 4- and 8-byte keys) are fixed-size copies the compiler inlines: a libc memcpy
+// call per run cost about as much as a tile's columns.
+template <class Dst, class Src>
+void copy_runs(std::uint64_t size, std::uint64_t run, std::uint64_t run_bytes, Dst dst, Src src) {
+  if (run_bytes == 64)
+    for (std::uint64_t i = 0; i < size; i += run) std::memcpy(dst(i), src(i), 64);
+  else if (run_bytes == 128)
+    for (std::uint64_t i = 0; i < size; i += run) std::memcpy(dst(i), src(i), 128);
+  else
+    for (std::uint64_t i = 0; i < size; i += run) std::memcpy(dst(i), src(i), run_bytes);
+}
+
 // One fused pass (schedule.hpp, FusedLeafPass): per coset of V', gather the 2^t elements into a buffer (whole
 // runs of 2^line_bits at a time), apply every leaf of the run on the buffer, scatter back. Buffer index i holds
 // global index x0 ⊕ off[i], off[i] = Σ i_k·tile[k]; a leaf's pair direction d ∈ V' has coordinates δ (d's bits
@@ -92,7 +105,7 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, DType t_key, int threads
   int run_bits = 0;  // leading basis vectors e_0, e_1, ...: contiguous runs
   while (run_bits < t && p.tile[run_bits] == BitVec{1} << run_bits) ++run_bits;
   const std::vector<int> outside = tile.coordinate_complement();  // coset index bits go to the non-pivot positions
-  const std::uint64_t size = std::uint64_t{1} << t, run = std::uint64_t{1} << run_bits;
+  const std::uint64_t size = std::uint64_t{1} << t, run = std::uint64_t{1} << run_bits, run_bytes = run * sizeof(T);
   std::vector<BitVec> off(size);
   for (std::uint64_t i = 0; i < size; ++i) off[i] = xor_of_columns(p.tile, i);
   struct PairLeaf {
@@ -123,7 +136,8 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, DType t_key, int threads
     for (std::uint64_t c = begin; c < end; ++c) {
       BitVec x0 = 0;
       for (std::size_t i = 0; i < outside.size(); ++i) x0 |= ((c >> i) & 1) << outside[i];
-      for (std::uint64_t i = 0; i < size; i += run) std::memcpy(&buffer[i], data + (x0 ^ off[i]), run * sizeof(T));
+      copy_runs(size, run, run_bytes, [&](std::uint64_t i) { return &buffer[i]; },
+                [&](std::uint64_t i) { return data + (x0 ^ off[i]); });
       for (const PairLeaf& q : leaves) {
         const int base = parity(q.row & x0) ^ q.c0;
         if (compare_swap_pairs_avx2(buffer.data(), t_key, size, q.delta, q.orient, base ^ static_cast<int>(q.descending)))
@@ -134,7 +148,8 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, DType t_key, int threads
           compare_swap(buffer[i], buffer[k], (base ^ parity(q.row & off[i])) == static_cast<int>(q.descending));
         }
       }
-      for (std::uint64_t i = 0; i < size; i += run) std::memcpy(data + (x0 ^ off[i]), &buffer[i], run * sizeof(T));
+      copy_runs(size, run, run_bytes, [&](std::uint64_t i) { return data + (x0 ^ off[i]); },
+                [&](std::uint64_t i) { return &buffer[i]; });
     }
   };
   const int nt = thread_count(threads, std::uint64_t{1} << n);
