@@ -51,8 +51,9 @@ KernelSource generate_tile(const TilePass& p, const CodegenOptions& opt) {
   o += matrix_comment(p.bmmc);
   o += fmt::format("// elements: {} bytes; each lane moves 2^{} element(s) = {} bytes per access, a warp 2^{} consecutive elements\n",
                    p.elem_bytes, p.vector_bits, p.vector_bytes(), p.segment_bits());
-  o += fmt::format("// tile V': {} segment bits + {} rows (q = {} from A, {} iters rows); swizzle {}\n", p.segment_bits(),
-                   p.row_bits, p.q, p.row_bits - p.q, p.swizzle ? "xor" : "off");
+  o += fmt::format("// tile V': {} segment bits + {} rows (q = {} from A, {} iters rows); swizzle {}{}\n", p.segment_bits(),
+                   p.row_bits, p.q, p.row_bits - p.q, p.swizzle ? "xor" : "off",
+                   p.packed_bytes ? "; 1-byte elements four to a shared word (byte addresses)" : "");
   o += fmt::format("// launch: grid {} blocks x {} threads ({} rows per warp, {} elements per thread), dynamic shared {} bytes\n",
                    ks.grid, ks.block, p.iters(), p.elems_per_thread(), ks.shared_bytes);
   o += launch_order_comment(p);

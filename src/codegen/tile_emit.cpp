@@ -183,7 +183,9 @@ std::string emit_phase1_stores(const TilePass& p, const std::string& prefix, con
   const int planes = p.planes(), wb = p.warp_bits;
   std::vector<std::uint32_t> warp_store(p.store_row_cols.begin(), p.store_row_cols.begin() + wb);
   const std::string sx = "s" + prefix;
-  std::string o = fmt::format("  unsigned {} = lane;\n", sx);
+  if (p.packed_bytes && !tile_base.empty()) throw std::logic_error("codegen: packed 1-byte tiles have no tile base");
+  // Packed 1-byte tiles (TilePass::packed_bytes): byte addresses into tileb, the lane bits two bits up.
+  std::string o = fmt::format("  unsigned {} = lane{};\n", sx, p.packed_bytes ? " << 2" : "");
   o += matvec(sx, "warp", warp_store, "unsigned");
   const std::string base = tile_base.empty() ? "" : tile_base + " + ";
   for (int i = 0; i < p.iters(); ++i) {
@@ -202,7 +204,10 @@ std::string emit_phase1_stores(const TilePass& p, const std::string& prefix, con
                                                     eb == 1 ? "0xff" : "0xffff");
         }
         const std::string word = addr ? fmt::format("{} ^ {}u", sx, hex(addr)) : sx;
-        o += fmt::format("  tile[{}{}{}] = {};\n", base, pl ? fmt::format("{}u + ", pl * p.plane_words()) : "", word, value);
+        if (p.packed_bytes)
+          o += fmt::format("  tileb[{}] = (unsigned char)({});\n", word, value);
+        else
+          o += fmt::format("  tile[{}{}{}] = {};\n", base, pl ? fmt::format("{}u + ", pl * p.plane_words()) : "", word, value);
       }
     }
   }
@@ -218,6 +223,7 @@ std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std:
   const std::uint64_t low = (std::uint64_t{1} << s) - 1;
   std::vector<std::uint32_t> warp_load(p.load_row_cols.begin(), p.load_row_cols.begin() + wb);
   const std::string ry = "ry" + tag, sy = "sy" + tag, tau = "tau" + tag;
+  if (p.packed_bytes && !tile_base.empty()) throw std::logic_error("codegen: packed 1-byte tiles have no tile base");
   std::string o = "  // phase 2: warp row sigma writes y = y0 ^ U·sigma ^ (lane·2^k + e) from tile word G·(sigma, (lane·2^k + e) ^ delta)\n";
   o += fmt::format("  const unsigned {} = (lane << {}) ^ (unsigned)({} & {}u);\n", tau, k, z, hex(low));
   o += emit_write_row_origin(p, z, ry);
@@ -232,8 +238,10 @@ std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std:
     for (int e = 0; e < vec; ++e) {
       const std::uint32_t addr = xor_of_columns(p.load_row_cols, sigma) ^ xor_of_columns(p.load_lane_cols, e);
       for (int pl = 0; pl < planes; ++pl) {
-        const std::string word = fmt::format("tile[{}{}{}]", base, pl ? fmt::format("{}u + ", pl * p.plane_words()) : "",
-                                             addr ? fmt::format("({} ^ {}u)", sy, hex(addr)) : sy);
+        const std::string at = addr ? fmt::format("({} ^ {}u)", sy, hex(addr)) : sy;
+        const std::string word = p.packed_bytes
+                                     ? fmt::format("(unsigned)tileb[{}]", at)
+                                     : fmt::format("tile[{}{}{}]", base, pl ? fmt::format("{}u + ", pl * p.plane_words()) : "", at);
         if (eb >= 4) {
           parts[e * planes + pl] = word;
         } else {
@@ -261,6 +269,7 @@ std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std:
 std::string emit_tile_body(const TilePass& p, const CodegenOptions& opt, const std::string& base,
                            const std::string& in_index, int source_local_bits, int dest_local_bits) {
   std::string o = "  extern __shared__ unsigned int tile[];\n";
+  if (p.packed_bytes) o += "  unsigned char* const tileb = (unsigned char*)tile;  // four 1-byte elements a word\n";
   o += emit_lane_warp();
   o += emit_block_index(p, "b", base);
   o += emit_origin(p, "b", "x0", "z");

@@ -53,10 +53,11 @@ TileTables build_tables(const TilePass& p) {
   t.block_images = p.block_images;
   t.rtab = xor_table(p.read_rows);
   t.utab = xor_table(p.write_rows);
-  // The plan stores lane ℓ, element e of tile row ρ at shared word Λρ·ρ ⊕ Λe·e ⊕ ℓ (row position
-  // p = ℓ·2^k + e); the natural index of a word is its coordinates in the basis (Λ of p's bits, Λ of ρ's).
+  // The plan stores lane ℓ, element e of tile row ρ at shared address Λρ·ρ ⊕ Λe·e ⊕ lane_address(ℓ) (row
+  // position p = ℓ·2^k + e; a word, or a byte of packed 1-byte tiles); the natural index of an address is its
+  // coordinates in the basis (Λ of p's bits, Λ of ρ's), so packed and unpacked plans give the same tables.
   std::vector<BitVec> store(static_cast<size_t>(s + m));
-  for (int b = 0; b < s; ++b) store[b] = b < k ? p.store_elem_cols[b] : BitVec{1} << (b - k);
+  for (int b = 0; b < s; ++b) store[b] = b < k ? p.store_elem_cols[b] : p.lane_address(1u << (b - k));
   for (int i = 0; i < m; ++i) store[s + i] = p.store_row_cols[i];
   auto natural = [&](std::uint32_t word) {
     const std::optional<BitVec> c = coordinates(store, word);  // throws if Λ is singular

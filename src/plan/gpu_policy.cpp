@@ -1,6 +1,8 @@
 // GpuPolicy → PlanOptions (see gpu_policy.hpp).
 #include "bmmc/plan/gpu_policy.hpp"
 
+#include "bmmc/core/subspace.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,6 +41,7 @@ PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& c
   o.swizzle = policy.swizzle;
   if (policy.block_order) o.block_order = *policy.block_order;
   o.longer_runs = policy.longer_runs;
+  o.pack_bytes = true;  // the JIT kernels and the push/piece kernels read packed 1-byte tiles
   o.warp_bits = thread_bits - kLaneBits;
   // Several blocks per SM keep loads in flight while others are in phase 2: a tile takes at most half of
   // an SM's shared memory, and never more than one block may have.
@@ -83,6 +86,16 @@ GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy
   if (policy.elems_per_thread == 0 && n >= wide + kLaneBits + thread_bits && keeps_low_bits(bmmc, wide + kLaneBits)) {
     p.vector_bits = wide;  // whole 16-byte vectors, one per thread: the copy's own geometry
     p.elems_per_thread = 1 << wide;
+  } else if (elem_bytes == 1 && policy.threads_per_block == 0 && n >= kLaneBits) {
+    // Packed 1-byte tiles hold L_s + A⁻¹L_s (s = 8 with 8-byte lanes): 2^16 elements for a random map, 256 a
+    // thread with 256 threads, a kernel that took 1.9 s to JIT on an H100. Enough threads for at most 64
+    // elements each (1024 for a random map, as fast); maps with smaller tiles keep 256 (BPCs measured 6–8%
+    // slower at 1024, their tiles padded to 2^14).
+    const int s = std::min(3, n - kLaneBits) + kLaneBits;
+    const BitMatrix ainv = bmmc.matrix().inverse();
+    Subspace v = Subspace::low_bits(n, s);
+    for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
+    if (v.dim() > 14) p.threads_per_block = 1 << std::min(10, v.dim() - 6);
   }
   return p;
 }

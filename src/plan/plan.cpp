@@ -44,8 +44,8 @@ std::string describe_pass(const TilePass& p) {
   s += fmt::format("    write rows U: {}\n", hex_list(p.write_rows));
   s += fmt::format("    block bits W: {}\n", bits_list(p.block_positions));
   if (!p.block_order.empty()) s += fmt::format("    launch order M (launch bit -> block bits): {}\n", hex_list(p.block_order));
-  s += fmt::format("    swizzle: {}; shared store rows {} elem {}; load rows {} lanes {}\n",
-                   p.swizzle ? "xor" : "off", hex_list(p.store_row_cols), hex_list(p.store_elem_cols),
+  s += fmt::format("    swizzle: {}{}; shared store rows {} elem {}; load rows {} lanes {}\n",
+                   p.swizzle ? "xor" : "off", p.packed_bytes ? " (byte addresses: 1-byte elements four to a word)" : "", hex_list(p.store_row_cols), hex_list(p.store_elem_cols),
                    hex_list(p.load_row_cols), hex_list(p.load_lane_cols));
   s += fmt::format("    launch: {} blocks x {} threads, {} elements/thread, {} rows/warp, shared {} bytes\n",
                    p.blocks(), p.threads_per_block(), p.elems_per_thread(), p.iters(), p.shared_bytes());

@@ -132,8 +132,9 @@ void run(const TilePass& p, Checker& c) {
         c.access(idx, k);
         for (int e = 0; e < vec; ++e) {
           for (int l = 0; l < kLanes; ++l) {
-            const std::uint32_t a = xor_of_columns(p.store_row_cols, rho) ^ xor_of_columns(p.store_elem_cols, e) ^ l;
-            banks[l] = a;
+            const std::uint32_t a =
+                xor_of_columns(p.store_row_cols, rho) ^ xor_of_columns(p.store_elem_cols, e) ^ p.lane_address(l);
+            banks[l] = p.word_of(a);
             if (a >= words) { c.fail(fmt::format("shared store address {} outside the tile ({} words)", a, words)); return; }
             if (tile[a] >= 0) { c.fail(fmt::format("block {}: shared word {} stored twice", b, a)); return; }
             tile[a] = static_cast<std::int64_t>(idx[(static_cast<size_t>(l) << k) + e]);
@@ -153,7 +154,7 @@ void run(const TilePass& p, Checker& c) {
           for (int l = 0; l < kLanes; ++l) {
             const std::uint64_t tau = ((std::uint64_t(l) << k) | e) ^ delta;
             const std::uint32_t a = xor_of_columns(p.load_row_cols, sigma) ^ xor_of_columns(p.load_lane_cols, tau);
-            banks[l] = a;
+            banks[l] = p.word_of(a);
             if (a >= words || tile[a] < 0) {
               c.fail(fmt::format("block {}: shared word {} read but never stored", b, a));
               return;

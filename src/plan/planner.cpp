@@ -205,6 +205,22 @@ TilePass make_tile_pass_on(const Bmmc& bmmc, int eb, int k, const Subspace& v, i
   return p;
 }
 
+TilePass packed_bytes(const TilePass& pass) {
+  if (pass.elem_bytes != 1 || pass.vector_bits < 2 || pass.packed_bytes)
+    throw std::invalid_argument(fmt::format(
+        "packed_bytes: needs an unpacked pass of 1-byte elements whose lanes move at least 4 (got {}-byte elements, "
+        "2^{} per lane{})",
+        pass.elem_bytes, pass.vector_bits, pass.packed_bytes ? ", already packed" : ""));
+  auto pi = [](std::uint32_t w) -> std::uint32_t {
+    return ((w >> 5) & 3u) | ((w & 31u) << 2) | (w & ~127u);
+  };
+  TilePass p = pass;
+  p.packed_bytes = true;
+  for (auto* cols : {&p.store_row_cols, &p.store_elem_cols, &p.load_row_cols, &p.load_lane_cols})
+    for (std::uint32_t& c : *cols) c = pi(c);
+  return p;
+}
+
 // 8-byte lane accesses: measured on an H100 (BENCHMARKS.md), n = 30 int32 one-pass went from 86–88% of
 // cudaMemcpy with 4-byte accesses to 93–94% with 8- or 16-byte ones; 16-byte kernels JIT in ~350 ms against
 // ~130 ms, so 8 bytes is the default. The planner narrows it when the tile would not fit in shared memory.
@@ -291,6 +307,7 @@ Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
   auto fit = [&](const Bmmc& b, TileOptions o) {
     for (;;) {
       TilePass p = make_tile_pass(b, eb, o);
+      if (opt.pack_bytes && eb == 1 && o.vector_bits >= 2) p = packed_bytes(p);
       if (static_cast<std::int64_t>(p.shared_bytes()) <= opt.max_tile_bytes) {
         p.block_order = block_order_columns(b.matrix(), tile_space(p), opt.block_order);
         return p;

@@ -96,6 +96,24 @@ TEST(CodegenNvrtc, LaunchOrdersAndDramProbesCompileForSm90) {
   }
 }
 
+TEST(CodegenNvrtc, PackedByteTilesCompileForSm90) {
+  // 1-byte elements four to a shared word: byte addresses into tileb, in the plain and the push kernel's body.
+  for (int n : {20, 34}) {
+    const Plan plan = make_plan(random_bmmc(n, 9), 1, default_caps());
+    ASSERT_TRUE(std::get<TilePass>(plan.passes.at(0)).packed_bytes);
+    const KernelSource k = generate_cuda(plan)[0];
+    EXPECT_NE(k.source.find("unsigned char* const tileb"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("four to a shared word"), std::string::npos) << k.source;
+    const std::size_t decl = k.source.find("unsigned int tile[];");  // every access goes through tileb
+    ASSERT_NE(decl, std::string::npos) << k.source;
+    EXPECT_EQ(k.source.find("tile[", decl + 20), std::string::npos) << k.source;
+    EXPECT_EQ(k.shared_bytes, std::get<TilePass>(plan.passes.at(0)).shared_bytes());
+    std::vector<char> cubin;
+    EXPECT_NO_THROW(cubin = compile_cubin(k.source, "bmmc_kernel.cu", 90)) << k.source;
+    EXPECT_TRUE(looks_like_cubin(cubin));
+  }
+}
+
 TEST(CodegenNvrtc, InPlaceKernelsCompileForSm90) {
   // Involution passes (pairs, self-mapped cosets, fixed tiles, masks, 64-bit indices) and naive ones.
   std::vector<std::pair<std::string, InPlacePlan>> plans;

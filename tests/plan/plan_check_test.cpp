@@ -12,6 +12,7 @@
 #include "bmmc/core/named.hpp"
 #include "bmmc/plan/plan_check.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/plan/planner.hpp"
 
 namespace bmmc {
 namespace {
@@ -120,6 +121,42 @@ TEST(PlanCheck, TwoPassOverRandomBmmcs) {
     ASSERT_EQ(plan.passes.size(), 2u);
     expect_good(plan, true, fmt::format("two-pass seed {}", seed));
   }
+}
+
+// 1-byte elements on a GPU are packed four to a shared word (TilePass::packed_bytes), which is what lets them
+// have 8-byte lanes (256-byte runs) within a block's shared memory: every such plan must still be correct,
+// coalesced and conflict-free, hold one byte per element, and differ from the unpacked plan only by π.
+TEST(PlanCheck, OnePassPackedBytes) {
+  for (int seed = 0; seed < 24; ++seed) {
+    const int n = 8 + seed % 12;  // 8..19
+    const Bmmc b = seed % 3 ? random_bmmc(n, 2000 + seed) : random_bpc(n, 2000 + seed);
+    const std::string what = fmt::format("seed {} n {}", seed, n);
+    const Plan plan = make_plan(b, 1, default_caps());
+    expect_good(plan, true, what);
+    const TilePass& tp = std::get<TilePass>(plan.passes.at(0));
+    EXPECT_TRUE(tp.packed_bytes) << what;
+    EXPECT_GE(tp.vector_bits, 3) << what;  // 8-byte lanes at least: 256-byte runs
+    EXPECT_EQ(tp.shared_bytes(), std::uint64_t{1} << (tp.segment_bits() + tp.row_bits)) << what;
+    // The same options with one element per word: the same pass but for π and four times the bytes.
+    PlanOptions o = gpu_plan_options({}, n, default_caps());
+    o.max_tile_bytes = std::int64_t{1} << 30;
+    const TilePass packed = std::get<TilePass>(make_plan(b, 1, o).passes.at(0));
+    o.pack_bytes = false;
+    const TilePass unpacked = std::get<TilePass>(make_plan(b, 1, o).passes.at(0));
+    ASSERT_TRUE(packed.packed_bytes && !unpacked.packed_bytes) << what;
+    EXPECT_EQ(packed_bytes(unpacked), packed) << what;
+    EXPECT_EQ(unpacked.shared_bytes(), 4 * packed.shared_bytes()) << what;
+  }
+  // The worked example of planner.hpp, and what packed_bytes refuses.
+  TilePass one = std::get<TilePass>(make_plan(bit_reverse(12), 1, PlanOptions{}).passes.at(0));
+  ASSERT_FALSE(one.packed_bytes);
+  one.store_row_cols.assign(1, 0b1100101);
+  EXPECT_EQ(packed_bytes(one).store_row_cols[0], 0b0010111u);
+  EXPECT_THROW(packed_bytes(packed_bytes(one)), std::invalid_argument);
+  EXPECT_THROW(packed_bytes(std::get<TilePass>(make_plan(bit_reverse(12), 4).passes.at(0))), std::invalid_argument);
+  PlanOptions narrow;
+  narrow.vector_bits = 1;
+  EXPECT_THROW(packed_bytes(std::get<TilePass>(make_plan(bit_reverse(12), 1, narrow).passes.at(0))), std::invalid_argument);
 }
 
 TEST(PlanCheck, LargeNOnePass) {

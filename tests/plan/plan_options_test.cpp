@@ -165,6 +165,21 @@ TEST(GpuPolicy, DefaultGeometry) {
     EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), eb, GpuPolicy{}), GpuPolicy{});
     EXPECT_EQ(tile(make_plan(random_bmmc(24, 1), eb, caps)).vector_bytes(), 8);
   }
+  // 1-byte elements: 1024 threads, so a packed 2^16 tile of a random map is 64 elements a thread (not 256).
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, GpuPolicy{}).threads_per_block, 1024);
+  const Plan bytes = make_plan(random_bmmc(24, 1), 1, caps);
+  EXPECT_TRUE(tile(bytes).packed_bytes);
+  EXPECT_EQ(tile(bytes).vector_bytes(), 8);
+  EXPECT_EQ(tile(bytes).threads_per_block(), 1024);
+  EXPECT_EQ(tile(bytes).elems_per_thread(), 64);
+  GpuPolicy named;
+  named.threads_per_block = 256;
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, named), named);
+  // A map whose tile is small keeps 256 threads: bit-reverse's L_8 + A⁻¹L_8 has 16 dimensions; a map that keeps
+  // the low 8 bits but moves bit 8 (so not the 16-byte-lane branch above) has 8.
+  EXPECT_EQ(default_gpu_geometry(bit_reverse(24), 1, GpuPolicy{}).threads_per_block, 1024);
+  EXPECT_EQ(default_gpu_geometry(parse_spec("bits:0,1,2,3,4,5,6,7,19,9,10,11,12,13,14,15,16,17,18,8"), 1, GpuPolicy{}),
+            GpuPolicy{});
   // Too small for a 4 KiB tile of 256 threads, a set lane width, other variants: unchanged.
   EXPECT_EQ(default_gpu_geometry(identity(14), 4, GpuPolicy{}), GpuPolicy{});
   GpuPolicy set;

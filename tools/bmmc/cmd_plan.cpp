@@ -44,6 +44,7 @@ nlohmann::ordered_json pass_json(const Pass& pass) {
   j["block_bits"] = t.block_positions;
   j["block_order"] = t.block_order;
   j["swizzle"] = t.swizzle;
+  j["packed_bytes"] = t.packed_bytes;
   j["blocks"] = t.blocks();
   j["threads"] = t.threads_per_block();
   j["elems_per_thread"] = t.elems_per_thread();

@@ -84,6 +84,11 @@ struct TilePass {
   int warp_bits = 0;         ///< log2(warps per block)
   int q = 0;                 ///< dim(L + A⁻¹L) − s: rows forced by the permutation (the rest are "iters")
   bool swizzle = true;       ///< XOR swizzle of shared addresses (off = the paper's plain "tile")
+  /// 1-byte elements four to a shared 32-bit word (k ≥ 2): the Λ/G columns below are then byte addresses, the
+  /// word layout with its element bits 0, 1 moved to address bits 0, 1 and its bank bits 0 … 4 to 2 … 6 (so
+  /// each access hits the banks the word layout hits). A 2^16-element tile takes 64 KiB instead of 256, which
+  /// lets 1-byte elements have 8-byte lanes and 256-byte runs.
+  bool packed_bytes = false;
   std::vector<BitVec> read_rows;        ///< R: m vectors, low s bits clear
   std::vector<BitVec> write_rows;       ///< U: m vectors, low s bits clear
   std::vector<int> block_positions;     ///< W: bit positions that the block index is deposited at
@@ -104,7 +109,11 @@ struct TilePass {
   std::uint64_t blocks() const { return std::uint64_t{1} << block_positions.size(); }
   int planes() const { return elem_bytes > 4 ? elem_bytes / 4 : 1; }
   std::uint32_t plane_words() const { return std::uint32_t{1} << (row_bits + segment_bits()); }
-  std::uint64_t shared_bytes() const { return std::uint64_t{plane_words()} * 4 * planes(); }
+  std::uint64_t shared_bytes() const { return std::uint64_t{plane_words()} * (packed_bytes ? 1 : 4 * planes()); }
+  /// Phase 1's shared address of lane l's element 0 in row 0 (the lane bits of the word layout, moved up two
+  /// bits when packed), and the 32-bit word an address falls in.
+  std::uint32_t lane_address(std::uint32_t l) const { return packed_bytes ? l << 2 : l; }
+  std::uint32_t word_of(std::uint32_t address) const { return packed_bytes ? address >> 2 : address; }
   int vector_bytes() const { return elem_bytes << vector_bits; }
   friend bool operator==(const TilePass&, const TilePass&) = default;
 };

@@ -45,6 +45,10 @@ struct PlanOptions {
   /// Write = A⁻¹e_s, … (longer write runs), Both = alternately. A direction already in V' is skipped (either
   /// side alone can always complete V': the e_j and the A⁻¹e_j each span the whole space).
   RunSide longer_runs = RunSide::Read;
+  /// One-pass tiles of 1-byte elements hold four elements per shared 32-bit word (TilePass::packed_bytes) when
+  /// their lanes move at least 4 elements; set by gpu_plan_options (the JIT kernels and the checker know the
+  /// packed layout; the CPU tables and the precompiled generic kernel, whose lanes move one element, do not).
+  bool pack_bytes = false;
 
   friend bool operator==(const PlanOptions&, const PlanOptions&) = default;
 };
@@ -76,5 +80,12 @@ int write_run_bits(const TilePass& p);
 
 TilePass make_tile_pass_on(const Bmmc& bmmc, int elem_bytes, int vector_bits, const Subspace& tile_space, int q,
                            int warp_bits, bool swizzle);
+
+/// The same pass with its 1-byte elements packed four to a shared word (TilePass::packed_bytes): every shared
+/// address column gets the bit permutation π that moves word-layout bits 5, 6 (element bits 0, 1) to 0, 1 and
+/// bits 0 … 4 (the bank) to 2 … 6, leaving the rest. π keeps each access's banks, so the checker's proofs carry
+/// over. Example: the word 0b1100101 (bank 5, element 3, row bits 0) becomes the byte 0b0010111 (word 5, byte 3).
+/// Throws std::invalid_argument unless elem_bytes is 1, the lanes move at least 4 elements and it is unpacked.
+TilePass packed_bytes(const TilePass& pass);
 
 }  // namespace bmmc
