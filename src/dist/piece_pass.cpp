@@ -82,4 +82,11 @@ std::vector<std::uint64_t> piece_launch_order(const TilePass& pass, const std::v
   return order;
 }
 
+GpuPolicy piece_policy(GpuPolicy policy, int elem_bytes) {
+  policy.variant = Variant::OnePass;
+  policy.longer_runs = RunSide::Read;
+  if (elem_bytes == 1 && policy.vector_bits < 0) policy.vector_bits = 2;
+  return policy;
+}
+
 }  // namespace bmmc

@@ -31,9 +31,7 @@ PieceKernels make_piece_kernels(const DistPlan& plan, const PieceSchedule& ps, B
   if (ps.atom_elems * static_cast<std::uint64_t>(eb) % 256 != 0)
     throw std::invalid_argument(fmt::format("atoms of {} elements are below 256 bytes", ps.atom_elems));
   ScopedDevice on(device);
-  GpuPolicy policy = gpu.policy;
-  policy.variant = Variant::OnePass;
-  policy.longer_runs = RunSide::Read;  // a piece's tiles stay inside one atom (write runs could straddle two)
+  const GpuPolicy policy = piece_policy(gpu.policy, eb);  // a piece's tiles stay inside one atom
   const DeviceCaps caps = device_caps(device);
   const auto tile_pass_of = [&](const Bmmc& b, const std::vector<BitVec>& rows) {
     const Plan p = make_plan(b, eb, caps, policy);

@@ -23,9 +23,7 @@ namespace bmmc {
 namespace {
 
 TilePass piece_pass_of(const Bmmc& b, int eb, const std::vector<BitVec>& rows) {
-  GpuPolicy policy;
-  policy.variant = Variant::OnePass;
-  const Plan plan = make_plan(b, eb, default_caps(), policy);
+  const Plan plan = make_plan(b, eb, default_caps(), piece_policy({}, eb));  // as make_piece_kernels does
   EXPECT_EQ(plan.passes.size(), 1u);
   TilePass p = std::get<TilePass>(plan.passes.at(0));
   p.block_order = piece_launch_order(p, rows);  // as DistPermuter does

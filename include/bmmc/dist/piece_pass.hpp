@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/plan/gpu_policy.hpp"
 #include "bmmc/plan/plan.hpp"
 
 namespace bmmc {
@@ -34,5 +35,11 @@ BitVec atom_of(const std::vector<BitVec>& rows, BitVec x) noexcept;
 /// as far as they can. Throws std::invalid_argument when a row does not vanish on the tile space (the atom would
 /// change inside a tile) or the rows are not independent on the blocks.
 std::vector<std::uint64_t> piece_launch_order(const TilePass& pass, const std::vector<BitVec>& rows);
+
+/// The GPU policy of a piece pass's tiles (pack and unpack) from the caller's: one pass; rows beyond the forced
+/// ones lengthen the reads only (longer write runs could straddle two atoms); and 1-byte elements keep 4-byte
+/// lanes unless the caller names a width, because 8-byte lanes put L_8 + A⁻¹L_8 into the tile and an atom row
+/// need not vanish on it (L_7 + A⁻¹L_7, the tile 1-byte pieces always had, is what the dist plans keep whole).
+GpuPolicy piece_policy(GpuPolicy policy, int elem_bytes);
 
 }  // namespace bmmc
