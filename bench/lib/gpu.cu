@@ -158,7 +158,8 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuB
       if (plan.passes.size() != 1 || !std::holds_alternative<TilePass>(plan.passes[0]))
         throw std::invalid_argument("bench: --probe-only needs a one-pass plan");
       for (int split : c.probe_splits)
-        rows.push_back(time_probe(std::get<TilePass>(plan.passes[0]), c, split, in, out, bytes, reps));
+        if ((1 << split) <= std::get<TilePass>(plan.passes[0]).iters())
+          rows.push_back(time_probe(std::get<TilePass>(plan.passes[0]), c, split, in, out, bytes, reps));
       continue;
     }
     out.fill_bytes(0xA5);
@@ -174,8 +175,9 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc& b, int eb, const std::vector<GpuB
     r.verified = ok && count_mismatches(b, in.get(), out.get(), eb) == 0;
     rows.push_back(r);
     if (c.probe && p.jit() && p.plan().passes.size() == 1 && std::holds_alternative<TilePass>(p.plan().passes[0]))
-      for (int split : c.probe_splits)
-        rows.push_back(time_probe(std::get<TilePass>(p.plan().passes[0]), c, split, in, out, bytes, reps));
+      for (int split : c.probe_splits)  // a split beyond the pass's rows per warp has no row (its plan cannot)
+        if ((1 << split) <= std::get<TilePass>(p.plan().passes[0]).iters())
+          rows.push_back(time_probe(std::get<TilePass>(p.plan().passes[0]), c, split, in, out, bytes, reps));
   }
   for (GpuBenchRow& r : rows) r.pct_memcpy = 100.0 * rows[0].median_ms / r.median_ms;
   return rows;

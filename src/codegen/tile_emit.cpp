@@ -268,6 +268,7 @@ std::string emit_phase2(const TilePass& p, const CodegenOptions& opt, const std:
 
 std::string emit_tile_body(const TilePass& p, const CodegenOptions& opt, const std::string& base,
                            const std::string& in_index, int source_local_bits, int dest_local_bits) {
+  if (!p.packing_valid()) throw std::invalid_argument("codegen: packed_bytes needs 1-byte elements, at least 4 per lane");
   std::string o = "  extern __shared__ unsigned int tile[];\n";
   if (p.packed_bytes) o += "  unsigned char* const tileb = (unsigned char*)tile;  // four 1-byte elements a word\n";
   o += emit_lane_warp();

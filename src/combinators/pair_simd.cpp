@@ -1,6 +1,8 @@
 // The compare-swaps of one pair leaf, a 32-byte vector of keys at a time (see pair_simd.hpp).
 #include "pair_simd.hpp"
 
+#if defined(__x86_64__) || defined(__i386__)
+
 #include <immintrin.h>
 
 #include <bit>
@@ -133,3 +135,11 @@ bool compare_swap_pairs_avx2(void* keys, DType t, std::uint64_t size, std::uint6
 }
 
 }  // namespace bmmc
+
+#else  // not x86: no AVX2, the scalar loop runs
+
+namespace bmmc {
+bool compare_swap_pairs_avx2(void*, DType, std::uint64_t, std::uint64_t, std::uint64_t, int) { return false; }
+}  // namespace bmmc
+
+#endif

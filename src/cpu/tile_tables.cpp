@@ -16,7 +16,7 @@ TileTables build_tables(const TilePass& p) {
       p.write_rows.size() != static_cast<size_t>(m) || p.store_row_cols.size() != static_cast<size_t>(m) ||
       p.load_row_cols.size() != static_cast<size_t>(m) || p.store_elem_cols.size() != static_cast<size_t>(k) ||
       p.load_lane_cols.size() != static_cast<size_t>(s) || p.block_images.size() != p.block_positions.size() ||
-      s + m + static_cast<int>(p.block_positions.size()) != p.n() || s + m > 24)
+      s + m + static_cast<int>(p.block_positions.size()) != p.n() || s + m > 24 || !p.packing_valid())
     throw std::invalid_argument(fmt::format(
         "execute_plan_cpu: tile pass tables are inconsistent (n = {}, s = {}, m = {}, {} block bits)", p.n(), s,
         m, p.block_positions.size()));

@@ -250,9 +250,9 @@ void launch_generic(const Pass& pass, const void* in, void* out, cudaStream_t st
     return;
   }
   const auto& p = std::get<TilePass>(pass);
-  if (p.vector_bits != 0 || p.row_bits > kGenericMaxRows)
+  if (p.vector_bits != 0 || p.row_bits > kGenericMaxRows || p.packed_bytes)
     throw std::invalid_argument(
-        "the precompiled generic kernel needs one-element lane accesses and at most " +
+        "the precompiled generic kernel needs one-element lane accesses, unpacked tiles and at most " +
         std::to_string(kGenericMaxRows) + " tile rows; this plan has vector_bits " + std::to_string(p.vector_bits) +
         " and " + std::to_string(p.row_bits) + " rows (plan with vector_bits = 0, or enable JIT)");
   by_size<TileLauncher>(p.elem_bytes, p, in, out, stream);

@@ -108,6 +108,11 @@ void run(const TilePass& p, Checker& c) {
     c.fail("tile pass tables have inconsistent sizes");
     return;
   }
+  if (!p.packing_valid()) {
+    c.fail(fmt::format("packed_bytes with {}-byte elements and 2^{} per lane: packing needs 1-byte elements, at "
+                       "least 4 per lane", p.elem_bytes, p.vector_bits));
+    return;
+  }
   if (!is_block_order(p.block_order, static_cast<int>(p.block_positions.size()))) {
     c.fail(fmt::format("launch order M ({} columns) is not a bijection of the {} block bits", p.block_order.size(),
                        p.block_positions.size()));
@@ -135,7 +140,7 @@ void run(const TilePass& p, Checker& c) {
             const std::uint32_t a =
                 xor_of_columns(p.store_row_cols, rho) ^ xor_of_columns(p.store_elem_cols, e) ^ p.lane_address(l);
             banks[l] = p.word_of(a);
-            if (a >= words) { c.fail(fmt::format("shared store address {} outside the tile ({} words)", a, words)); return; }
+            if (a >= words) { c.fail(fmt::format("shared store address {} outside the tile ({} addresses)", a, words)); return; }
             if (tile[a] >= 0) { c.fail(fmt::format("block {}: shared word {} stored twice", b, a)); return; }
             tile[a] = static_cast<std::int64_t>(idx[(static_cast<size_t>(l) << k) + e]);
           }

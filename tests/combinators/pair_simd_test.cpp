@@ -48,6 +48,14 @@ std::vector<T> random_keys(std::size_t size, std::mt19937_64& rng) {
   return v;
 }
 
+bool has_avx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
 template <class T>
 void check(DType t, std::size_t size, std::uint64_t delta, std::uint64_t orient, int s, std::mt19937_64& rng) {
   std::vector<T> got = random_keys<T>(size, rng), want = got;
@@ -67,7 +75,7 @@ void check_all(std::size_t size, std::uint64_t delta, std::uint64_t orient, int 
 }
 
 TEST(PairSimd, EveryDirectionOfSmallTilesEveryKeyType) {
-  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
+  if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937_64 rng(5);
   for (std::size_t size : {8u, 16u, 64u})
     for (std::uint64_t delta = 1; delta < size; ++delta)
@@ -75,7 +83,7 @@ TEST(PairSimd, EveryDirectionOfSmallTilesEveryKeyType) {
 }
 
 TEST(PairSimd, RandomDirectionsOfLargeTiles) {
-  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
+  if (!has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937_64 rng(6);
   for (int trial = 0; trial < 60; ++trial) {
     const std::size_t size = std::size_t{1} << (4 + rng() % 11);

@@ -154,6 +154,12 @@ TEST(PlanCheck, OnePassPackedBytes) {
   EXPECT_EQ(packed_bytes(one).store_row_cols[0], 0b0010111u);
   EXPECT_THROW(packed_bytes(packed_bytes(one)), std::invalid_argument);
   EXPECT_THROW(packed_bytes(std::get<TilePass>(make_plan(bit_reverse(12), 4).passes.at(0))), std::invalid_argument);
+  // A hand-made pass that packs what packing does not define is refused by the checker and the code generator.
+  Plan bad_plan = make_plan(bit_reverse(12), 4);
+  std::get<TilePass>(bad_plan.passes.at(0)).packed_bytes = true;
+  const CheckReport bad = check_plan(bad_plan);
+  EXPECT_FALSE(bad.correct);
+  EXPECT_NE(bad.first_error.find("packing needs 1-byte elements"), std::string::npos) << bad.first_error;
   PlanOptions narrow;
   narrow.vector_bits = 1;
   EXPECT_THROW(packed_bytes(std::get<TilePass>(make_plan(bit_reverse(12), 1, narrow).passes.at(0))), std::invalid_argument);

@@ -175,8 +175,8 @@ TEST(GpuPolicy, DefaultGeometry) {
   GpuPolicy named;
   named.threads_per_block = 256;
   EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, named), named);
-  // A map whose tile is small keeps 256 threads: bit-reverse's L_8 + A⁻¹L_8 has 16 dimensions; a map that keeps
-  // the low 8 bits but moves bit 8 (so not the 16-byte-lane branch above) has 8.
+  // Bit-reverse's L_8 + A⁻¹L_8 has 16 dimensions, as a random map's: 1024 threads. A map that keeps the low 8
+  // bits but moves bit 8 (so not the 16-byte-lane branch above) has a tile of 8 and keeps 256 threads.
   EXPECT_EQ(default_gpu_geometry(bit_reverse(24), 1, GpuPolicy{}).threads_per_block, 1024);
   EXPECT_EQ(default_gpu_geometry(parse_spec("bits:0,1,2,3,4,5,6,7,19,9,10,11,12,13,14,15,16,17,18,8"), 1, GpuPolicy{}),
             GpuPolicy{});

@@ -256,6 +256,8 @@ void add_bench(CLI::App& app, Action& run) {
       const bool probes_asked = o->probe_only || o->probe_splits != std::vector<int>{0};
       if (probes_asked && (o->in_place || o->gpus > 0 || !o->devices.empty() || backend == Backend::Cpu))
         throw UsageError("--probe-split and --probe-only apply to the one-pass rows of a single GPU");
+      if (!o->probe && o->probe_splits != std::vector<int>{0} && !o->probe_only)
+        throw UsageError("--probe-split times probe rows: it cannot go with --no-probe");
       if (o->probe_only && o->variants != std::vector<std::string>{"one-pass"})
         throw UsageError("--probe-only times one-pass probes only: add --variant one-pass");
       if (runs_asked && (o->in_place || o->gpus > 0 || !o->devices.empty() || backend == Backend::Cpu))

@@ -3,9 +3,9 @@
 // Two strategies, chosen per call, both in place on `data` (2^n elements of the given DType); the passes each
 // makes are schedule.hpp's: permutation passes run permute_cpu into a scratch buffer and back by pointer
 // swap, leaf passes run leaf_pass_cpu through their layout (LeafGeometry). Fused is the default: its passes
-// hold a tile of 2^14 keys in cache and apply each column with AVX2 (src/combinators/pair_simd.hpp), 5-7x faster
-// than the folded strategy's 300 passes over memory for the network at n = 24 (BENCHMARKS.md "The network on
-// the CPU").
+// hold a tile of 2^14 keys in cache and apply each column with AVX2 (src/combinators/pair_simd.hpp), about 8x
+// faster than the folded strategy's 300 passes over memory for the network at n = 24 (BENCHMARKS.md "The network
+// on the CPU").
 // A scratch array of the same size is allocated when needed (the result always ends in `data`; a
 // permutation whose result lands in scratch costs one more copy, which ExecStats counts as a pass).
 #pragma once

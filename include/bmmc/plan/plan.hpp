@@ -11,12 +11,13 @@
 //              the i-th block launched is b = M·i (`block_order`, the launch order; empty M = identity).
 //              y0 = z with the low s bits cleared, δ = the low s bits of z.
 //    Phase 1:  warp row ρ (warp w handles ρ = w + j·2^warp_bits), lane ℓ, element e < 2^k reads
-//              x = x0 ⊕ R·ρ ⊕ (ℓ·2^k + e)  and stores it at shared word  Λρ·ρ ⊕ Λe·e ⊕ ℓ.
-//    Phase 2:  warp row σ, lane ℓ, element e writes  y = y0 ⊕ U·σ ⊕ (ℓ·2^k + e)  with the shared word
+//              x = x0 ⊕ R·ρ ⊕ (ℓ·2^k + e)  and stores it at shared address  Λρ·ρ ⊕ Λe·e ⊕ ℓ  (ℓ·4 when packed).
+//    Phase 2:  warp row σ, lane ℓ, element e writes  y = y0 ⊕ U·σ ⊕ (ℓ·2^k + e)  with the shared address
 //              Gσ·σ ⊕ Gτ·((ℓ·2^k + e) ⊕ δ).
 //    All maps are XORs of the listed columns (linear over F2); elements wider than 4 bytes use
-//    elem_bytes/4 planes of `plane_words` 32-bit words, narrower ones one word each, so banks are always
-//    counted on 32-bit words.
+//    elem_bytes/4 planes of `plane_words` 32-bit words, narrower ones one word each — except packed 1-byte
+//    tiles (`packed_bytes`), whose addresses are bytes, four elements to a word — so banks are always counted
+//    on 32-bit words.
 // The plan checker (plan_check.hpp) executes exactly these formulas and proves each plan correct,
 // coalesced and bank-conflict free; the code generator emits exactly these formulas.
 #pragma once
@@ -96,8 +97,8 @@ struct TilePass {
   /// M: the i-th block launched is block M·i (column j = the block bits of launch bit j). Empty = identity.
   /// A bijection of the block indices, so it changes which cosets run together, never what a block does.
   std::vector<std::uint64_t> block_order;
-  std::vector<std::uint32_t> store_row_cols;   ///< Λρ: shared word of row basis vector i
-  std::vector<std::uint32_t> store_elem_cols;  ///< Λe: shared word of element bit i (k of them)
+  std::vector<std::uint32_t> store_row_cols;   ///< Λρ: shared address (word, or byte when packed) of row vector i
+  std::vector<std::uint32_t> store_elem_cols;  ///< Λe: shared address of element bit i (k of them)
   std::vector<std::uint32_t> load_row_cols;    ///< Gσ: m columns
   std::vector<std::uint32_t> load_lane_cols;   ///< Gτ: s columns (element bits first, then lane bits)
 
@@ -114,6 +115,9 @@ struct TilePass {
   /// bits when packed), and the 32-bit word an address falls in.
   std::uint32_t lane_address(std::uint32_t l) const { return packed_bytes ? l << 2 : l; }
   std::uint32_t word_of(std::uint32_t address) const { return packed_bytes ? address >> 2 : address; }
+  /// Packing is only defined for 1-byte elements whose lanes move at least 4 of them (the kernels, the
+  /// checker and the CPU tables refuse a hand-made pass that packs anything else).
+  bool packing_valid() const { return !packed_bytes || (elem_bytes == 1 && vector_bits >= 2); }
   int vector_bytes() const { return elem_bytes << vector_bits; }
   friend bool operator==(const TilePass&, const TilePass&) = default;
 };

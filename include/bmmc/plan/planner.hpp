@@ -46,8 +46,8 @@ struct PlanOptions {
   /// side alone can always complete V': the e_j and the A⁻¹e_j each span the whole space).
   RunSide longer_runs = RunSide::Read;
   /// One-pass tiles of 1-byte elements hold four elements per shared 32-bit word (TilePass::packed_bytes) when
-  /// their lanes move at least 4 elements; set by gpu_plan_options (the JIT kernels and the checker know the
-  /// packed layout; the CPU tables and the precompiled generic kernel, whose lanes move one element, do not).
+  /// their lanes move at least 4 elements; set by gpu_plan_options (the JIT kernels, the checker and the CPU
+  /// tables read the packed layout; the precompiled generic kernel, whose lanes move one element, never gets it).
   bool pack_bytes = false;
 
   friend bool operator==(const PlanOptions&, const PlanOptions&) = default;

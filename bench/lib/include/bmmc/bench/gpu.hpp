@@ -30,7 +30,8 @@ struct GpuBenchCase {
   /// "probe:<variant>", checked to write every output byte.
   bool probe = false;
   /// Probe rows also with each tile's rows split over 2^C consecutive blocks, for each C here (0 = the pass's own
-  /// blocks; see generate_access_probe): rows "probe:<variant>/split<C>".
+  /// blocks; see generate_access_probe): rows "probe:<variant>/split<C>", none for a C beyond the pass's rows per
+  /// warp (2^C > iters).
   std::vector<int> probe_splits = {0};
   /// Time only the probes, of a plan made as if shared memory were unbounded (tiles the kernel cannot have, e.g.
   /// 2^16 int32 elements for 1 KiB runs on both sides): what a cluster kernel's access pattern would cost.
