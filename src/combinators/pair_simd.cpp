@@ -7,11 +7,11 @@
 
 #include <bit>
 
+#include "bmmc/core/bit_matrix.hpp"
+
 namespace bmmc {
 
 namespace {
-
-int parity64(std::uint64_t v) { return std::popcount(v) & 1; }
 
 // Lane-wise "b < a" as the scalar compare_swap asks it (false for unordered floats), all-ones where true, for
 // keys of each DType in 32-byte vectors. 32-bit integers have min/max instructions, used directly below.
@@ -76,8 +76,8 @@ __attribute__((target("avx2"))) void pairs(unsigned char* keys, std::uint64_t si
   if (high >= lane_bits) {
     // Block i (a multiple of `lanes`, bit `high` clear) against block i ^ (δ with its lane bits cleared); lane j
     // of the first takes the min where parity(orient & j) = s ^ parity(orient & i).
-    const __m256i take_min[2] = {lane_mask(lanes, [&](int j) { return parity64(orient & j) == s; }),
-                                 lane_mask(lanes, [&](int j) { return parity64(orient & j) == (s ^ 1); })};
+    const __m256i take_min[2] = {lane_mask(lanes, [&](int j) { return parity(orient & j) == s; }),
+                                 lane_mask(lanes, [&](int j) { return parity(orient & j) == (s ^ 1); })};
     const std::uint64_t below = (std::uint64_t{1} << high) - 1, far = delta & ~std::uint64_t(lanes - 1);
     for (std::uint64_t h = 0; h < size / 2; h += lanes) {
       const std::uint64_t i = (h & below) | ((h & ~below) << 1);
@@ -86,7 +86,7 @@ __attribute__((target("avx2"))) void pairs(unsigned char* keys, std::uint64_t si
       if (low) b = _mm256_permutevar8x32_epi32(b, perm);  // lane j: the partner of key i + j
       __m256i mn, mx;
       min_max<T>(a, b, mn, mx);
-      const __m256i m = take_min[parity64(orient & i)];
+      const __m256i m = take_min[parity(orient & i)];
       __m256i nb = _mm256_blendv_epi8(mn, mx, m);
       if (low) nb = _mm256_permutevar8x32_epi32(nb, perm);
       _mm256_storeu_si256(at(i), _mm256_blendv_epi8(mx, mn, m));
@@ -101,7 +101,7 @@ __attribute__((target("avx2"))) void pairs(unsigned char* keys, std::uint64_t si
   const __m256i second = lane_mask(lanes, [&](int j) { return (j >> high) & 1; });
   auto keeps_min = [&](int b, int j) {
     const int first = (j >> high) & 1 ? j ^ static_cast<int>(delta) : j;
-    const bool first_min = parity64(orient & static_cast<std::uint64_t>(first)) == (s ^ b);
+    const bool first_min = parity(orient & static_cast<std::uint64_t>(first)) == (s ^ b);
     return (j >> high) & 1 ? !first_min : first_min;
   };
   const __m256i pick_min[2] = {lane_mask(lanes, [&](int j) { return keeps_min(0, j); }),
@@ -113,7 +113,7 @@ __attribute__((target("avx2"))) void pairs(unsigned char* keys, std::uint64_t si
       min_max<T>(v, w, mn, mx);  // min and max do not care which member is which
     else
       min_max<T>(_mm256_blendv_epi8(v, w, second), _mm256_blendv_epi8(w, v, second), mn, mx);
-    _mm256_storeu_si256(at(i), _mm256_blendv_epi8(mx, mn, pick_min[parity64(orient & i)]));
+    _mm256_storeu_si256(at(i), _mm256_blendv_epi8(mx, mn, pick_min[parity(orient & i)]));
   }
 }
 
