@@ -5,7 +5,7 @@ Sections (--sections, default all three on a GPU; `host` alone with --device cpu
   host   host time per call with a CPU timer over --host-calls (>= 1000) calls on a tiny tensor (4 × 8 float32;
          on CUDA in batches of 100 calls with torch.cuda.synchronize() between them, only the calls timed, so
          the launch queue never fills and the GPU's kernel rate never shows), median of --host-repeats loops,
-         for:
+         loops of every case taken in interleaved rounds, for:
          bmmc.transpose (cached fast path), the same with out=, bmmc.permute with a spec string and with a
          Bmmc, the general path (what every call cost before the fast path), torch.ops.bmmc.transpose (the
          custom op called eagerly), torch's permute().contiguous(), copy_ of the same bytes, a bare
@@ -13,8 +13,8 @@ Sections (--sections, default all three on a GPU; `host` alone with --device cpu
          stream, the native call, allocations). On --device cpu the same for NumPy arrays and CPU tensors.
   sweep  sizes 1 MiB … --max-mib (powers of two), --shapes random power-of-two shapes per size (rank 2–6,
          dtypes float16 / float32 / int64 / complex64 / uint8, random non-identity axes, fixed --seed).
-         CUDA events, median of --reps: "lat" times each call alone (event, call, event, synchronize: host
-         time + GPU time, what one call costs), "pipe" times --reps calls back to back between two events
+         CUDA events, median of --reps, the four calls of a shape interleaved: "lat" times each call alone
+         (event, call, event, synchronize: host time + GPU time, what one call costs), "pipe" times --reps calls back to back between two events
          (divided by --reps: the cost per call in a stream of calls). bmmc.transpose allocates its output
          like torch does; bmmc_out passes out=. Every bmmc result is compared with torch's.
   graph  CUDA graph replay: graphs of --graph-ops back-to-back 4 MiB transposes (bmmc.transpose with out=,
@@ -60,36 +60,42 @@ def write_csv(path, header, rows):
 
 # ---- host time per call ------------------------------------------------------------------------------------
 
-def host_us(fn, calls, repeats, sync=None, batch=100):
-    """Median and min over `repeats` loops of the host µs per call of fn(), timed with perf_counter.
+def host_loop_us(fn, calls, sync=None, batch=100):
+    """Host µs per call of fn() over one loop of `calls` calls, timed with perf_counter.
 
-    Without `sync` (CPU work) a loop is `calls` calls back to back. With `sync` (GPU work) a loop is `calls`
+    Without `sync` (CPU work) the loop is `calls` calls back to back. With `sync` (GPU work) it is `calls`
     calls in batches of `batch`: only the batches' enqueue time is timed and sync() runs, untimed, between
     batches. Timing long runs of GPU calls with one sync at the end would measure the GPU instead of the host:
     once the launch queue (about a thousand launches) is full, every call waits for a kernel to finish, so a
     loop of 2000 tiny launches runs at the GPU's kernel rate, a few µs per kernel whatever the host costs."""
-    for _ in range(max(100, calls // 10)):
-        fn()
-    if sync:
+    if sync is None:
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        return (time.perf_counter() - t0) / calls * 1e6
+    spent, done = 0.0, 0
+    while done < calls:
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        spent += time.perf_counter() - t0
+        done += batch
         sync()
-    per = []
-    for _ in range(repeats):
-        if sync is None:
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            per.append((time.perf_counter() - t0) / calls * 1e6)
-            continue
-        spent, done = 0.0, 0
-        while done < calls:
-            t0 = time.perf_counter()
-            for _ in range(batch):
-                fn()
-            spent += time.perf_counter() - t0
-            done += batch
-            sync()
-        per.append(spent / done * 1e6)
-    return statistics.median(per), min(per)
+    return spent / done * 1e6
+
+
+def host_us_interleaved(cases, calls, repeats, sync):
+    """[(median, min)] of host µs per call for each (framework, name, fn) in cases, over `repeats` loops
+    taken in rounds: round r times one loop of every case, starting at a rotating case, so that the host's
+    drift (clock changes, other processes, the allocator) spreads over every row instead of landing on the
+    rows timed last. NumPy rows run without sync."""
+    per = [[] for _ in cases]
+    for r in range(repeats):
+        k = r % len(cases)
+        for i in list(range(k, len(cases))) + list(range(k)):
+            fw, _name, fn = cases[i]
+            per[i].append(host_loop_us(fn, calls, None if fw == "numpy" else sync))
+    return [(statistics.median(p), min(p)) for p in per]
 
 
 def host_parts(torch, x, o, dev):
@@ -102,8 +108,9 @@ def host_parts(torch, x, o, dev):
     entry = _fast._entries.get(key)
     if entry is None:
         return []
-    prep, shape, _amask, index, _cplx = entry
+    prep, shape, _amask, index, _cplx, _like = entry
     shape = tuple(x.shape) if shape is None else shape
+    tmpl = x.new_empty(()).expand(shape)
     xp, op = x.data_ptr(), o.data_ptr()
     stream = _fast._torch_stream(index) if index >= 0 else 0
     return [
@@ -117,6 +124,8 @@ def host_parts(torch, x, o, dev):
         ("part", "prepared native call", lambda: prep(xp, op, stream)),
         ("part", "torch.empty(shape, dtype, device)", lambda: torch.empty(shape, dtype=x.dtype, device=x.device)),
         ("part", "torch.empty_like(x)", lambda: torch.empty_like(x)),
+        ("part", "torch.empty_like(shape template)", lambda: torch.empty_like(tmpl)),
+        ("part", "x.new_empty(shape)", lambda: x.new_empty(shape)),
         ("part", "torch.empty_like(x).view(shape)", lambda: torch.empty_like(x).view(shape)),
     ]
 
@@ -168,13 +177,10 @@ def host_section(args, torch, dev):
             fn()
     if sync:
         sync()
-    print(f"\n## host time per call, {args.host_calls} calls × {args.host_repeats} loops, tiny arrays on {dev}")
+    print(f"\n## host time per call, {args.host_calls} calls × {args.host_repeats} loops (interleaved rounds), "
+          f"tiny arrays on {dev}")
     print(f"{'framework':<9} {'call':<40} {'median us':>10} {'min us':>8}")
-    for fw, name, fn in cases:
-        if fw == "numpy":
-            med, mn = host_us(fn, args.host_calls, args.host_repeats)
-        else:
-            med, mn = host_us(fn, args.host_calls, args.host_repeats, sync)
+    for (fw, name, _fn), (med, mn) in zip(cases, host_us_interleaved(cases, args.host_calls, args.host_repeats, sync)):
         rows.append([dev, fw, name, f"{med:.3f}", f"{mn:.3f}", args.host_calls, args.host_repeats])
         print(f"{fw:<9} {name:<40} {med:>10.2f} {mn:>8.2f}", flush=True)
     write_csv(os.path.join(args.out_dir, "bench_host.csv"),
@@ -198,30 +204,42 @@ def random_case(rng, size_bytes):
     return dtype, shape, tuple(axes)
 
 
-def event_ms(torch, fn, reps):
-    """(lat, pipe): median of reps single calls between events (synchronised each), and reps calls back to
-    back between two events divided by reps (median of 3)."""
+def event_ms(torch, fns, reps):
+    """{name: (lat, pipe)} for the calls in fns ({name: fn}), measured interleaved so that every call sees the
+    same clocks, allocator state and neighbours: lat = median of reps rounds in which each call runs alone
+    between two events (synchronised each; the order rotates from round to round), pipe = reps calls back to
+    back between two events divided by reps, median of 3 rounds (each round runs every call once).
+
+    Timing one call's reps and then the next call's (as this function did until session 14) let a drift of
+    the GPU's clocks or of the caching allocator land on one call only: allocating calls lost 20-80% in one
+    sweep and won in the next."""
+    names = list(fns)
     for _ in range(3):
-        fn()
+        for name in names:
+            fns[name]()
     torch.cuda.synchronize()
-    lat = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        lat.append(a.elapsed_time(b))
-    pipe = []
+    lat = {name: [] for name in names}
+    for r in range(reps):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fns[name]()
+            b.record()
+            b.synchronize()
+            lat[name].append(a.elapsed_time(b))
+    pipe = {name: [] for name in names}
     for _ in range(3):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(reps):
-            fn()
-        b.record()
-        b.synchronize()
-        pipe.append(a.elapsed_time(b) / reps)
-    return statistics.median(lat), statistics.median(pipe)
+        for name in names:
+            fn = fns[name]
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            for _ in range(reps):
+                fn()
+            b.record()
+            b.synchronize()
+            pipe[name].append(a.elapsed_time(b) / reps)
+    return {name: (statistics.median(lat[name]), statistics.median(pipe[name])) for name in names}
 
 
 def make_tensor(torch, dtype, numel, dev, seed):
@@ -272,10 +290,10 @@ def sweep_section(args, torch):
             equal = bool(torch.equal(got, want))
             failed |= not equal
             del got, want
-            c_lat, c_pipe = event_ms(torch, lambda: flat_out.copy_(flat_x), args.reps)
-            b_lat, b_pipe = event_ms(torch, lambda: bmmc.transpose(x, axes), args.reps)
-            o_lat, o_pipe = event_ms(torch, lambda: bmmc.transpose(x, axes, out=out), args.reps)
-            t_lat, t_pipe = event_ms(torch, lambda: x.permute(axes).contiguous(), args.reps)
+            t = event_ms(torch, {"copy": lambda: flat_out.copy_(flat_x), "bmmc": lambda: bmmc.transpose(x, axes),
+                                 "out": lambda: bmmc.transpose(x, axes, out=out),
+                                 "torch": lambda: x.permute(axes).contiguous()}, args.reps)
+            (c_lat, c_pipe), (b_lat, b_pipe), (o_lat, o_pipe), (t_lat, t_pipe) = t["copy"], t["bmmc"], t["out"], t["torch"]
             sp, sp_out, sp_pipe = t_lat / b_lat, t_lat / o_lat, t_pipe / b_pipe
             speeds.append(sp)
             speeds_pipe.append(sp_pipe)

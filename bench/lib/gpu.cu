@@ -1,6 +1,8 @@
 // GPU benchmark helpers (see include/bmmc/bench/gpu.hpp): fill, copy and verification kernels, event timing.
 #include "bmmc/bench/gpu.hpp"
 
+#include <cuda.h>
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -227,6 +229,32 @@ std::vector<HostCallRow> host_call_costs(int calls, int loops) {
   rows.push_back(host_per_call("cudaLaunchKernel (empty kernel)", calls, loops, s, [&] {
     BMMC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(&empty_kernel), dim3(1), dim3(32), nullptr, 0, s));
   }));
+  // The same empty kernel launched the way bmmc launches its JIT kernels (a cudaKernel_t from a library) and
+  // through the driver with its CUfunction: what the runtime's kernel-handle path costs on top of the driver.
+  cudaKernel_t handle = nullptr;
+  BMMC_CUDA_CHECK(cudaGetKernel(&handle, empty_kernel));
+  rows.push_back(host_per_call("cudaLaunchKernel (as cudaKernel_t)", calls, loops, s, [&] {
+    BMMC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(handle), dim3(1), dim3(32), nullptr, 0, s));
+  }));
+  void* get_function = nullptr;
+  void* launch_kernel = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion("cuKernelGetFunction", &get_function, 12000, cudaEnableDefault, &found) ==
+          cudaSuccess &&
+      cudaGetDriverEntryPointByVersion("cuLaunchKernel", &launch_kernel, 12000, cudaEnableDefault, &found) ==
+          cudaSuccess &&
+      get_function && launch_kernel) {
+    using GetFunction = CUresult (*)(CUfunction*, CUkernel);
+    using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                      CUstream, void**, void**);
+    CUfunction function = nullptr;
+    if (reinterpret_cast<GetFunction>(get_function)(&function, reinterpret_cast<CUkernel>(handle)) == CUDA_SUCCESS)
+      rows.push_back(host_per_call("cuLaunchKernel (its CUfunction)", calls, loops, s, [&] {
+        if (reinterpret_cast<LaunchKernel>(launch_kernel)(function, 1, 1, 1, 32, 1, 1, 0, reinterpret_cast<CUstream>(s),
+                                                          nullptr, nullptr) != CUDA_SUCCESS)
+          throw std::runtime_error("cuLaunchKernel failed");
+      }));
+  }
   rows.push_back(host_per_call("cudaGetDevice", calls, loops, s, [&] {
     int d = 0;
     BMMC_CUDA_CHECK(cudaGetDevice(&d));

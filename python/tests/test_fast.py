@@ -301,6 +301,22 @@ def test_torch_cpu_cache_keys_and_frameworks_never_mix():
     assert _fast.stats()["size"] == 4
 
 
+def test_torch_cpu_allocated_outputs_are_plain_contiguous_tensors():
+    # A cached transpose allocates its output through a shape template (_fast._shape_template): every rank, a
+    # 4-d shape (where torch may suggest channels-last for odd strides) and a 1-sized axis included.
+    torch = _torch()
+    for shape, axes in [((4, 8), (1, 0)), ((2, 4, 8, 16), (0, 2, 3, 1)), ((2, 4, 8, 16), (3, 1, 0, 2)),
+                        ((1, 8, 2, 4), (2, 3, 0, 1)), ((2, 2, 2, 2, 2, 4), (5, 3, 1, 0, 2, 4))]:
+        x = torch.arange(int(np.prod(shape)), dtype=torch.float32).reshape(shape)
+        want = x.permute(axes).contiguous()
+        for _ in range(3):  # a miss, then hits through the template
+            got = bmmc.transpose(x, axes)
+            assert got.shape == want.shape and got.stride() == want.stride() and got.is_contiguous()
+            assert not got.requires_grad and got.dtype == x.dtype and torch.equal(got, want)
+        got.fill_(0)  # a fresh allocation every call: the last result does not alias the next
+        assert torch.equal(bmmc.transpose(x, axes), want) and not torch.equal(got, want)
+
+
 def test_torch_cpu_errors_and_special_tensors_unchanged():
     torch = _torch()
     x = torch.arange(32, dtype=torch.float32).reshape(4, 8)

@@ -145,6 +145,9 @@ def test_fast_path_every_dtype_on_the_gpu(dtype):
         for _ in range(2):  # a miss, then a hit
             got = bmmc.transpose(x, axes)
             assert got.dtype == dtype and torch.equal(got, x.permute(axes).contiguous()), (dtype, shape)
+            # allocated through the entry's shape template (_fast._shape_template): a plain contiguous tensor
+            assert got.is_contiguous() and got.stride() == x.permute(axes).contiguous().stride()
+            assert got.device == x.device and not got.requires_grad
         out = torch.empty_like(x.permute(axes).contiguous())
         assert bmmc.transpose(x, axes, out=out) is out and torch.equal(out, x.permute(axes).contiguous())
     x = any_tensor((1 << 14,), dtype, 3)
