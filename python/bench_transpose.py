@@ -108,9 +108,8 @@ def host_parts(torch, x, o, dev):
     entry = _fast._entries.get(key)
     if entry is None:
         return []
-    prep, shape, _amask, index, _cplx, _like = entry
+    prep, shape, _amask, index, _cplx, like = entry
     shape = tuple(x.shape) if shape is None else shape
-    tmpl = x.new_empty(()).expand(shape)
     xp, op = x.data_ptr(), o.data_ptr()
     stream = _fast._torch_stream(index) if index >= 0 else 0
     return [
@@ -124,7 +123,9 @@ def host_parts(torch, x, o, dev):
         ("part", "prepared native call", lambda: prep(xp, op, stream)),
         ("part", "torch.empty(shape, dtype, device)", lambda: torch.empty(shape, dtype=x.dtype, device=x.device)),
         ("part", "torch.empty_like(x)", lambda: torch.empty_like(x)),
-        ("part", "torch.empty_like(shape template)", lambda: torch.empty_like(tmpl)),
+        ("part", "the entry's allocation (empty_like of its shape template)" if like is not None
+         else "the entry's allocation (new_empty: no template)",
+         (lambda: torch.empty_like(like)) if like is not None else (lambda: x.new_empty(shape))),
         ("part", "x.new_empty(shape)", lambda: x.new_empty(shape)),
         ("part", "torch.empty_like(x).view(shape)", lambda: torch.empty_like(x).view(shape)),
     ]
@@ -208,7 +209,8 @@ def event_ms(torch, fns, reps):
     """{name: (lat, pipe)} for the calls in fns ({name: fn}), measured interleaved so that every call sees the
     same clocks, allocator state and neighbours: lat = median of reps rounds in which each call runs alone
     between two events (synchronised each; the order rotates from round to round), pipe = reps calls back to
-    back between two events divided by reps, median of 3 rounds (each round runs every call once).
+    back between two events divided by reps, median of 3 rounds (each round runs every call once, the order
+    rotating too).
 
     Timing one call's reps and then the next call's (as this function did until session 14) let a drift of
     the GPU's clocks or of the caching allocator land on one call only: allocating calls lost 20-80% in one
@@ -229,8 +231,9 @@ def event_ms(torch, fns, reps):
             b.synchronize()
             lat[name].append(a.elapsed_time(b))
     pipe = {name: [] for name in names}
-    for _ in range(3):
-        for name in names:
+    for r in range(3):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
             fn = fns[name]
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()

@@ -236,6 +236,7 @@ std::vector<HostCallRow> host_call_costs(int calls, int loops) {
   rows.push_back(host_per_call("cudaLaunchKernel (as cudaKernel_t)", calls, loops, s, [&] {
     BMMC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(handle), dim3(1), dim3(32), nullptr, 0, s));
   }));
+#if CUDART_VERSION >= 12050  // cudaGetDriverEntryPointByVersion
   void* get_function = nullptr;
   void* launch_kernel = nullptr;
   cudaDriverEntryPointQueryResult found{};
@@ -255,6 +256,7 @@ std::vector<HostCallRow> host_call_costs(int calls, int loops) {
           throw std::runtime_error("cuLaunchKernel failed");
       }));
   }
+#endif
   rows.push_back(host_per_call("cudaGetDevice", calls, loops, s, [&] {
     int d = 0;
     BMMC_CUDA_CHECK(cudaGetDevice(&d));

@@ -20,6 +20,7 @@ GpuPolicy push_policy(const GpuOptions& gpu) {
   policy.variant = Variant::OnePass;
   policy.block_order = BlockOrder::Coordinate;  // the push pass gets its own launch order (push_launch_order)
   policy.longer_runs = RunSide::Read;           // its tiles stay on the local bits (write runs could leave them)
+  policy.small_byte_lanes = false;              // plan_push sized its runs for the default lanes
   return policy;
 }
 

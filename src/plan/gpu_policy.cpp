@@ -76,7 +76,19 @@ bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept {
   return true;
 }
 
-GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy) {
+namespace {
+
+// dim(L_s + A⁻¹L_s): the tile of a one-pass plan whose runs are 2^s elements on both sides.
+int both_sides_dim(const Bmmc& bmmc, int s) {
+  const BitMatrix ainv = bmmc.matrix().inverse();
+  Subspace v = Subspace::low_bits(bmmc.n(), s);
+  for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
+  return v.dim();
+}
+
+}  // namespace
+
+GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count) {
   GpuPolicy p = policy;
   const int n = bmmc.n();
   if (resolve_variant(policy.variant, n) != Variant::OnePass || policy.vector_bits >= 0) return p;
@@ -91,11 +103,22 @@ GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy
     // thread with 256 threads, a kernel that took 1.9 s to JIT on an H100. Enough threads for at most 64
     // elements each (1024 for a random map, as fast); maps with smaller tiles keep 256 (BPCs measured 6–8%
     // slower at 1024, their tiles padded to 2^14).
-    const int s = std::min(3, n - kLaneBits) + kLaneBits;
-    const BitMatrix ainv = bmmc.matrix().inverse();
-    Subspace v = Subspace::low_bits(n, s);
-    for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
-    if (v.dim() > 14) p.threads_per_block = 1 << std::min(10, v.dim() - 6);
+    //
+    // Small arrays: a 2^16 tile leaves SMs idle — 64 blocks for a 4 MiB array on an H100's 132 SMs, where a
+    // replayed 16 × 256 × 1024 uint8 transpose took 1.80× a copy_ against 1.26–1.33× with the 4-byte lanes of
+    // before. Where the 8-byte lanes' tile is above 2^14 (so 4-byte lanes, whose tile is at most 2^14, give more
+    // blocks) and its blocks are fewer than two per SM, 4-byte lanes (runs of 128 bytes). H100, random maps,
+    // bit-reverse and transposes (tiles of 2^16, so 4× the blocks): n = 24 10.5–11.0 µs against 11.2–13.1, n = 22
+    // and 23 faster too, n = 25 level (BENCHMARKS.md, "Small 1-byte arrays").
+    int lane_bits = std::min(3, n - kLaneBits);
+    int d = both_sides_dim(bmmc, lane_bits + kLaneBits);
+    if (policy.small_byte_lanes && lane_bits == 3 && d > 14 && sm_count > 0 &&
+        (std::uint64_t{1} << (n - d)) < 2 * static_cast<std::uint64_t>(sm_count)) {
+      lane_bits = 2;
+      p.vector_bits = lane_bits;
+      d = both_sides_dim(bmmc, lane_bits + kLaneBits);
+    }
+    if (d > 14) p.threads_per_block = 1 << std::min(10, d - 6);
   }
   return p;
 }
@@ -123,7 +146,7 @@ GpuPolicy fill_the_device(const GpuPolicy& policy, int n, const DeviceCaps& caps
 Plan make_plan(const Bmmc& bmmc, int elem_bytes, const DeviceCaps& caps, const GpuPolicy& policy) {
   // A policy that names neither knob gets the geometry for maps that keep the low bits, or else the default
   // tile narrowed until it fills the device.
-  const GpuPolicy p = fill_the_device(default_gpu_geometry(bmmc, elem_bytes, policy), bmmc.n(), caps);
+  const GpuPolicy p = fill_the_device(default_gpu_geometry(bmmc, elem_bytes, policy, caps.sm_count), bmmc.n(), caps);
   PlanOptions o = gpu_plan_options(p, bmmc.n(), caps);
   o.block_order = policy.block_order.value_or(default_gpu_block_order(elem_bytes));
   return make_plan(bmmc, elem_bytes, o);

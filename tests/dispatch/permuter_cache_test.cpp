@@ -33,7 +33,7 @@ constexpr std::size_t field_count() {
 static_assert(field_count<PermuterOptions>() == 4, "PermuterOptions changed: add its new field to kVariations");
 static_assert(field_count<CpuPolicy>() == 4, "CpuPolicy changed: add its new field to kVariations");
 static_assert(field_count<GpuOptions>() == 5, "GpuOptions changed: add its new field to kVariations");
-static_assert(field_count<GpuPolicy>() == 7, "GpuPolicy changed: add its new field to kVariations");
+static_assert(field_count<GpuPolicy>() == 8, "GpuPolicy changed: add its new field to kVariations");
 static_assert(field_count<CodegenOptions>() == 1, "CodegenOptions changed: add its new field to kVariations");
 static_assert(field_count<PermuterKey>() == 3, "PermuterKey changed: add its new field to kVariations");
 
@@ -54,6 +54,7 @@ const std::vector<std::pair<const char*, std::function<void(PermuterKey&)>>> kVa
     {"gpu.policy.swizzle", [](PermuterKey& k) { k.options.gpu.policy.swizzle = false; }},
     {"gpu.policy.block_order", [](PermuterKey& k) { k.options.gpu.policy.block_order = BlockOrder::Input; }},
     {"gpu.policy.longer_runs", [](PermuterKey& k) { k.options.gpu.policy.longer_runs = RunSide::Write; }},
+    {"gpu.policy.small_byte_lanes", [](PermuterKey& k) { k.options.gpu.policy.small_byte_lanes = false; }},
     {"gpu.jit", [](PermuterKey& k) { k.options.gpu.jit = false; }},
     {"gpu.codegen.streaming_hints", [](PermuterKey& k) { k.options.gpu.codegen.streaming_hints = true; }},
     {"gpu.cache", [](PermuterKey& k) { k.options.gpu.cache = reinterpret_cast<KernelCache*>(0x1000); }},
@@ -63,9 +64,9 @@ const std::vector<std::pair<const char*, std::function<void(PermuterKey&)>>> kVa
 PermuterKey base_key() { return PermuterKey{random_bmmc(10, 1), 4, PermuterOptions{Backend::Cpu}}; }
 
 TEST(PermuterKey, EveryFieldSeparatesKeys) {
-  // The leaves: bmmc, elem_bytes; backend, in_place; 4 CPU fields; 7 GpuPolicy fields; jit, codegen's one,
+  // The leaves: bmmc, elem_bytes; backend, in_place; 4 CPU fields; 8 GpuPolicy fields; jit, codegen's one,
   // cache, device.
-  EXPECT_EQ(kVariations.size(), 2u + 2 + 4 + 7 + 4);
+  EXPECT_EQ(kVariations.size(), 2u + 2 + 4 + 8 + 4);
   for (const auto& [name, vary] : kVariations) {
     PermuterKey a = base_key(), b = base_key();
     vary(b);

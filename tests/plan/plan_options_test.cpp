@@ -167,7 +167,7 @@ TEST(GpuPolicy, DefaultGeometry) {
   }
   // 1-byte elements: 1024 threads, so a packed 2^16 tile of a random map is 64 elements a thread (not 256).
   EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, GpuPolicy{}).threads_per_block, 1024);
-  const Plan bytes = make_plan(random_bmmc(24, 1), 1, caps);
+  const Plan bytes = make_plan(random_bmmc(26, 1), 1, caps);
   EXPECT_TRUE(tile(bytes).packed_bytes);
   EXPECT_EQ(tile(bytes).vector_bytes(), 8);
   EXPECT_EQ(tile(bytes).threads_per_block(), 1024);
@@ -175,6 +175,26 @@ TEST(GpuPolicy, DefaultGeometry) {
   GpuPolicy named;
   named.threads_per_block = 256;
   EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, named), named);
+  // Small 1-byte arrays: where 2^(n − 16) blocks are less than two per SM, 4-byte lanes (tiles of at most 2^14).
+  // n = 24 on 132 SMs: 256 blocks of 2^16, so 4-byte lanes; n = 25: 512 blocks, the packed 8-byte default.
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, GpuPolicy{}, 132).vector_bits, 2);
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(25, 1), 1, GpuPolicy{}, 132).vector_bits, -1);
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, GpuPolicy{}).vector_bits, -1);  // SMs unknown
+  GpuPolicy push;  // the multi-GPU push pass sizes its runs for the default lanes: off there
+  push.small_byte_lanes = false;
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(22, 1), 1, push, 132).vector_bits, -1);
+  // A map whose 8-byte lanes' tile is at most 2^14 would not gain blocks: unchanged (here L_8 + A⁻¹L_8 = L_8 + e_19).
+  const Bmmc narrow_tile = parse_spec("bits:0,1,2,3,4,5,6,7,19,9,10,11,12,13,14,15,16,17,18,8");
+  EXPECT_EQ(default_gpu_geometry(narrow_tile, 1, GpuPolicy{}, 132), GpuPolicy{});
+  DeviceCaps h100 = caps;
+  h100.sm_count = 132;
+  for (const Bmmc& small : {random_bmmc(22, 3), bit_reverse(22), parse_spec("axes:16x256x1024:2,0,1")}) {
+    const Plan sp = make_plan(small, 1, h100);
+    EXPECT_EQ(tile(sp).vector_bytes(), 4);
+    EXPECT_TRUE(tile(sp).packed_bytes);
+    EXPECT_GE(tile(sp).blocks(), 256u);
+    EXPECT_TRUE(check_plan(sp).correct);
+  }
   // Bit-reverse's L_8 + A⁻¹L_8 has 16 dimensions, as a random map's: 1024 threads. A map that keeps the low 8
   // bits but moves bit 8 (so not the 16-byte-lane branch above) has a tile of 8 and keeps 256 threads.
   EXPECT_EQ(default_gpu_geometry(bit_reverse(24), 1, GpuPolicy{}).threads_per_block, 1024);

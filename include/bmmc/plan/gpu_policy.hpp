@@ -29,6 +29,9 @@ struct GpuPolicy {
   std::optional<BlockOrder> block_order;
   /// Which runs the tile rows beyond the forced ones lengthen (PlanOptions::longer_runs); default: Read.
   RunSide longer_runs = RunSide::Read;
+  /// 1-byte arrays too small for two blocks of 2^16-element tiles per SM get 4-byte lanes (default_gpu_geometry).
+  /// Off for the multi-GPU push pass, whose plan sizes its runs for the default lanes before this is known.
+  bool small_byte_lanes = true;
 
   friend bool operator==(const GpuPolicy&, const GpuPolicy&) = default;
 };
@@ -56,8 +59,10 @@ bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept;
 /// Every other map keeps the planner's default (8-byte lane accesses, 16 elements per thread), and so does
 /// a policy that sets either knob; 1-byte elements whose packed tile L_s + A⁻¹L_s (s = 8) exceeds 2^14 get
 /// threads for at most 64 elements each, unless the policy names a count (a random map's 2^16: 1024 threads,
-/// not 256 with 256 elements each, which took 1.9 s to JIT).
-GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy);
+/// not 256 with 256 elements each, which took 1.9 s to JIT). With `sm_count` (> 0) and policy.small_byte_lanes,
+/// 1-byte maps whose 8-byte lanes' tile exceeds 2^14 elements and gives fewer than 2 × sm_count blocks get 4-byte
+/// lanes instead (vector_bits 2: tiles of at most 2^14; a random map at n ≤ 24 on an H100, 4× the blocks).
+GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count = 0);
 
 /// For a one-pass policy that leaves elems_per_thread 0: fewer elements per thread (16, 8, … 1) until the array
 /// of 2^n elements has at least one block per SM (caps.sm_count); `policy` unchanged otherwise. Example: n = 18
