@@ -91,11 +91,17 @@ int both_sides_dim(const Bmmc& bmmc, int s) {
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count) {
   GpuPolicy p = policy;
   const int n = bmmc.n();
-  if (resolve_variant(policy.variant, n) != Variant::OnePass || policy.vector_bits >= 0) return p;
+  // A lane width set to the default 8 bytes (the front door does that for views aligned to 8 but not 16 bytes)
+  // still gets the 1-byte thread count below, not 256 threads with 256 elements each.
+  const bool default_lanes = policy.vector_bits < 0;
+  if (resolve_variant(policy.variant, n) != Variant::OnePass ||
+      !(default_lanes || (elem_bytes == 1 && policy.vector_bits == 3)))
+    return p;
   const int wide = std::countr_zero(16u / static_cast<unsigned>(elem_bytes));  // 16-byte lane accesses
   const int threads = threads_of(policy);
   const int thread_bits = std::countr_zero(static_cast<unsigned>(threads));
-  if (policy.elems_per_thread == 0 && n >= wide + kLaneBits + thread_bits && keeps_low_bits(bmmc, wide + kLaneBits)) {
+  if (default_lanes && policy.elems_per_thread == 0 && n >= wide + kLaneBits + thread_bits &&
+      keeps_low_bits(bmmc, wide + kLaneBits)) {
     p.vector_bits = wide;  // whole 16-byte vectors, one per thread: the copy's own geometry
     p.elems_per_thread = 1 << wide;
   } else if (elem_bytes == 1 && policy.threads_per_block == 0 && n >= kLaneBits) {
@@ -112,7 +118,7 @@ GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy
     // and 23 faster too, n = 25 level (BENCHMARKS.md, "Small 1-byte arrays").
     int lane_bits = std::min(3, n - kLaneBits);
     int d = both_sides_dim(bmmc, lane_bits + kLaneBits);
-    if (policy.small_byte_lanes && lane_bits == 3 && d > 14 && sm_count > 0 &&
+    if (default_lanes && policy.small_byte_lanes && lane_bits == 3 && d > 14 && sm_count > 0 &&
         (std::uint64_t{1} << (n - d)) < 2 * static_cast<std::uint64_t>(sm_count)) {
       lane_bits = 2;
       p.vector_bits = lane_bits;

@@ -183,22 +183,46 @@ TEST(GpuPermute, BadPointersAreRefusedBeforeAnyLaunch) {
   }
 }
 
+// Random bytes in a view `offset` bytes into a device allocation, permuted by `b` with permute() into a view as
+// far into another: the views, the input, the reference result and what permute() wrote.
+struct OffsetViews {
+  DeviceBuffer in, out;
+  char* in_view = nullptr;
+  char* out_view = nullptr;
+  std::vector<unsigned char> host, expect, got;
+};
+
+OffsetViews permute_offset_views(const Bmmc& b, int eb, std::size_t offset, std::uint64_t seed) {
+  const std::size_t bytes = (std::size_t{1} << b.n()) * static_cast<std::size_t>(eb);
+  OffsetViews v;
+  v.in = DeviceBuffer(bytes + 16);
+  v.out = DeviceBuffer(bytes + 16);
+  v.in_view = static_cast<char*>(v.in.get()) + offset;
+  v.out_view = static_cast<char*>(v.out.get()) + offset;
+  v.host = random_bytes(bytes, seed);
+  v.expect.resize(bytes);
+  v.got.resize(bytes);
+  permute_reference(b, v.host.data(), v.expect.data(), eb);
+  BMMC_CUDA_CHECK(cudaMemcpy(v.in_view, v.host.data(), bytes, cudaMemcpyHostToDevice));
+  permute(b, v.in_view, v.out_view, eb);
+  BMMC_CUDA_CHECK(cudaMemcpy(v.got.data(), v.out_view, bytes, cudaMemcpyDeviceToHost));
+  return v;
+}
+
 TEST(GpuPermute, FrontDoorNarrowsLaneAccessesForOffsetViews) {
   REQUIRE_GPU();
   // A view that starts 4 bytes into an allocation cannot take the default 8-byte lane accesses: permute()
   // plans 4-byte ones instead (and caches that plan apart), a Permuter with the default width refuses.
   const Bmmc b = random_bmmc(16, 3);
   const std::size_t bytes = (std::size_t{1} << 16) * 4;
-  const auto host = random_bytes(bytes, 9);
-  std::vector<unsigned char> expect(bytes), got(bytes);
-  permute_reference(b, host.data(), expect.data(), 4);
-  DeviceBuffer in(bytes + 16), out(bytes + 16);
-  auto* in4 = static_cast<char*>(in.get()) + 4;
-  auto* out4 = static_cast<char*>(out.get()) + 4;
-  BMMC_CUDA_CHECK(cudaMemcpy(in4, host.data(), bytes, cudaMemcpyHostToDevice));
-  permute(b, in4, out4, 4);
-  BMMC_CUDA_CHECK(cudaMemcpy(got.data(), out4, bytes, cudaMemcpyDeviceToHost));
-  EXPECT_EQ(got, expect);
+  OffsetViews v = permute_offset_views(b, 4, 4, 9);
+  const std::vector<unsigned char>& host = v.host;
+  const std::vector<unsigned char>& expect = v.expect;
+  DeviceBuffer& in = v.in;
+  DeviceBuffer& out = v.out;
+  char* in4 = v.in_view;
+  char* out4 = v.out_view;
+  EXPECT_EQ(v.got, expect);
   const PermuterOptions narrowed = options_for_pointers({}, in4, out4, 4);
   EXPECT_EQ(narrowed.backend, Backend::Cuda);
   EXPECT_EQ(narrowed.gpu.policy.vector_bits, 0);
@@ -211,6 +235,16 @@ TEST(GpuPermute, FrontDoorNarrowsLaneAccessesForOffsetViews) {
   auto* out8 = static_cast<char*>(out.get()) + 8;
   EXPECT_EQ(options_for_pointers({}, in8, out8, 8).gpu.policy.vector_bits, 0);
   EXPECT_EQ(options_for_pointers({}, in.get(), out.get(), 8).gpu.policy.vector_bits, -1);
+  {
+    // 1-byte elements 8 bytes in: 8-byte lanes, and still the 1-byte thread count (1024 for a random map's 2^16
+    // tile, not 256 threads with 256 elements each); the bytes land where the reference puts them.
+    const Bmmc b20 = random_bmmc(20, 5);
+    const OffsetViews v8 = permute_offset_views(b20, 1, 8, 11);
+    EXPECT_EQ(v8.got, v8.expect);
+    const PermuterOptions o8 = options_for_pointers({}, v8.in_view, v8.out_view, 1);
+    EXPECT_EQ(o8.gpu.policy.vector_bits, 3);
+    EXPECT_EQ(std::get<TilePass>(Permuter(b20, 1, o8).plan().passes.at(0)).threads_per_block(), 1024);
+  }
   // run_trusted (no pointer queries) moves the same bytes and still refuses misaligned and overlapping calls.
   std::vector<unsigned char> trusted(bytes);
   DeviceBuffer in2(bytes), out2(bytes);

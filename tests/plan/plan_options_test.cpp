@@ -180,6 +180,15 @@ TEST(GpuPolicy, DefaultGeometry) {
   EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, GpuPolicy{}, 132).vector_bits, 2);
   EXPECT_EQ(default_gpu_geometry(random_bmmc(25, 1), 1, GpuPolicy{}, 132).vector_bits, -1);
   EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, GpuPolicy{}).vector_bits, -1);  // SMs unknown
+  // Lanes set to the default 8 bytes (an 8-byte-aligned view through the front door) keep the 1-byte thread
+  // count, not 256 threads with 256 elements each; other widths set by the caller keep the policy as it is.
+  GpuPolicy eight;
+  eight.vector_bits = 3;
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, eight, 132).threads_per_block, 1024);
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, eight, 132).vector_bits, 3);
+  GpuPolicy four;
+  four.vector_bits = 2;
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, four, 132), four);
   GpuPolicy push;  // the multi-GPU push pass sizes its runs for the default lanes: off there
   push.small_byte_lanes = false;
   EXPECT_EQ(default_gpu_geometry(random_bmmc(22, 1), 1, push, 132).vector_bits, -1);

@@ -61,7 +61,9 @@ bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept;
 /// threads for at most 64 elements each, unless the policy names a count (a random map's 2^16: 1024 threads,
 /// not 256 with 256 elements each, which took 1.9 s to JIT). With `sm_count` (> 0) and policy.small_byte_lanes,
 /// 1-byte maps whose 8-byte lanes' tile exceeds 2^14 elements and gives fewer than 2 × sm_count blocks get 4-byte
-/// lanes instead (vector_bits 2: tiles of at most 2^14; a random map at n ≤ 24 on an H100, 4× the blocks).
+/// lanes instead (vector_bits 2: tiles of at most 2^14; a random map at n ≤ 24 on an H100, 4× the blocks). A
+/// policy whose lanes are set to 8 bytes for 1-byte elements (vector_bits 3, as the front door sets it for views
+/// aligned to 8 bytes) still gets the 1-byte thread count.
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count = 0);
 
 /// For a one-pass policy that leaves elems_per_thread 0: fewer elements per thread (16, 8, … 1) until the array
