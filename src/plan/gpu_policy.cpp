@@ -91,11 +91,12 @@ int both_sides_dim(const Bmmc& bmmc, int s) {
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count) {
   GpuPolicy p = policy;
   const int n = bmmc.n();
-  // A lane width set to the default 8 bytes (the front door does that for views aligned to 8 but not 16 bytes)
-  // still gets the 1-byte thread count below, not 256 threads with 256 elements each.
+  // 1-byte elements with lanes set to 8 bytes or more (the front door sets 8 for views aligned to 8 but not 16
+  // bytes; a caller may name 8 or 16) still get the 1-byte thread count below, not 256 threads with 256 elements
+  // each — but not the small-array 4-byte lanes, which would override the width the policy names.
   const bool default_lanes = policy.vector_bits < 0;
   if (resolve_variant(policy.variant, n) != Variant::OnePass ||
-      !(default_lanes || (elem_bytes == 1 && policy.vector_bits == 3)))
+      !(default_lanes || (elem_bytes == 1 && policy.vector_bits >= 3)))
     return p;
   const int wide = std::countr_zero(16u / static_cast<unsigned>(elem_bytes));  // 16-byte lane accesses
   const int threads = threads_of(policy);

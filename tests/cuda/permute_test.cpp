@@ -204,6 +204,7 @@ OffsetViews permute_offset_views(const Bmmc& b, int eb, std::size_t offset, std:
   v.got.resize(bytes);
   permute_reference(b, v.host.data(), v.expect.data(), eb);
   BMMC_CUDA_CHECK(cudaMemcpy(v.in_view, v.host.data(), bytes, cudaMemcpyHostToDevice));
+  BMMC_CUDA_CHECK(cudaMemset(v.out.get(), 0xA5, bytes + 16));  // poisoned: every byte must be written
   permute(b, v.in_view, v.out_view, eb);
   BMMC_CUDA_CHECK(cudaMemcpy(v.got.data(), v.out_view, bytes, cudaMemcpyDeviceToHost));
   return v;
@@ -243,7 +244,9 @@ TEST(GpuPermute, FrontDoorNarrowsLaneAccessesForOffsetViews) {
     EXPECT_EQ(v8.got, v8.expect);
     const PermuterOptions o8 = options_for_pointers({}, v8.in_view, v8.out_view, 1);
     EXPECT_EQ(o8.gpu.policy.vector_bits, 3);
-    EXPECT_EQ(std::get<TilePass>(Permuter(b20, 1, o8).plan().passes.at(0)).threads_per_block(), 1024);
+    const Permuter p8(b20, 1, o8);
+    EXPECT_EQ(std::get<TilePass>(p8.plan().passes.at(0)).vector_bits, 3);
+    EXPECT_EQ(std::get<TilePass>(p8.plan().passes.at(0)).threads_per_block(), 1024);
   }
   // run_trusted (no pointer queries) moves the same bytes and still refuses misaligned and overlapping calls.
   std::vector<unsigned char> trusted(bytes);

@@ -186,6 +186,9 @@ TEST(GpuPolicy, DefaultGeometry) {
   eight.vector_bits = 3;
   EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, eight, 132).threads_per_block, 1024);
   EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, eight, 132).vector_bits, 3);
+  GpuPolicy sixteen;  // 16-byte lanes named for 1-byte elements: the planner narrows them, the threads still follow
+  sixteen.vector_bits = 4;
+  EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, sixteen, 132).threads_per_block, 1024);
   GpuPolicy four;
   four.vector_bits = 2;
   EXPECT_EQ(default_gpu_geometry(random_bmmc(24, 1), 1, four, 132), four);

@@ -26,7 +26,7 @@ inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
                   "naive, tiled, tiled-banks, tiled-banks-iters, two-pass, one-pass or auto (= one-pass)")
       ->capture_default_str();
   sub->add_option("--elems-per-thread", o.elems_per_thread, "elements each thread moves (power of two; 0 = default)");
-  sub->add_option("--threads", o.threads, "threads per block (power of two, 32..1024; 0 = default 256)");
+  sub->add_option("--threads", o.threads, "threads per block (power of two, 32..1024; 0 = default: 256, more for 1-byte maps with large tiles)");
   sub->add_option("--vector-bits", o.vector_bits,
                   "2^K consecutive elements per lane access (-1 = default: 8-byte accesses)");
   sub->add_option("--swizzle", o.swizzle, "XOR swizzle of the shared tile: default, on or off")->capture_default_str();

@@ -20,7 +20,8 @@ namespace bmmc {
 struct GpuPolicy {
   Variant variant = Variant::Auto;
   int elems_per_thread = 0;   ///< 0: the variant's default (one-pass 16, tiled-banks-iters and two-pass 4, tiled 1)
-  int threads_per_block = 0;  ///< 0: 256; a power of two from 32 to 1024 (and at most the device's limit)
+  int threads_per_block = 0;  ///< 0: 256 (more for 1-byte maps with large tiles: default_gpu_geometry); else a
+                              ///< power of two from 32 to 1024 (and at most the device's limit)
   int vector_bits = -1;       ///< -1: default (8-byte lane accesses); else 2^k elements per lane access
   std::optional<bool> swizzle;  ///< default: on, except for the paper's plain "tiled" variant
   /// Launch order of the blocks (plan/block_order.hpp); default: default_gpu_block_order(elem_bytes). The
@@ -62,8 +63,8 @@ bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept;
 /// not 256 with 256 elements each, which took 1.9 s to JIT). With `sm_count` (> 0) and policy.small_byte_lanes,
 /// 1-byte maps whose 8-byte lanes' tile exceeds 2^14 elements and gives fewer than 2 × sm_count blocks get 4-byte
 /// lanes instead (vector_bits 2: tiles of at most 2^14; a random map at n ≤ 24 on an H100, 4× the blocks). A
-/// policy whose lanes are set to 8 bytes for 1-byte elements (vector_bits 3, as the front door sets it for views
-/// aligned to 8 bytes) still gets the 1-byte thread count.
+/// policy whose lanes are set to 8 bytes or more for 1-byte elements (vector_bits ≥ 3: the front door sets 3 for
+/// views aligned to 8 but not 16 bytes) still gets the 1-byte thread count, but keeps its lane width.
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count = 0);
 
 /// For a one-pass policy that leaves elems_per_thread 0: fewer elements per thread (16, 8, … 1) until the array
