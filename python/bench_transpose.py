@@ -14,8 +14,8 @@ Sections (--sections, default all three on a GPU; `host` alone with --device cpu
   sweep  sizes 1 MiB … --max-mib (powers of two), --shapes random power-of-two shapes per size (rank 2–6,
          dtypes float16 / float32 / int64 / complex64 / uint8, random non-identity axes, fixed --seed).
          CUDA events, median of --reps, the four calls of a shape interleaved: "lat" times each call alone
-         (event, call, event, synchronize: host time + GPU time, what one call costs), "pipe" times --reps calls back to back between two events
-         (divided by --reps: the cost per call in a stream of calls). bmmc.transpose allocates its output
+         (event, call, event, synchronize: host time + GPU time, what one call costs), "pipe" times --reps
+         calls back to back between two events (divided by --reps: the cost per call in a stream of calls). bmmc.transpose allocates its output
          like torch does; bmmc_out passes out=. Every bmmc result is compared with torch's.
   graph  CUDA graph replay: graphs of --graph-ops back-to-back 4 MiB transposes (bmmc.transpose with out=,
          the custom op, torch's permute().contiguous()) and of copy_ of the same bytes; replay timed with CUDA

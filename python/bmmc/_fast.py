@@ -263,8 +263,8 @@ def _shape_template(x, shape):
     """A one-element tensor like x broadcast to `shape`, whose empty_like is a contiguous tensor of that shape, or
     None where it is not (then the output is allocated with x.new_empty(shape)).
 
-    Why: on the H100 host torch.empty_like costs ~2.1 µs a call and x.new_empty(shape) ~2.8-5 µs (it parses the
-    shape and the options anew), a third of a cached call's host time. empty_like of a tensor that is not dense
+    Why: on the H100 host torch.empty_like costs ~1.8 µs a call and x.new_empty(shape) ~2.4 µs (it parses the
+    shape and the options anew; BENCHMARKS.md, issue 17 session 14), of a cached call's ~9 µs. empty_like of a tensor that is not dense
     (strides 0) lays out contiguously in its shape; that is checked here once, so no torch version can slip a
     channels-last or strided output past the cache."""
     if x.is_cuda and _torch.cuda.is_current_stream_capturing():

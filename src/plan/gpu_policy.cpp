@@ -76,18 +76,6 @@ bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept {
   return true;
 }
 
-namespace {
-
-// dim(L_s + A⁻¹L_s): the tile of a one-pass plan whose runs are 2^s elements on both sides.
-int both_sides_dim(const Bmmc& bmmc, int s) {
-  const BitMatrix ainv = bmmc.matrix().inverse();
-  Subspace v = Subspace::low_bits(bmmc.n(), s);
-  for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
-  return v.dim();
-}
-
-}  // namespace
-
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count) {
   GpuPolicy p = policy;
   const int n = bmmc.n();
@@ -118,12 +106,12 @@ GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy
     // bit-reverse and transposes (tiles of 2^16, so 4× the blocks): n = 24 10.5–11.0 µs against 11.2–13.1, n = 22
     // and 23 faster too, n = 25 level (BENCHMARKS.md, "Small 1-byte arrays").
     int lane_bits = std::min(3, n - kLaneBits);
-    int d = both_sides_dim(bmmc, lane_bits + kLaneBits);
+    int d = forced_tile_space(bmmc, lane_bits + kLaneBits).dim();
     if (default_lanes && policy.small_byte_lanes && lane_bits == 3 && d > 14 && sm_count > 0 &&
         (std::uint64_t{1} << (n - d)) < 2 * static_cast<std::uint64_t>(sm_count)) {
       lane_bits = 2;
       p.vector_bits = lane_bits;
-      d = both_sides_dim(bmmc, lane_bits + kLaneBits);
+      d = forced_tile_space(bmmc, lane_bits + kLaneBits).dim();
     }
     if (d > 14) p.threads_per_block = 1 << std::min(10, d - 6);
   }

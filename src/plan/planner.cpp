@@ -13,6 +13,13 @@
 
 namespace bmmc {
 
+Subspace forced_tile_space(const Bmmc& bmmc, int s) {
+  Subspace v = Subspace::low_bits(bmmc.n(), s);
+  const BitMatrix ainv = bmmc.matrix().inverse();
+  for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
+  return v;
+}
+
 namespace {
 
 int log2_exact(int v, const char* what) {
@@ -107,9 +114,8 @@ TilePass make_tile_pass(const Bmmc& bmmc, int eb, const TileOptions& o) {
   if (n < s) throw std::logic_error("planner: tile pass needs n >= vector bits + 5");
   // 1. V = L + A⁻¹L, then directions that lengthen the read runs (e_j) or the write runs (A⁻¹e_j) up to the
   //    wanted number of rows: each side's next candidate is its lowest j ≥ s not yet covered.
-  Subspace v = Subspace::low_bits(n, s);
+  Subspace v = forced_tile_space(bmmc, s);
   const BitMatrix ainv = bmmc.matrix().inverse();
-  for (int j = 0; j < s; ++j) v.insert(ainv.col(j));
   const int q = v.dim() - s;
   const int want = std::min(std::max(o.target_row_bits, q), n - s);
   int next_read = s, next_write = s;

@@ -143,6 +143,21 @@ TEST(GpuPolicy, KeepsLowBits) {
   EXPECT_FALSE(keeps_low_bits(bit_reverse(20), 1));
 }
 
+TEST(Planner, ForcedTileSpace) {
+  // L_s + A⁻¹L_s: s dimensions for maps that keep the low s bits, 2s for bit-reverse and (almost surely) a random
+  // map, and always inside every one-pass tile the planner builds.
+  EXPECT_EQ(forced_tile_space(identity(24), 8).dim(), 8);
+  EXPECT_EQ(forced_tile_space(bit_reverse(24), 8).dim(), 16);
+  EXPECT_EQ(forced_tile_space(random_bmmc(30, 1), 8).dim(), 16);
+  for (int seed = 0; seed < 8; ++seed) {
+    const Bmmc b = random_bmmc(20, seed);
+    const TilePass t = std::get<TilePass>(make_plan(b, 4).passes.at(0));
+    const Subspace forced = forced_tile_space(b, t.segment_bits());
+    EXPECT_TRUE(forced + tile_space(t) == tile_space(t)) << seed;
+    EXPECT_EQ(forced.dim() - t.segment_bits(), t.q) << seed;
+  }
+}
+
 TEST(GpuPolicy, DefaultGeometry) {
   const DeviceCaps caps = default_caps();
   // Whole runs of >= 128 int32 (512 bytes): 16-byte lanes, one vector per thread, 4 KiB tiles that read one

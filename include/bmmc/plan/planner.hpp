@@ -65,6 +65,10 @@ Plan make_plan(const Bmmc& bmmc, int elem_bytes, const PlanOptions& options = {}
 /// 0 for elements of 8 bytes or more).
 int default_vector_bits(int elem_bytes);
 
+/// V = L_s + A⁻¹L_s, the space a one-pass tile must contain for runs of 2^s elements on both sides (its
+/// dimension minus s is q, the rows the permutation forces). Example: a random A on n = 30 bits, s = 8: 2^16.
+Subspace forced_tile_space(const Bmmc& bmmc, int s);
+
 /// The coset-tile pass of docs/DESIGN.md §4 steps 2–5 on a given tile space V' (which must contain the
 /// low k + 5 directions and A⁻¹ of them): block positions, rows, swizzle. `q` is recorded as given (the
 /// rows the permutation forces). make_plan builds V' = L + A⁻¹L plus coordinate directions; the in-place
