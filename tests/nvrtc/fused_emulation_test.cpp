@@ -64,7 +64,11 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
   for (auto& x : data) {
     const int c = static_cast<int>(rng() % 8);
     if constexpr (std::is_floating_point_v<T>)
-      x = c == 0 ? T(NAN) : c == 1 ? T(-0.0) : c == 2 ? T(0) : T(static_cast<int>(rng() % 200) - 100);
+      x = c == 0   ? std::copysign(T(NAN), rng() % 2 ? T(1) : T(-1))  // NaNs of both signs
+          : c == 1 ? T(-0.0)
+          : c == 2 ? T(0)
+          : c == 3 ? (rng() % 2 ? T(INFINITY) : T(-INFINITY))
+                   : T(static_cast<int>(rng() % 200) - 100);
     else if constexpr (std::is_signed_v<T>)
       x = static_cast<T>(static_cast<int>(rng() % 200) - 100);  // both signs
     else
