@@ -279,6 +279,7 @@ expect_error 2 "unknown strategy 'x'; expected folded, permute-then-leaf or fuse
 expect_error 2 "--fused-kernel 'x': expected pipelined, registers or shared" "$bmmc" sort --n 8 --random 1 --fused-kernel x
 expect_error 2 "--tile-bits must be in 1..24" "$bmmc" sort --n 8 --random 1 --tile-bits 30
 expect_error 2 "--no-relayout applies to the fused strategy, not to folded" "$bmmc" sort --n 8 --random 1 --strategy folded --no-relayout
+expect_error 2 "--kernel-dir needs the cuda backend and the fused strategy" "$bmmc" sort --n 8 --random 1 --backend cpu --kernel-dir "$work/kernels"
 "$bmmc" sort --n 16 --random 2 --backend cpu --no-relayout --check --stats | grep -q "this run: 9 passes" \
   || fail "bmmc sort --no-relayout: not the network's own order (9 passes at n = 16 on the CPU's cut, 6 relaid)"
 "$bmmc" sort --n 16 --random 2 --backend cpu --check --stats | grep -q "this run: 6 passes" || fail "bmmc sort: not relaid (6 passes at n = 16)"

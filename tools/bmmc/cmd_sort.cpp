@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <thread>
@@ -44,6 +46,7 @@ struct SortOptions {
   int reps = 1;
   int tile_bits = 0, line_bits = -1, reg_bits = 5;  // fused; unset: the backend's default cut
   std::string fused_kernel = "pipelined";
+  std::string kernel_dir;  // GPU fused: write each fused pass's generated CUDA source here
 };
 
 std::vector<std::byte> random_keys(int n, DType t, std::uint64_t seed) {
@@ -139,6 +142,8 @@ void sort_command(const SortOptions& o) {
       o.in.empty() ? random_keys(o.n, t, parse_number_arg(o.random, "--random")) : read_array_file(o.in, bytes);
   const Backend backend = cli_backend(o.backend);
   if (o.compare_cub && backend != Backend::Cuda) throw UsageError("--compare-cub needs the cuda backend");
+  if (!o.kernel_dir.empty() && (backend != Backend::Cuda || strategy != ExecStrategy::Fused))
+    throw UsageError("--kernel-dir needs the cuda backend and the fused strategy");
   for (const auto& [given, flag] : {std::pair{o.no_relayout, "--no-relayout"}, std::pair{o.greedy_cut, "--greedy-cut"}})
     if (given && strategy != ExecStrategy::Fused)
       throw UsageError(fmt::format("{} applies to the fused strategy, not to {}", flag, to_string(strategy)));
@@ -190,6 +195,16 @@ void sort_command(const SortOptions& o) {
     const GpuProgram program(lp, t, go);
     const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
     passes = program.passes();
+    if (!o.kernel_dir.empty()) {  // fused_<i>.cu, i = the fused pass's order: what nvcc -cubin / cuobjdump -sass can read
+      std::filesystem::create_directories(o.kernel_dir);
+      const std::vector<KernelSource> sources = program.fused_sources();
+      for (std::size_t i = 0; i < sources.size(); ++i) {
+        const std::filesystem::path f = std::filesystem::path(o.kernel_dir) / fmt::format("fused_{}.cu", i);
+        std::ofstream out(f);
+        out << sources[i].source;
+        if (!out) throw std::runtime_error(fmt::format("could not write {}", f.string()));
+      }
+    }
     if (program.fused_passes()) {
       const FusionOptions f = fusion_options(go, t, lp.n);
       const FusedCodegenOptions cg = fused_codegen_options(go, t, lp.n);
@@ -327,6 +342,8 @@ void add_sort_command(CLI::App& app, Action& run) {
                 "GPU fused: cut the columns greedily (longest runs first) instead of the least-cost cut with the same pass count (the CPU always cuts greedily)");
   sub->add_flag("--stats", opts->stats, "Print atoms before / stages after fusion, passes over memory and times (GPU: also each pass timed alone)");
   sub->add_option("--reps", opts->reps, "Timed runs (the GPU adds one untimed warm-up)")->capture_default_str();
+  sub->add_option("--kernel-dir", opts->kernel_dir,
+                  "GPU fused: write the generated CUDA source of each fused pass to DIR/fused_<i>.cu (i in pass order)");
   sub->add_flag("--check", opts->check, "Verify the output against std::sort (exit 1 when it differs)");
   sub->add_flag("--jit", opts->jit, "GPU permute-then-leaf: JIT-compiled permutation kernels (default: generic)");
   sub->add_flag("--compare-std", opts->compare_std,
