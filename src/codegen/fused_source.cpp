@@ -18,249 +18,6 @@ using namespace codegen;
 
 namespace {
 
-constexpr int kLanes = 5;  // a warp's 32 lanes read one line of 32 keys
-constexpr int kMaxThreadBits = 10;  // 1024 threads per block
-constexpr std::uint64_t kMaxSharedBytes = 227 * 1024;  // dynamic shared memory a block may opt into (sm_90)
-
-// Adds unit vectors e_m, m in `order`, to `basis` (and `span`) while they are outside the span, until `want`
-// vectors were added.
-void add_units(Subspace& span, std::vector<BitVec>& basis, const std::vector<int>& order, int want) {
-  for (int m : order) {
-    if (want == 0) return;
-    if (span.insert(BitVec{1} << m)) {
-      basis.push_back(BitVec{1} << m);
-      --want;
-    }
-  }
-  if (want) throw std::logic_error("fused codegen: could not complete a layout basis");
-}
-
-// Unit positions 5 … T−1, then 0 … 4 (filler vectors prefer the non-lane coordinates).
-std::vector<int> filler_order(int T) {
-  std::vector<int> o;
-  for (int m = kLanes; m < T; ++m) o.push_back(m);
-  for (int m = 0; m < std::min(kLanes, T); ++m) o.push_back(m);
-  return o;
-}
-
-// The plain load/store layout: lanes on tile coordinates 0 … 4, registers on `reg_support` (coordinates ≥ 5)
-// and the lowest free coordinates, warps on the rest.
-FusedLayout io_layout(int T, int R, BitVec reg_support) {
-  FusedLayout l;
-  Subspace span(T);
-  for (int m = 0; m < kLanes; ++m) {
-    l.threads.push_back(BitVec{1} << m);
-    span.insert(BitVec{1} << m);
-  }
-  for (int m = kLanes; m < T; ++m)
-    if ((reg_support >> m) & 1) {
-      l.regs.push_back(BitVec{1} << m);
-      span.insert(BitVec{1} << m);
-    }
-  add_units(span, l.regs, filler_order(T), R - static_cast<int>(l.regs.size()));
-  add_units(span, l.threads, filler_order(T), T - R - kLanes);
-  return l;
-}
-
-// A layout whose registers span D (docs/DESIGN.md §10, "register windows"): lanes u_l with low coordinates e_l
-// and span(lanes) ∩ D = 0, so a warp's accesses to the tile stay on 32 distinct banks. With D's reduced basis
-// (lowest-bit pivots): u_l = e_l when l is not a pivot of D; for the basis vector d with pivot l < 5,
-// u_l = e_l ⊕ high(d) ⊕ e_m with m a fresh non-pivot position ≥ 5. A combination of lanes inside D would,
-// after adding the d's, leave a non-zero combination of those e_m inside D, impossible at non-pivot positions.
-// When D avoids coordinates 0 … 4 the lanes are e_0 … e_4: the layout can also load and store (whole runs).
-FusedLayout window_layout(int T, int R, const Subspace& D) {
-  FusedLayout l;
-  std::vector<int> fresh;
-  for (int m = kLanes; m < T; ++m)
-    if (!((D.pivots() >> m) & 1)) fresh.push_back(m);
-  std::size_t next = 0;
-  Subspace span = D;
-  for (int lane = 0; lane < kLanes; ++lane) {
-    BitVec u = BitVec{1} << lane;
-    if ((D.pivots() >> lane) & 1) {
-      const BitVec d = *std::find_if(D.basis().begin(), D.basis().end(),
-                                     [&](BitVec v) { return std::countr_zero(v) == lane; });
-      if (next == fresh.size()) throw std::logic_error("fused codegen: no free coordinate for a lane");
-      u ^= (d & ~low_mask(kLanes)) ^ (BitVec{1} << fresh[next++]);
-    }
-    if (!span.insert(u)) throw std::logic_error("fused codegen: lane vectors meet the window's directions");
-    l.threads.push_back(u);
-  }
-  l.regs = D.basis();
-  add_units(span, l.regs, filler_order(T), R - D.dim());
-  add_units(span, l.threads, filler_order(T), T - R - kLanes);
-  return l;
-}
-
-// The tile's basis: the runs e_0 … e_(c−1) first (lanes 0 … c−1 read consecutive keys), then 5 − c lane
-// coordinates, then the rest. When the first and last windows' directions (G) can avoid coordinates 0 … 4 —
-// G ∩ runs = 0 and room for the lanes — coordinates 5 … hold a basis of G: those windows then have the lanes
-// e_0 … e_4 and the block loads and stores straight into and out of their layouts (no re-layout). Else the
-// same for the first window alone, then the last, else K's own reduced basis order.
-std::vector<BitVec> tile_basis(const Subspace& k, const Subspace* first, const Subspace* last) {
-  const std::vector<BitVec>& kb = k.basis();
-  const int T = k.dim();
-  int c = 0;
-  while (c < std::min(kLanes, T) && kb[c] == BitVec{1} << c) ++c;
-  std::vector<const Subspace*> tries;
-  if (first && last) tries.push_back(nullptr);  // both
-  if (first) tries.push_back(first);
-  if (last && last != first) tries.push_back(last);
-  for (const Subspace* only : tries) {
-    Subspace g = only ? *only : *first + *last;
-    Subspace runs = Subspace::low_bits(k.n(), c);
-    if ((runs + g).dim() != c + g.dim() || g.dim() > T - kLanes) continue;
-    std::vector<BitVec> b(kb.begin(), kb.begin() + c);
-    Subspace span = runs + g;
-    for (BitVec v : kb)  // the other lanes: outside runs + G
-      if (static_cast<int>(b.size()) < std::min(kLanes, T) && span.insert(v)) b.push_back(v);
-    if (static_cast<int>(b.size()) < std::min(kLanes, T)) continue;
-    for (BitVec v : g.basis()) b.push_back(v);
-    Subspace all = Subspace::span(k.n(), b);
-    for (BitVec v : kb)
-      if (all.insert(v)) b.push_back(v);
-    return b;
-  }
-  return kb;
-}
-
-bool holds(const FusedLayout& l, BitVec delta, int T) {
-  return Subspace::span(T, l.regs).contains(delta);
-}
-
-}  // namespace
-
-const char* to_string(FusedKernelKind k) noexcept {
-  switch (k) {
-    case FusedKernelKind::Shared: return "shared";
-    case FusedKernelKind::Registers: return "registers";
-    case FusedKernelKind::Pipelined: return "pipelined";
-  }
-  return "?";
-}
-
-int FusedKernelPlan::threads_per_block() const noexcept {
-  if (kind != FusedKernelKind::Shared) return 1 << (tile_dim - reg_bits);
-  return tile_dim <= 1 ? 1 : 1 << std::min(tile_dim - 1, 8);
-}
-
-int FusedKernelPlan::transitions() const noexcept {
-  if (kind == FusedKernelKind::Shared) return 1;  // the load and the store go through the tile
-  // Pipelined: the first window reads the prefetched tile from shared memory.
-  int t = kind == FusedKernelKind::Pipelined ? 1 : 0;
-  const FusedLayout* cur = kind == FusedKernelKind::Pipelined ? &windows.front().layout : &load;
-  for (const FusedWindow& w : windows) {
-    if (!(w.layout == *cur)) ++t;
-    cur = &w.layout;
-  }
-  if (!(store == *cur)) ++t;
-  return t;
-}
-
-void check_fused_tile(const FusedTileSpec& s) {
-  if (s.n < 1 || s.n > 40) throw std::invalid_argument(fmt::format("fused pass: n = {}; expected 1..40", s.n));
-  if (s.columns.empty()) throw std::invalid_argument("fused pass: no columns");
-  for (BitVec v : s.tile)
-    if (v >> s.n) throw std::invalid_argument(fmt::format("fused pass: tile vector {:#x} has bits above n = {}", v, s.n));
-  const Subspace tile = Subspace::span(s.n, s.tile);
-  for (std::size_t j = 0; j < s.columns.size(); ++j) {
-    const FusedColumn& c = s.columns[j];
-    if (c.dir == 0 || (c.dir >> s.n) || !tile.contains(c.dir))
-      throw std::invalid_argument(fmt::format(
-          "fused pass: column {} compares along {:#x}, which is zero or outside the tile space (dimension {}); "
-          "every pair must lie inside one tile",
-          j, c.dir, tile.dim()));
-    if (c.row >> s.n) throw std::invalid_argument(fmt::format("fused pass: column {}: row {:#x} has bits above n", j, c.row));
-    if (parity(c.row & c.dir) != 1)
-      throw std::invalid_argument(fmt::format(
-          "fused pass: column {}: the two members of a pair along {:#x} have the same logical bit 0 (row {:#x})", j,
-          c.dir, c.row));
-    if (c.first_bit < 0 || c.first_bit >= s.n || !((c.dir >> c.first_bit) & 1))
-      throw std::invalid_argument(fmt::format(
-          "fused pass: column {}: first_bit {} does not tell the members of a pair along {:#x} apart", j, c.first_bit,
-          c.dir));
-    if (c.c0 != 0 && c.c0 != 1) throw std::invalid_argument(fmt::format("fused pass: column {}: c0 = {}", j, c.c0));
-  }
-}
-
-FusedKernelPlan plan_fused_kernel(const FusedTileSpec& s, const FusedCodegenOptions& o) {
-  check_fused_tile(s);
-  if (o.reg_bits < 1 || o.reg_bits > 6 || o.tile_bits < 1 || o.tile_bits > 20)
-    throw std::invalid_argument(fmt::format(
-        "fused codegen: tile_bits {} and reg_bits {}; expected 1 <= tile_bits <= 20, 1 <= reg_bits <= 6", o.tile_bits,
-        o.reg_bits));
-  FusedKernelPlan p;
-  p.n = s.n;
-  // K: V' widened with the lowest unit vectors it lacks (so a run of consecutive keys only grows).
-  Subspace k = Subspace::span(s.n, s.tile);
-  const int T = std::min(s.n, std::max(o.tile_bits, k.dim()));
-  if (T > 20) throw std::invalid_argument(fmt::format("fused codegen: a tile of 2^{} keys is too large (at most 2^20)", T));
-  for (int m = 0; m < s.n && k.dim() < T; ++m) k.insert(BitVec{1} << m);
-  p.tile_dim = T;
-  p.outside = k.coordinate_complement();
-  // A block has at most 1024 threads: a large tile raises R to T − 10 (more keys per thread), and a tile that
-  // would need more than 2^6 keys per thread, or has fewer than 2^(R+5) keys, runs on the shared kernel.
-  const int R = std::max(o.reg_bits, T - kMaxThreadBits);
-  // Pipelined needs two tiles of shared memory; where they do not fit, the registers kernel runs instead.
-  const bool registers = o.kind != FusedKernelKind::Shared && T >= R + kLanes && R <= 6;
-  const bool two_tiles = (std::uint64_t{2} << T) * static_cast<std::uint64_t>(o.key_bytes) <= kMaxSharedBytes;
-  p.kind = !registers ? FusedKernelKind::Shared
-           : o.kind == FusedKernelKind::Pipelined && two_tiles ? FusedKernelKind::Pipelined
-                                                               : FusedKernelKind::Registers;
-  // Greedy windows (Registers): a window grows while its directions span at most R dimensions (the same
-  // monotone feasibility as the pass cut of schedule.hpp, so the greedy count is the fewest for this column
-  // order). Spans are taken of the global directions: they do not depend on the tile basis chosen below.
-  std::vector<Subspace> spans;
-  std::vector<std::size_t> starts;
-  if (p.kind != FusedKernelKind::Shared)
-    for (std::size_t j = 0; j < s.columns.size(); ++j) {
-      if (!spans.empty()) {
-        Subspace t = spans.back();
-        t.insert(s.columns[j].dir);
-        if (t.dim() <= R) {
-          spans.back() = std::move(t);
-          continue;
-        }
-      }
-      spans.push_back(Subspace::span(s.n, {s.columns[j].dir}));
-      starts.push_back(j);
-    }
-  p.tile = tile_basis(k, spans.empty() ? nullptr : &spans.front(), spans.empty() ? nullptr : &spans.back());
-  for (const FusedColumn& c : s.columns) {
-    const std::optional<BitVec> delta = coordinates(p.tile, c.dir);
-    if (!delta) throw std::logic_error("fused codegen: a direction left the tile");
-    p.deltas.push_back(*delta);
-  }
-  if (p.kind == FusedKernelKind::Shared) return p;
-  p.reg_bits = R;
-  for (Subspace& sp : spans) {  // to tile coordinates
-    std::vector<BitVec> c;
-    for (BitVec v : sp.basis()) c.push_back(*coordinates(p.tile, v));
-    sp = Subspace::span(T, c);
-  }
-  for (std::size_t w = 0; w < spans.size(); ++w) {
-    FusedWindow win;
-    win.first = starts[w];
-    win.last = w + 1 < spans.size() ? starts[w + 1] : p.deltas.size();
-    win.layout = window_layout(T, R, spans[w]);
-    p.windows.push_back(std::move(win));
-  }
-  // Load straight into the first window's layout when its lanes are coordinates 0 … 4 (a warp then reads
-  // whole runs), else into a plain layout and re-lay out; the same for the store.
-  const FusedLayout plain = io_layout(T, R, 0);
-  auto io_form = [&](const FusedLayout& l) {
-    return std::equal(l.threads.begin(), l.threads.begin() + kLanes, plain.threads.begin());
-  };
-  p.load = io_form(p.windows.front().layout) ? p.windows.front().layout : plain;
-  p.store = io_form(p.windows.back().layout) ? p.windows.back().layout : plain;
-  for (const FusedWindow& w : p.windows)
-    for (std::size_t j = w.first; j < w.last; ++j)
-      if (!holds(w.layout, p.deltas[j], T)) throw std::logic_error("fused codegen: a window misses a direction");
-  return p;
-}
-
-namespace {
-
 struct KeyInfo {
   const char* type;
   int bytes;
@@ -274,29 +31,6 @@ KeyInfo key_info(const std::string& t) {
     if (t == k.type) return k;
   throw std::invalid_argument(fmt::format(
       "fused codegen: key type '{}'; expected int, unsigned int, float, long long, unsigned long long or double", t));
-}
-
-// Per column, the linear functionals of the tile coordinate i that the kernel evaluates: logical bit 0 of the
-// key at x0 ⊕ K·i is parity(row_x0) ⊕ c0 ⊕ parity(rho & i), and its bit first_bit is bit first_bit of x0 ⊕
-// parity(phi & i).
-struct ColumnForms {
-  BitVec rho = 0, phi = 0;
-};
-
-ColumnForms forms(const FusedKernelPlan& p, const FusedColumn& c) {
-  ColumnForms f;
-  for (int k = 0; k < p.tile_dim; ++k) {
-    f.rho |= BitVec(parity(c.row & p.tile[k])) << k;
-    f.phi |= ((p.tile[k] >> c.first_bit) & 1) << k;
-  }
-  return f;
-}
-
-// Restriction of the functional `form` (on tile coordinates) to a family of vectors: bit m = form(v_m).
-BitVec restrict_form(BitVec form, const std::vector<BitVec>& vs) {
-  BitVec r = 0;
-  for (std::size_t m = 0; m < vs.size(); ++m) r |= BitVec(parity(form & vs[m])) << m;
-  return r;
 }
 
 std::string popc(const char* idx, const std::string& e) {
@@ -337,8 +71,15 @@ std::string emit_cs(const KeyInfo& k) {
   return o;
 }
 
-// `var` = the coset origin of block `b`: block index bit k deposited at global position outside[k]; runs of
-// consecutive positions in one shift.
+// S·v for each v (shared_swizzle's storage map).
+std::vector<BitVec> swizzled(const std::vector<BitVec>& rows, const std::vector<BitVec>& vs) {
+  std::vector<BitVec> out;
+  for (BitVec v : vs) out.push_back(apply_rows(rows, v));
+  return out;
+}
+
+// `var` = the coset origin of block `b`: block index bit k deposited at global position outside[k] (runs of
+// consecutive positions in one shift), then the tile parts of the block vectors (block[k] ⊕ e_outside[k]).
 std::string emit_x0(const FusedKernelPlan& p, const std::string& b, const std::string& var, const char* idx,
                     const char* sfx) {
   std::string o = fmt::format("  {} {} = 0{};\n", idx, var, sfx);
@@ -350,7 +91,9 @@ std::string emit_x0(const FusedKernelPlan& p, const std::string& b, const std::s
     o += fmt::format("  {} |= (({}) & {}{}) << {};\n", var, b, hex(low_mask(len) << k), sfx, shift);
     k = e;
   }
-  return o;
+  std::vector<BitVec> inside;
+  for (std::size_t k = 0; k < out.size(); ++k) inside.push_back(p.block[k] ^ (BitVec{1} << out[k]));
+  return o + matvec(var, "(" + b + ")", inside, idx);
 }
 
 std::string column_comment(const FusedTileSpec& s, const FusedKernelPlan& p, std::size_t j) {
@@ -359,23 +102,26 @@ std::string column_comment(const FusedTileSpec& s, const FusedKernelPlan& p, std
                      j, c.dir, p.deltas[j], c.row, c.c0, c.descending ? "descending" : "ascending");
 }
 
-// Per-column runtime bits of a thread: o<j> = logical bit 0 of the key with tile coordinate U·θ (register slot 0)
-// and, for floats, f<j> = its bit first_bit.
+// Per-column bits of a thread: m<j> = "register slot 0 takes the min" and, for floats, f<j> = "the key in slot 0
+// is the pair's first member" (its bit first_bit is 0). A term appears only where its form does not vanish
+// on the block vectors (x0) or the layout's thread vectors (th): with neither, the bit is a constant.
 std::string emit_column_bits(const FusedKernelPlan& p, const FusedColumn& c, const ColumnForms& f,
                              const std::vector<BitVec>& threads, std::size_t j, bool floating, const char* idx) {
   std::string o;
-  BitVec outside = 0;  // x0 has bits at the outside positions only
-  for (int m : p.outside) outside |= BitVec{1} << m;
-  const BitVec xrow = c.row & outside;
+  BitVec on_blocks = 0, first_on_blocks = 0;
+  for (BitVec v : p.block) {
+    on_blocks |= BitVec(parity(c.row & v));
+    first_on_blocks |= (v >> c.first_bit) & 1;
+  }
   const BitVec tmask = restrict_form(f.rho, threads);
   std::string e = std::to_string(c.c0 ^ (c.descending ? 1 : 0));
-  if (xrow) e += " ^ " + popc(idx, fmt::format("x0 & {:#x}", xrow));
+  if (on_blocks) e += " ^ " + popc(idx, fmt::format("x0 & {:#x}", c.row));
   if (tmask) e += fmt::format(" ^ __popc(th & {:#x}u)", tmask);
   // pmin for slot 0: logical bit 0 equals `descending`  ⇔  (bit0 ^ desc) == 0
   o += fmt::format("  const bool m{} = (({}) & 1) == 0;\n", j, e);
   if (floating) {
     const BitVec fmask = restrict_form(f.phi, threads);
-    std::string g = fmt::format("(x0 >> {})", c.first_bit);
+    std::string g = first_on_blocks ? fmt::format("(x0 >> {})", c.first_bit) : "0";
     if (fmask) g += fmt::format(" ^ __popc(th & {:#x}u)", fmask);
     o += fmt::format("  const bool f{} = (({}) & 1) == 0;\n", j, g);
   }
@@ -412,14 +158,17 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     // Persistent blocks: tile b + gridDim.x is copied into `next` (cp.async, no registers) while tile b is
     // worked on; the copy lands at index = tile coordinate, so the first window reads it like a re-layout.
     const std::uint64_t tiles = p.blocks(), size = std::uint64_t{1} << p.tile_dim;
-    const FusedLayout io = io_layout(p.tile_dim, R, 0);
+    const FusedLayout& io = p.plain;
+    const FusedLayout& first = p.windows.front().layout;
+    const std::vector<BitVec> S = shared_swizzle(io, first, p.tile_dim);  // `next` holds tile coordinate i at S·i
     auto prefetch = [&](const std::string& origin) {
-      std::string e = fmt::format("    unsigned c = 0u;\n{}    {} g = {};\n", matvec("c", "th", io.threads, "unsigned int", "    "),
-                                  idx, origin);
+      std::string e = fmt::format("    unsigned c = 0u;\n{}    {} g = {};\n",
+                                  matvec("c", "th", swizzled(S, io.threads), "unsigned int", "    "), idx, origin);
       e += matvec("g", "th", global_cols(io.threads), idx, "    ");
       const std::vector<BitVec> offs = slot_offsets(io);
       for (int r = 0; r < slots; ++r)
-        e += fmt::format("    cp_async(&next[c ^ {}u], &src[g ^ {}{}]);\n", hex(offs[r]), hex(xor_of_columns(p.tile, offs[r])), sfx);
+        e += fmt::format("    cp_async(&next[c ^ {}u], &src[g ^ {}{}]);\n", hex(apply_rows(S, offs[r])),
+                         hex(xor_of_columns(p.tile, offs[r])), sfx);
       return e;
     };
     o += fmt::format("  fkey_t* const next = tile + {};  // the prefetched tile (the re-layouts use tile[0 .. {}))\n", size, size);
@@ -430,9 +179,8 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     o += fmt::format("  for ({} b = blockIdx.x; b < {}{}; b += gridDim.x) {{\n", idx, tiles, sfx);
     o += emit_x0(p, "b", "x0", idx, sfx);
     o += "  cp_async_wait_all();\n  __syncthreads();\n";
-    const FusedLayout& first = p.windows.front().layout;
-    o += "  unsigned f = 0u;\n" + matvec("f", "th", first.threads, "unsigned int");
-    const std::vector<BitVec> fo = slot_offsets(first);
+    o += "  unsigned f = 0u;\n" + matvec("f", "th", swizzled(S, first.threads), "unsigned int");
+    const std::vector<BitVec> fo = swizzled(S, slot_offsets(first));
     for (int r = 0; r < slots; ++r) o += fmt::format("  fkey_t v{} = next[f ^ {}u];\n", r, hex(fo[r]));
     o += "  __syncthreads();  // every thread has read `next`: the next tile may land there\n";
     o += fmt::format("  if (b + gridDim.x < {}{}) {{\n", tiles, sfx);
@@ -446,15 +194,18 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
   auto transition = [&](const FusedLayout& from, const FusedLayout& to) {
     const std::string a = fmt::format("s{}", tr), b = fmt::format("t{}", tr);
     ++tr;
-    o += fmt::format("  // re-layout {} through shared memory (tile index = tile coordinate; lanes on 32 banks)\n", tr);
+    const std::vector<BitVec> S = shared_swizzle(from, to, p.tile_dim);
+    const bool plain_index = S == shared_swizzle(p.plain, p.plain, p.tile_dim);
+    o += fmt::format("  // re-layout {} through shared memory (index = {}; lanes on 32 banks)\n", tr,
+                     plain_index ? "tile coordinate" : "S · tile coordinate, S a bank swizzle");
     if (smem_read) o += "  __syncthreads();\n";
     o += fmt::format("  {{\n  unsigned {} = 0u;\n", a);
-    o += matvec(a, "th", from.threads, "unsigned int");
-    const std::vector<BitVec> fo = slot_offsets(from), to_offs = slot_offsets(to);
+    o += matvec(a, "th", swizzled(S, from.threads), "unsigned int");
+    const std::vector<BitVec> fo = swizzled(S, slot_offsets(from)), to_offs = swizzled(S, slot_offsets(to));
     for (int r = 0; r < slots; ++r) o += fmt::format("  tile[{} ^ {}u] = v{};\n", a, hex(fo[r]), r);
     o += "  }\n  __syncthreads();\n";
     o += fmt::format("  {{\n  unsigned {} = 0u;\n", b);
-    o += matvec(b, "th", to.threads, "unsigned int");
+    o += matvec(b, "th", swizzled(S, to.threads), "unsigned int");
     for (int r = 0; r < slots; ++r) o += fmt::format("  v{} = tile[{} ^ {}u];\n", r, b, hex(to_offs[r]));
     o += "  }\n";
     smem_read = true;
@@ -466,7 +217,7 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     cur = &win.layout;
     for (std::size_t j = win.first; j < win.last; ++j) {
       const FusedColumn& c = s.columns[j];
-      const ColumnForms f = forms(p, c);
+      const ColumnForms f = column_forms(p, c);
       o += column_comment(s, p, j);
       o += emit_column_bits(p, c, f, win.layout.threads, j, k.floating, idx);
       const BitVec rho = *coordinates(win.layout.regs, p.deltas[j]);
@@ -484,11 +235,26 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     }
   }
   if (!(p.store == *cur)) transition(*cur, p.store);
-  o += "  // store: the same lines the keys came from\n";
-  o += fmt::format("  {} h = x0;\n", idx);
-  o += matvec("h", "th", global_cols(p.store.threads), idx);
+  // The store: x = x0 ⊕ K·i goes to out(x) = x, or A·x ⊕ out_xor with a folded permutation (all linear but the
+  // constant, so out(x0) per block, then per thread and per slot as for the load).
+  const bool folded = !s.out_cols.empty();
+  auto out = [&](BitVec v) { return folded ? xor_of_columns(s.out_cols, v) : v; };
+  std::vector<BitVec> store_threads;
+  for (BitVec v : global_cols(p.store.threads)) store_threads.push_back(out(v));
+  if (folded) {
+    o += fmt::format("  // store: the key at x goes to A·x ^ {:#x} (a folded permutation; lanes on output runs of 2^{})\n",
+                     s.out_xor, p.store_runs);
+    std::vector<BitVec> blocks;
+    for (BitVec v : p.block) blocks.push_back(out(v));
+    o += fmt::format("  {} h = {}{};\n", idx, hex(s.out_xor), sfx) + matvec("h", "b", blocks, idx);
+  } else {
+    o += "  // store: the same lines the keys came from\n";
+    o += fmt::format("  {} h = x0;\n", idx);
+  }
+  o += matvec("h", "th", store_threads, idx);
   const std::vector<BitVec> offs = slot_offsets(p.store);
-  for (int r = 0; r < slots; ++r) o += fmt::format("  data[h ^ {}{}] = v{};\n", hex(xor_of_columns(p.tile, offs[r])), sfx, r);
+  for (int r = 0; r < slots; ++r)
+    o += fmt::format("  data[h ^ {}{}] = v{};\n", hex(out(xor_of_columns(p.tile, offs[r]))), sfx, r);
   if (pipelined) o += "  }\n";
   return o;
 }
@@ -511,7 +277,7 @@ std::string generate_shared(const FusedTileSpec& s, const FusedKernelPlan& p, co
   o += "    tile[i] = src[g];\n  }\n  __syncthreads();\n";
   for (std::size_t j = 0; j < s.columns.size(); ++j) {
     const FusedColumn& c = s.columns[j];
-    const ColumnForms f = forms(p, c);
+    const ColumnForms f = column_forms(p, c);
     const BitVec delta = p.deltas[j];
     const int hb = 63 - std::countl_zero(delta);
     o += column_comment(s, p, j);
@@ -536,22 +302,13 @@ std::string generate_shared(const FusedTileSpec& s, const FusedKernelPlan& p, co
 
 }  // namespace
 
-unsigned fused_registers_per_thread(const FusedKernelPlan& plan, int key_bytes) {
-  if (plan.kind == FusedKernelKind::Shared) return 64;
-  const unsigned words = static_cast<unsigned>(std::max(key_bytes / 4, 1));
-  return std::clamp(4u * (1u << plan.reg_bits) * words, 64u, 255u);
-}
-
-std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes, unsigned registers) {
-  const std::uint64_t by_regs = 65536 / (std::uint64_t{std::max(registers, 1u)} * std::max(threads, 1u));
-  const std::uint64_t by_smem = (228 * 1024) / std::max<std::uint64_t>(shared_bytes, 1);
-  return std::max<std::uint64_t>(1, std::min({by_regs, by_smem, std::uint64_t{8}}));
-}
-
 KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type, const FusedCodegenOptions& options) {
   const KeyInfo k = key_info(key_type);
   FusedCodegenOptions opt = options;
   opt.key_bytes = k.bytes;
+  opt.floating_keys = k.floating;
+  if (!s.out_cols.empty() && !options.out_of_place)
+    throw std::invalid_argument("fused codegen: a pass with a folded permutation (out_cols) runs out of place; set out_of_place");
   const FusedKernelPlan p = plan_fused_kernel(s, opt);
   const auto [idx, sfx] = index_type(p.n);
   KernelSource ks;
@@ -563,7 +320,9 @@ KernelSource generate_fused(const FusedTileSpec& s, const std::string& key_type,
   std::string o;
   o += "// bmmc generated kernel (" + std::string(kCodegenVersion) + "): fused compare-swap pass (docs/DESIGN.md §10)\n";
   o += fmt::format("// 2^{} keys of {} ({} bytes), {}; {} columns; block b owns the coset x0(b) ^ K of 2^{} keys,\n",
-                   p.n, k.type, k.bytes, options.out_of_place ? "from src into data (same positions)" : "in place",
+                   p.n, k.type, k.bytes, !s.out_cols.empty()     ? "from src into data at A·x ^ out_xor (a folded permutation)"
+                   : options.out_of_place ? "from src into data (same positions)"
+                                          : "in place",
                    s.columns.size(), p.tile_dim);
   o += "// K (global vectors):";
   for (BitVec v : p.tile) o += fmt::format(" {:#x}", v);

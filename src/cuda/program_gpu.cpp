@@ -63,6 +63,19 @@ FusedTileSpec fused_tile_spec(const FusedLeafPass& pass, int n) {
   return s;
 }
 
+std::optional<FusedTileSpec> fused_then_permute(const FusedLeafPass& pass, const Bmmc& then, int n,
+                                                const FusedCodegenOptions& codegen, int line_bits) {
+  if (codegen.kind == FusedKernelKind::Shared) return std::nullopt;
+  FusedTileSpec spec = fused_tile_spec(pass, n);
+  for (int j = 0; j < n; ++j) spec.out_cols.push_back(then.matrix().col(j));
+  spec.out_xor = then.complement();
+  FusedCodegenOptions cg = codegen;
+  cg.out_of_place = true;
+  const FusedKernelPlan p = plan_fused_kernel(spec, cg);
+  if (p.kind == FusedKernelKind::Shared || p.store_runs < std::min(line_bits, n)) return std::nullopt;
+  return spec;
+}
+
 FusionOptions fusion_options(const GpuProgramOptions& o, DType t, int n) {
   FusionOptions f = gpu_fusion_options(dtype_bytes(t), n);
   if (o.tile_bits) f.tile_bits = o.tile_bits;
@@ -83,6 +96,8 @@ FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& o, DType t, i
   c.reg_bits = o.reg_bits;
   c.kind = o.fused_kernel;
   c.key_bytes = dtype_bytes(t);
+  const bool wide_integers = c.key_bytes == 8 && t != DType::Float64;
+  c.fixed_orientation = o.fixed_orientation.value_or(!wide_integers);
   return c;
 }
 
@@ -127,21 +142,31 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
         fusion.tile_bits, dtype_bytes(t)));
   const FusedCodegenOptions codegen = fused_codegen_options(options, t, lp.n);
   const std::vector<ScheduledPass> passes = schedule(lp, options.strategy, fusion);
-  // Permutations ping-pong between data and temp. With an odd count, the first fused pass also moves the
-  // keys across (read from one buffer, written at the same positions of the other), so that the last pass
-  // ends in data: no copy back.
-  const bool odd = std::count_if(passes.begin(), passes.end(), [](const ScheduledPass& p) {
-                     return std::holds_alternative<PermutePass>(p);
-                   }) % 2 == 1;
-  bool cross = odd;  // the first fused pass is still to take the keys across
-  for (const ScheduledPass& pass : passes) {
+  // A fused pass followed by a permutation that folds into its store (fused_then_permute) runs as one pass
+  // that writes into the other buffer.
+  std::vector<std::optional<FusedTileSpec>> folded(passes.size());
+  for (std::size_t i = 0; i + 1 < passes.size(); ++i)
+    if (const auto* f = std::get_if<FusedLeafPass>(&passes[i]))
+      if (const auto* p = std::get_if<PermutePass>(&passes[i + 1]))
+        folded[i] = fused_then_permute(*f, p->perm, lp.n, codegen, fusion.line_bits);
+  // Permutations ping-pong between data and temp. With an odd count of moves between the buffers (permutations
+  // and folded passes), the first other fused pass also moves the keys across (read from one buffer, written at
+  // the same positions of the other), so that the last pass ends in data: no copy back.
+  std::size_t moves = 0;
+  for (std::size_t i = 0; i < passes.size(); ++i)
+    moves += folded[i].has_value() || (std::holds_alternative<PermutePass>(passes[i]) && !(i > 0 && folded[i - 1]));
+  const bool odd = moves % 2 == 1;
+  bool cross = odd;  // the first fused pass that does not fold is still to take the keys across
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    const ScheduledPass& pass = passes[i];
+    if (i > 0 && folded[i - 1]) continue;  // folded into the pass before
     if (const auto* p = std::get_if<PermutePass>(&pass)) {
       add_permute(p->perm);
     } else if (const auto* f = std::get_if<FusedLeafPass>(&pass)) {
-      const FusedTileSpec spec = fused_tile_spec(*f, lp.n);
+      const FusedTileSpec spec = folded[i] ? *folded[i] : fused_tile_spec(*f, lp.n);
       Op op;
       FusedCodegenOptions cg = codegen;
-      cg.out_of_place = op.out_of_place = std::exchange(cross, false);
+      cg.out_of_place = op.out_of_place = folded[i] || std::exchange(cross, false);
       op.fused = std::make_shared<const KernelSource>(generate_fused(spec, cuda_key_type(t), cg));
       op.grid = op.fused->grid;
       if (const FusedKernelPlan kp = plan_fused_kernel(spec, cg); kp.kind == FusedKernelKind::Pipelined)  // persistent
@@ -149,6 +174,8 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
             op.grid, static_cast<std::uint64_t>(sm_count()) *
                          fused_blocks_per_sm(op.fused->block, op.fused->shared_bytes,
                                              fused_registers_per_thread(kp, dtype_bytes(t))));
+      op.folded = folded[i].has_value();
+      if (op.folded) ++folded_permutations_;
       ops_.push_back(std::move(op));
       ++leaf_passes_;
       ++fused_passes_;
@@ -179,10 +206,10 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
     work();
     for (auto& r : running) r.get();  // rethrows a compile error
   }
-  // Moves between the buffers: the permutations and the fused pass that crossed (if one did); an odd count leaves
-  // the result in temp, copied back: only an odd number of permutations with no fused pass.
+  // Moves between the buffers: the permutations, the folded passes and the fused pass that crossed (if one did);
+  // an odd count leaves the result in temp, copied back: only an odd number of moves with no other fused pass.
   const bool crossed = odd && !cross;
-  passes_ = permutation_passes_ + leaf_passes_ + ((permutation_passes_ + crossed) % 2);
+  passes_ = permutation_passes_ + leaf_passes_ + ((moves + crossed) % 2);
 }
 
 std::vector<KernelSource> GpuProgram::fused_sources() const {
@@ -193,7 +220,7 @@ std::vector<KernelSource> GpuProgram::fused_sources() const {
 }
 
 std::size_t GpuProgram::temp_bytes() const noexcept {
-  return permutation_passes_ ? array_bytes(n_, dtype_bytes(type_)) : 0;
+  return permutation_passes_ + folded_permutations_ ? array_bytes(n_, dtype_bytes(type_)) : 0;
 }
 
 void GpuProgram::operator()(void* data, cudaStream_t stream, void* temp) const {
@@ -205,7 +232,7 @@ void GpuProgram::enqueue(void* data, cudaStream_t stream, void* temp,
   const std::size_t bytes = array_bytes(n_, dtype_bytes(type_));
   void* scratch = temp;
   bool owned = false;
-  if (permutation_passes_ && !scratch) {
+  if (temp_bytes() && !scratch) {
     check(cudaMallocAsync(&scratch, bytes, stream), "cudaMallocAsync(program temp)");
     owned = true;
   }
@@ -259,7 +286,10 @@ std::vector<double> GpuProgram::pass_ms(void* data, cudaStream_t stream, void* t
 std::vector<std::string> GpuProgram::pass_names() const {
   std::vector<std::string> names;
   for (const Op& op : ops_)
-    names.emplace_back(op.permute ? "permute" : op.fused ? (op.out_of_place ? "fused (out of place)" : "fused") : "leaf");
+    names.emplace_back(op.permute  ? "permute"
+                       : op.folded ? "fused + permute"
+                       : op.fused  ? (op.out_of_place ? "fused (out of place)" : "fused")
+                                   : "leaf");
   if (names.size() < passes_) names.emplace_back("copy back");
   return names;
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,7 +60,7 @@ namespace fs = std::filesystem;
 // array (src) and writes every key into the array itself, which is poisoned first.
 template <class T>
 int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std::mt19937_64& rng, const fs::path& dir,
-            const std::string& name, bool first_out_of_place = false) {
+            const std::string& name, bool first_out_of_place = false, bool fold = false) {
   std::vector<T> data(std::size_t{1} << lp.n);
   for (auto& x : data) {
     const int c = static_cast<int>(rng() % 8);
@@ -77,17 +78,30 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
   auto expect = data;
   std::string src = kShim, calls;
   int i = 0;
-  for (const ScheduledPass& p : schedule(lp, ExecStrategy::Fused, fusion_options(go, t, lp.n))) {
-    const auto* fp = std::get_if<FusedLeafPass>(&p);
+  const std::vector<ScheduledPass> passes = schedule(lp, ExecStrategy::Fused, fusion_options(go, t, lp.n));
+  for (std::size_t pi = 0; pi < passes.size(); ++pi) {
+    const auto* fp = std::get_if<FusedLeafPass>(&passes[pi]);
     if (!fp) continue;
-    const FusedTileSpec spec = fused_tile_spec(*fp, lp.n);
+    // With `fold`, a fused pass followed by a permutation takes it into its store as GpuProgram does
+    // (fused_then_permute), reading a copy of the array and writing the poisoned array itself.
+    const auto* then = pi + 1 < passes.size() && fold ? std::get_if<PermutePass>(&passes[pi + 1]) : nullptr;
+    std::optional<FusedTileSpec> folded;
+    if (then) {
+      folded = fused_then_permute(*fp, then->perm, lp.n, fused_codegen_options(go, t, lp.n), fusion_options(go, t, lp.n).line_bits);
+      if (!folded) ADD_FAILURE() << name << ": the permutation after pass " << i << " does not fold";
+    }
+    const FusedTileSpec spec = folded ? *folded : fused_tile_spec(*fp, lp.n);
     FusedCodegenOptions cg = fused_codegen_options(go, t, lp.n);
-    cg.out_of_place = first_out_of_place && i == 0;
+    cg.out_of_place = (first_out_of_place && i == 0) || folded;
     const KernelSource ks = generate_fused(spec, cuda_key_type(t), cg);
     // Pipelined blocks are persistent: run 3 of them, so that each works on several tiles.
-    const bool persistent = plan_fused_kernel(spec, fused_codegen_options(go, t, lp.n)).kind == FusedKernelKind::Pipelined;
+    const bool persistent = plan_fused_kernel(spec, cg).kind == FusedKernelKind::Pipelined;
     const std::uint64_t grid = persistent ? std::min<std::uint64_t>(ks.grid, 3) : ks.grid;
     fused_leaf_pass_cpu(*fp, lp.n, expect.data(), t, 1);
+    if (folded) {  // the key at x goes to perm(x)
+      const std::vector<T> before = expect;
+      for (std::size_t x = 0; x < before.size(); ++x) expect[then->perm.apply(x)] = before[x];
+    }
     src += fmt::format("#define bmmc_fused bmmc_fused_{}\nnamespace k{} {{\nunsigned long long tile_words[{}];\n{}}}\n#undef bmmc_fused\n",
                        i, i, (ks.shared_bytes + 7) / 8, ks.source);
     if (cg.out_of_place)
@@ -168,6 +182,11 @@ TEST(FusedKernelEmulation, GeneratedSourceMatchesTheCpuBitForBit) {
   EXPECT_EQ(emulate<std::int32_t>(mixed, DType::Int32, r4, rng, dir, "mixed_int_r4"), 0);
   EXPECT_EQ(emulate<std::uint32_t>(mixed, DType::UInt32, piped, rng, dir, "mixed_u32_pipelined_oop", true), 0);
   EXPECT_EQ(emulate<std::int64_t>(net, DType::Int64, piped, rng, dir, "net_i64_pipelined"), 0);
+  // Permutations folded into the store of the pass before them (the network's first relayout has no fused pass
+  // before it; the last permutation folds), registers and pipelined kernels, 4- and 8-byte keys.
+  EXPECT_EQ(emulate<std::int32_t>(net, DType::Int32, regs, rng, dir, "net_int_regs_folded", false, true), 0);
+  EXPECT_EQ(emulate<float>(net, DType::Float32, piped, rng, dir, "net_float_pipelined_folded", false, true), 0);
+  EXPECT_EQ(emulate<std::uint64_t>(net, DType::UInt64, piped, rng, dir, "net_u64_pipelined_folded", false, true), 0);
   if (!HasFailure()) fs::remove_all(dir);
 }
 

@@ -47,8 +47,6 @@ void check_layout(const FusedLayout& l, int T, int R, const std::string& what) {
   std::vector<BitVec> all = l.threads;
   all.insert(all.end(), l.regs.begin(), l.regs.end());
   EXPECT_EQ(Subspace::span(T, all).dim(), T) << what << ": not a bijection of the tile";
-  for (int lane = 0; lane < 5; ++lane)
-    EXPECT_EQ(l.threads[lane] & low_mask(5), BitVec{1} << lane) << what << ": lane " << lane << " is not on its bank";
   // Every key once: the (thread, slot) → coordinate map hits each coordinate exactly once (small tiles: all).
   if (T <= 12) {
     std::vector<char> seen(std::size_t{1} << T, 0);
@@ -56,13 +54,27 @@ void check_layout(const FusedLayout& l, int T, int R, const std::string& what) {
       for (BitVec r = 0; r < (BitVec{1} << R); ++r) ++seen[coord(l, th, r)];
     for (char c : seen) ASSERT_EQ(c, 1) << what;
   }
-  // A warp's access of one slot: 32 distinct banks (tile index = coordinate, 4-byte words).
-  for (BitVec warp = 0; warp < (BitVec{1} << (T - R - 5)); warp += 1 + warp * 3)
-    for (BitVec r = 0; r < (BitVec{1} << R); r += 7) {
-      std::set<BitVec> banks;
-      for (BitVec lane = 0; lane < 32; ++lane) banks.insert(coord(l, (warp << 5) | lane, r) & 31);
-      EXPECT_EQ(banks.size(), 32u) << what;
-    }
+}
+
+// A round trip through shared memory stores by `from` and loads by `to` at index S·i (shared_swizzle): S is a
+// bijection, and every warp access of either layout hits 32 distinct banks (4-byte words) and every half-warp
+// 16 distinct 8-byte slots.
+void check_round_trip(const FusedLayout& from, const FusedLayout& to, int T, int R, const std::string& what) {
+  const std::vector<BitVec> S = shared_swizzle(from, to, T);
+  ASSERT_EQ(static_cast<int>(S.size()), T) << what;
+  EXPECT_EQ(Subspace::span(T, S).dim(), T) << what << ": the swizzle is not invertible";
+  for (const FusedLayout* l : {&from, &to})
+    for (BitVec warp = 0; warp < (BitVec{1} << (T - R - 5)); warp += 1 + warp * 3)
+      for (BitVec r = 0; r < (BitVec{1} << R); r += 7) {
+        std::set<BitVec> banks, slots;
+        for (BitVec lane = 0; lane < 32; ++lane) {
+          const BitVec a = apply_rows(S, coord(*l, (warp << 5) | lane, r));
+          banks.insert(a & 31);
+          if (lane < 16) slots.insert(a & 15);
+        }
+        EXPECT_EQ(banks.size(), 32u) << what;
+        EXPECT_EQ(slots.size(), 16u) << what;
+      }
 }
 
 void check_plan(const FusedTileSpec& s, const FusedCodegenOptions& o, const std::string& what) {
@@ -72,6 +84,14 @@ void check_plan(const FusedTileSpec& s, const FusedCodegenOptions& o, const std:
   EXPECT_EQ(Subspace::span(s.n, p.tile).dim(), T) << what;
   for (BitVec v : s.tile) EXPECT_TRUE(Subspace::span(s.n, p.tile).contains(v)) << what << ": K misses V'";
   EXPECT_EQ(static_cast<int>(p.outside.size()), s.n - T);
+  // Block origins: block[k] differs from e_outside[k] by a vector of K, so the cosets x0(b) ⊕ K are disjoint.
+  ASSERT_EQ(p.block.size(), p.outside.size());
+  std::vector<BitVec> all = p.tile;
+  for (std::size_t k = 0; k < p.block.size(); ++k) {
+    EXPECT_TRUE(Subspace::span(s.n, p.tile).contains(p.block[k] ^ (BitVec{1} << p.outside[k]))) << what;
+    all.push_back(p.block[k]);
+  }
+  EXPECT_EQ(Subspace::span(s.n, all).dim(), s.n) << what << ": blocks and tile do not cover the array";
   for (std::size_t j = 0; j < s.columns.size(); ++j) EXPECT_EQ(xor_of_columns(p.tile, p.deltas[j]), s.columns[j].dir);
   EXPECT_LE(p.threads_per_block(), 1024) << what;
   if (p.kind != FusedKernelKind::Registers) return;
@@ -83,6 +103,13 @@ void check_plan(const FusedTileSpec& s, const FusedCodegenOptions& o, const std:
     EXPECT_EQ(p.store.threads[lane], BitVec{1} << lane) << what << ": the store is not on whole runs";
   }
   ASSERT_FALSE(p.windows.empty());
+  // Every round trip the kernel makes (Registers: from the load, between windows, to the store).
+  const FusedLayout* cur = &p.load;
+  for (std::size_t w = 0; w <= p.windows.size(); ++w) {
+    const FusedLayout& next = w < p.windows.size() ? p.windows[w].layout : p.store;
+    if (!(next == *cur)) check_round_trip(*cur, next, T, R, fmt::format("{} round trip into {}", what, w));
+    cur = &next;
+  }
   EXPECT_EQ(p.windows.front().first, 0u);
   EXPECT_EQ(p.windows.back().last, s.columns.size());
   for (std::size_t w = 0; w < p.windows.size(); ++w) {
@@ -108,6 +135,61 @@ TEST(FusedKernelPlan, SortingNetworkPassesHaveSoundLayouts) {
       int i = 0;
       for (const FusedTileSpec& s : specs_of(lower(sort_network(n)), f))
         for (int r : {4, 5, 6}) check_plan(s, {f.tile_bits, r, FusedKernelKind::Registers}, fmt::format("n {} t {} pass {} R {}", n, f.tile_bits, i++, r));
+    }
+}
+
+// The paper's network (its rows are suffix forms such as 0xffffff, whose block part is the same for every column)
+// gets its orientations known when the kernel is generated: no column's form depends on the block, nor on the
+// thread except in a window the block loads into or stores from directly (its lanes must be e_0 … e_4; that
+// costs at most one column there, cheaper than a round trip). Before the block and thread vectors were chosen
+// in the forms' kernel (session 16), 81 of the 91 columns of the n = 24 first pass depended on the thread and
+// all 91 on the block.
+TEST(FusedKernelPlan, SortingNetworkOrientationsAreKnownWhenGenerated) {
+  for (int n : {12, 20, 24, 26})
+    for (const FusionOptions f : {gpu_fusion_options(4, n), gpu_fusion_options(8, n)})
+      for (const FusedTileSpec& s : specs_of(lower(sort_network(n)), f)) {
+        const FusedKernelPlan p = plan_fused_kernel(s, {f.tile_bits, 5, FusedKernelKind::Registers});
+        ASSERT_EQ(p.kind, FusedKernelKind::Registers);
+        for (const FusedWindow& w : p.windows) {
+          const bool direct = (&w == &p.windows.front() && w.layout == p.load) || (&w == &p.windows.back() && w.layout == p.store);
+          int on_threads = 0;
+          for (std::size_t j = w.first; j < w.last; ++j) {
+            const FusedColumn& c = s.columns[j];
+            for (BitVec b : p.block) EXPECT_EQ(parity(c.row & b), 0) << "n " << n << " column " << j;
+            on_threads += restrict_form(column_forms(p, c).rho, w.layout.threads) != 0;
+          }
+          EXPECT_LE(on_threads, direct ? 1 : 0) << "n " << n << " lines " << f.line_bits << " columns " << w.first << "..";
+        }
+      }
+}
+
+// The network's final permutation folds into its last fused pass (fused_then_permute): the store layout is a
+// bijection whose lanes 0 … store_runs − 1 land on output bits 0 … store_runs − 1 (whole runs), at least the
+// line bits of the cut; at n = 24 all five lanes do.
+TEST(FusedKernelPlan, TheFinalPermutationFoldsIntoTheLastPass) {
+  for (int n : {16, 20, 24, 26})
+    for (DType t : {DType::Int32, DType::Float64}) {
+      GpuProgramOptions go;
+      go.input_order_free = true;
+      const FusionOptions f = fusion_options(go, t, n);
+      const std::vector<ScheduledPass> passes = schedule(lower(sort_network(n)), ExecStrategy::Fused, f);
+      ASSERT_GE(passes.size(), 2u);
+      const auto* last = std::get_if<FusedLeafPass>(&passes[passes.size() - 2]);
+      const auto* perm = std::get_if<PermutePass>(&passes.back());
+      ASSERT_TRUE(last && perm) << "n " << n;
+      FusedCodegenOptions cg = fused_codegen_options(go, t, n);
+      const std::optional<FusedTileSpec> spec = fused_then_permute(*last, perm->perm, n, cg, f.line_bits);
+      ASSERT_TRUE(spec) << "n " << n;
+      cg.out_of_place = true;
+      const FusedKernelPlan p = plan_fused_kernel(*spec, cg);
+      EXPECT_GE(p.store_runs, f.line_bits) << "n " << n;
+      if (n == 24) EXPECT_EQ(p.store_runs, 5);
+      check_layout(p.store, p.tile_dim, p.reg_bits, "folded store");
+      for (int lane = 0; lane < p.store_runs; ++lane)
+        EXPECT_EQ(perm->perm.matrix().apply(xor_of_columns(p.tile, p.store.threads[lane])), BitVec{1} << lane) << "n " << n;
+      // Not out of place: refused, since the permutation cannot be written over the tiles being read.
+      cg.out_of_place = false;
+      EXPECT_THROW(generate_fused(*spec, cuda_key_type(t), cg), std::invalid_argument);
     }
 }
 

@@ -46,6 +46,7 @@ struct SortOptions {
   int reps = 1;
   int tile_bits = 0, line_bits = -1, reg_bits = 5;  // fused; unset: the backend's default cut
   std::string fused_kernel = "pipelined";
+  std::string orientation = "auto";  // GPU fused: fixed, runtime or auto (GpuProgramOptions::fixed_orientation)
   std::string kernel_dir;  // GPU fused: write each fused pass's generated CUDA source here
 };
 
@@ -157,6 +158,8 @@ void sort_command(const SortOptions& o) {
   std::size_t passes = 0;
   if (o.fused_kernel != "pipelined" && o.fused_kernel != "registers" && o.fused_kernel != "shared")
     throw UsageError(fmt::format("--fused-kernel '{}': expected pipelined, registers or shared", o.fused_kernel));
+  if (o.orientation != "auto" && o.orientation != "fixed" && o.orientation != "runtime")
+    throw UsageError(fmt::format("--orientation '{}': expected auto, fixed or runtime", o.orientation));
   if (o.tile_bits < 0 || o.tile_bits > 24 || o.line_bits > 24 || o.reg_bits < 1 || o.reg_bits > 6)
     throw UsageError("--tile-bits must be in 1..24, --line-bits below it, --reg-bits in 1..6");
   std::string fused_info;  // --stats: what the fused passes are
@@ -187,6 +190,7 @@ void sort_command(const SortOptions& o) {
     go.reg_bits = o.reg_bits;
     go.relayout = !o.no_relayout;
     go.cost_aware_cut = !o.greedy_cut;
+    if (o.orientation != "auto") go.fixed_orientation = o.orientation == "fixed";
     go.input_order_free = true;  // a sorting network's output does not depend on its input's order
     go.fused_kernel = o.fused_kernel == "shared"      ? FusedKernelKind::Shared
                       : o.fused_kernel == "registers" ? FusedKernelKind::Registers
@@ -334,6 +338,11 @@ void add_sort_command(CLI::App& app, Action& run) {
                   "copy-ahead; one tile per block) or shared (shared memory per column)")
       ->capture_default_str();
   sub->add_option("--reg-bits", opts->reg_bits, "GPU fused registers kernel: log2 of the keys per thread")
+      ->capture_default_str();
+  sub->add_option("--orientation", opts->orientation,
+                  "GPU fused: fixed (block origins and thread layouts chosen so that each pair's orientation is known "
+                  "when the kernel is generated), runtime (plain layouts, orientation computed per thread) or auto "
+                  "(fixed, except for 8-byte integer keys)")
       ->capture_default_str();
   add_backend_option(sub, opts->backend);
   sub->add_flag("--no-relayout", opts->no_relayout,

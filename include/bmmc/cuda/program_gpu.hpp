@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct GpuProgramOptions {
   bool relayout = true, input_order_free = false, cost_aware_cut = true;  ///< FusionOptions' (schedule.hpp)
   FusedKernelKind fused_kernel = FusedKernelKind::Pipelined;
   int reg_bits = 5;  ///< Registers: 2^reg_bits keys per thread
+  /// FusedCodegenOptions::fixed_orientation; unset: on, except for 8-byte integer keys, whose compare folds a
+  /// runtime orientation in for free (ISETP.XOR.EX: 6 SASS instructions a pair either way, while ptxas makes a
+  /// known orientation a 64-bit min and max of 8) and whose kernels would only pay the swizzled addresses.
+  std::optional<bool> fixed_orientation;
   friend bool operator==(const GpuProgramOptions&, const GpuProgramOptions&) = default;
 };
 
@@ -45,6 +50,13 @@ const char* cuda_key_type(DType t);
 /// (the one clear at the pivot of the highest tile coordinate of the direction). Throws std::invalid_argument
 /// for a leaf that is not a pair, a tile basis not in Subspace's reduced form, or a pair outside the tile.
 FusedTileSpec fused_tile_spec(const FusedLeafPass& pass, int n);
+/// The fused pass `pass` with the permutation `then` that follows it folded into its store (FusedTileSpec::out_cols),
+/// when its kernel writes whole output runs of at least 2^line_bits keys (the runs its own tiles are made of):
+/// one pass over memory instead of two. Nothing otherwise (or for the shared kernel). Worked example: the sorting
+/// network at n = 24 ends with a fused pass whose tile holds the preimages of output bits 0 … 7, so its final
+/// permutation (52 µs on an H100) folds in with runs of 2^5 keys.
+std::optional<FusedTileSpec> fused_then_permute(const FusedLeafPass& pass, const Bmmc& then, int n,
+                                                const FusedCodegenOptions& codegen, int line_bits);
 /// The FusionOptions and FusedCodegenOptions that `options` selects for keys of type t.
 FusionOptions fusion_options(const GpuProgramOptions& options, DType t, int n);
 FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& options, DType t, int n);
@@ -60,13 +72,16 @@ class GpuProgram {
   /// over memory in order (a final copy back is a pass of its own), named by pass_names(). For measuring where a
   /// program's time goes (`bmmc sort --stats`); the events cost ~1 µs a pass.
   std::vector<double> pass_ms(void* data, cudaStream_t stream = nullptr, void* temp = nullptr) const;
-  /// What each pass of pass_ms() is: "permute", "fused", "fused (out of place)", "leaf" or "copy back".
+  /// What each pass of pass_ms() is: "permute", "fused", "fused (out of place)", "fused + permute" (a folded
+  /// permutation), "leaf" or "copy back".
   std::vector<std::string> pass_names() const;
 
   std::size_t temp_bytes() const noexcept;
   /// Passes over memory one run makes (permutation passes, leaf passes and a copy back when one is needed).
   std::size_t passes() const noexcept { return passes_; }
   std::size_t permutation_passes() const noexcept { return permutation_passes_; }
+  /// Permutations folded into the store of the fused pass before them (fused_then_permute): no pass of their own.
+  std::size_t folded_permutations() const noexcept { return folded_permutations_; }
   std::size_t leaf_passes() const noexcept { return leaf_passes_; }
   /// Of the leaf passes, those that run several columns in one tile (Fused).
   std::size_t fused_passes() const noexcept { return fused_passes_; }
@@ -80,6 +95,7 @@ class GpuProgram {
     Kernel kernel;
     std::uint64_t grid = 0;                       ///< blocks launched (Pipelined: persistent, at most the SMs can hold)
     bool out_of_place = false;                    ///< a fused pass from the current buffer into the other one
+    bool folded = false;                          ///< with a permutation folded into its store (fused_then_permute)
     LeafGeometry geometry;                     ///< else a leaf pass
     Leaf leaf;
   };
@@ -89,7 +105,7 @@ class GpuProgram {
   int n_;
   DType type_;
   std::vector<Op> ops_;
-  std::size_t passes_ = 0, permutation_passes_ = 0, leaf_passes_ = 0, fused_passes_ = 0;
+  std::size_t passes_ = 0, permutation_passes_ = 0, leaf_passes_ = 0, fused_passes_ = 0, folded_permutations_ = 0;
 };
 
 }  // namespace bmmc
