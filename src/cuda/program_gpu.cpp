@@ -65,8 +65,9 @@ FusedTileSpec fused_tile_spec(const FusedLeafPass& pass, int n) {
 
 std::optional<FusedTileSpec> fused_then_permute(const FusedLeafPass& pass, const Bmmc& then, int n,
                                                 const FusedCodegenOptions& codegen, int line_bits) {
-  if (codegen.kind == FusedKernelKind::Shared) return std::nullopt;
   FusedTileSpec spec = fused_tile_spec(pass, n);
+  // The shared kernel (asked for, or where the tile is too small for registers) cannot fold a permutation.
+  if (plan_fused_kernel(spec, codegen).kind == FusedKernelKind::Shared) return std::nullopt;
   for (int j = 0; j < n; ++j) spec.out_cols.push_back(then.matrix().col(j));
   spec.out_xor = then.complement();
   FusedCodegenOptions cg = codegen;

@@ -197,13 +197,17 @@ TEST(GpuFused, FloatNanAndSignedZerosBitForBitAsTheCpu) {
 TEST(GpuFused, PassCountsOfTheNetwork) {
   REQUIRE_GPU();
   const LoweredProgram lp = lower(sort_network(24));
-  const GpuProgram relaid(lp, DType::Int32);  // 2^13 tiles: relayout first, 19 fused passes, the last permutation
-  EXPECT_EQ(relaid.passes(), 21u);
+  // 2^13 tiles: relayout first, 19 fused passes, the last with the final permutation folded into its store
+  const GpuProgram relaid(lp, DType::Int32);
+  EXPECT_EQ(relaid.passes(), 20u);
   EXPECT_EQ(relaid.fused_passes(), 19u);
+  EXPECT_EQ(relaid.folded_permutations(), 1u);
   EXPECT_EQ(relaid.temp_bytes(), std::size_t{4} << 24);
   const GpuProgram sort(lp, DType::Int32, as_sort());  // the first fused pass out of place: no copy back
-  EXPECT_EQ(sort.passes(), 20u);
+  EXPECT_EQ(sort.passes(), 19u);
   EXPECT_EQ(sort.fused_passes(), 19u);
+  EXPECT_EQ(sort.folded_permutations(), 1u);
+  EXPECT_EQ(sort.temp_bytes(), std::size_t{4} << 24);
   GpuProgramOptions own_order;
   own_order.relayout = false;
   const GpuProgram own(lp, DType::Int32, own_order);
@@ -211,12 +215,13 @@ TEST(GpuFused, PassCountsOfTheNetwork) {
   EXPECT_EQ(own.fused_passes(), 25u);
   GpuProgramOptions t14 = as_sort();
   t14.tile_bits = 14;
-  EXPECT_EQ(GpuProgram(lp, DType::Int32, t14).passes(), 17u);
+  EXPECT_EQ(GpuProgram(lp, DType::Int32, t14).passes(), 16u);
   EXPECT_EQ(own.temp_bytes(), 0u);
 }
 
 // pass_ms runs the same passes as operator() (the result sorted), one time per pass, named by pass_names: the
-// sort's out-of-place first pass, the fused ones, the final permutation; a program that copies back names the copy.
+// sort's out-of-place first pass, the fused ones, the last with the final permutation folded in; a program that
+// copies back names the copy.
 TEST(GpuFused, PassByPassTimes) {
   REQUIRE_GPU();
   const int k = 16;
@@ -234,7 +239,7 @@ TEST(GpuFused, PassByPassTimes) {
   ASSERT_EQ(names.size(), sort.passes());
   for (double t : ms) EXPECT_GT(t, 0.0);
   EXPECT_EQ(names.front(), "fused (out of place)");
-  EXPECT_EQ(names.back(), "permute");
+  EXPECT_EQ(names.back(), "fused + permute");
   std::vector<std::int32_t> out(in.size());
   d.download(out.data(), bytes);
   EXPECT_EQ(out, expect);

@@ -193,6 +193,39 @@ TEST(FusedKernelPlan, TheFinalPermutationFoldsIntoTheLastPass) {
     }
 }
 
+// Random programs and cuts as GpuFused.RandomParmProgramsMatchTheInterpreter draws them: wherever a permutation
+// follows a fused pass, fused_then_permute either declines (the shared kernel, short output runs) or gives a pass
+// the generator takes out of place (it threw for tiles too small for registers before it asked the plan's kind).
+TEST(FusedKernelPlan, RandomProgramsFoldOrDecline) {
+  std::mt19937_64 rng(18);
+  int folds = 0;
+  for (int r = 0; r < 80; ++r) {
+    const int n = 3 + static_cast<int>(rng() % 16);
+    const LoweredProgram lp = lower(random_parm_program(n, rng));
+    GpuProgramOptions o;
+    o.tile_bits = 6 + static_cast<int>(rng() % 10);
+    o.line_bits = static_cast<int>(rng() % 4);
+    o.reg_bits = 3 + static_cast<int>(rng() % 3);
+    o.fused_kernel = r % 4 == 3 ? FusedKernelKind::Shared : r % 4 == 1 ? FusedKernelKind::Registers : FusedKernelKind::Pipelined;
+    const FusionOptions f = fusion_options(o, DType::Int32, n);
+    const std::vector<ScheduledPass> passes = schedule(lp, ExecStrategy::Fused, f);
+    for (std::size_t i = 0; i + 1 < passes.size(); ++i) {
+      const auto* fp = std::get_if<FusedLeafPass>(&passes[i]);
+      const auto* pp = std::get_if<PermutePass>(&passes[i + 1]);
+      if (!fp || !pp) continue;
+      FusedCodegenOptions cg = fused_codegen_options(o, DType::Int32, n);
+      std::optional<FusedTileSpec> spec;
+      ASSERT_NO_THROW(spec = fused_then_permute(*fp, pp->perm, n, cg, f.line_bits)) << "r " << r;
+      if (!spec) continue;
+      ++folds;
+      cg.out_of_place = true;
+      EXPECT_NO_THROW(generate_fused(*spec, "int", cg)) << "r " << r;
+      EXPECT_EQ(o.fused_kernel == FusedKernelKind::Shared, false) << "r " << r;
+    }
+  }
+  EXPECT_GT(folds, 0);
+}
+
 // The cost-aware cut (schedule.hpp) counts register windows without the code generator; its count must be the
 // kernel plan's, or it optimises a cost the kernel does not pay.
 TEST(FusedKernelPlan, TheCutCountsTheKernelsWindows) {
