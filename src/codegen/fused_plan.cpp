@@ -244,7 +244,14 @@ FusedKernelPlan plan_fused_kernel(const FusedTileSpec& s, const FusedCodegenOpti
   p.n = s.n;
   // K: V' widened with the lowest unit vectors it lacks (so a run of consecutive keys only grows).
   Subspace k = Subspace::span(s.n, s.tile);
-  const int T = std::min(s.n, std::max(o.tile_bits, k.dim()));
+  int wide = k.dim();  // dim(V' + L_run_bits), where that tile still fits
+  if (o.run_bits > 0) {
+    const std::uint64_t tiles = o.kind == FusedKernelKind::Pipelined ? 2 : 1;
+    const int cap = std::bit_width(kMaxSharedBytes / (tiles * static_cast<std::uint64_t>(std::max(o.key_bytes, 1)))) - 1;
+    const int d = (k + Subspace::low_bits(s.n, std::min(o.run_bits, s.n))).dim();
+    if (d <= std::min(cap, 20)) wide = d;
+  }
+  const int T = std::min(s.n, std::max({o.tile_bits, k.dim(), wide}));
   if (T > 20) throw std::invalid_argument(fmt::format("fused codegen: a tile of 2^{} keys is too large (at most 2^20)", T));
   // A folded permutation writes whole output runs when K holds the preimages of the low output bits.
   std::vector<BitVec> out_pre;  // A⁻¹·e_j, j = 0 … min(n, 5) − 1
@@ -252,6 +259,7 @@ FusedKernelPlan plan_fused_kernel(const FusedTileSpec& s, const FusedCodegenOpti
     const BitMatrix inv = BitMatrix::from_cols(s.n, s.out_cols).inverse();
     for (int j = 0; j < std::min(s.n, kLanes); ++j) out_pre.push_back(inv.col(j));
   }
+  for (int m = 0; m < std::min(o.run_bits, s.n) && k.dim() < T; ++m) k.insert(BitVec{1} << m);
   for (BitVec v : out_pre) {
     Subspace t = k;
     if (t.insert(v) && t.dim() <= T) k = std::move(t);

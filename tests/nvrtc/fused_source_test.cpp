@@ -226,6 +226,29 @@ TEST(FusedKernelPlan, RandomProgramsFoldOrDecline) {
   EXPECT_GT(folds, 0);
 }
 
+// GpuProgram's default run_bits grows a pass's kernel tile until its runs are 64 bytes (2^4 int32 keys) where two
+// tiles still fit shared memory: at n = 24 every int32 pass then reads and writes whole runs of 16 keys, some of
+// them in tiles of 2^14 keys; 8-byte keys stay at 2^13 (two 2^14 tiles of 8 bytes would be 256 KiB).
+TEST(FusedKernelPlan, KernelTilesGrowToRunsOfSixtyFourBytes) {
+  GpuProgramOptions go;
+  go.input_order_free = true;
+  for (DType t : {DType::Int32, DType::Float64}) {
+    const FusionOptions f = fusion_options(go, t, 24);
+    const FusedCodegenOptions cg = fused_codegen_options(go, t, 24);
+    EXPECT_EQ(cg.run_bits, t == DType::Int32 ? 4 : 3);
+    int grown = 0;
+    for (const FusedTileSpec& s : specs_of(lower(sort_network(24)), f)) {
+      const FusedKernelPlan p = plan_fused_kernel(s, cg);
+      const Subspace k = Subspace::span(24, p.tile);
+      for (int m = 0; m < (t == DType::Int32 ? 4 : f.line_bits); ++m) EXPECT_TRUE(k.contains(BitVec{1} << m)) << m;
+      EXPECT_LE(p.tile_dim, t == DType::Int32 ? 14 : 13);
+      grown += p.tile_dim > f.tile_bits;
+    }
+    if (t == DType::Int32) EXPECT_GT(grown, 0);
+    else EXPECT_EQ(grown, 0);
+  }
+}
+
 // The cost-aware cut (schedule.hpp) counts register windows without the code generator; its count must be the
 // kernel plan's, or it optimises a cost the kernel does not pay.
 TEST(FusedKernelPlan, TheCutCountsTheKernelsWindows) {

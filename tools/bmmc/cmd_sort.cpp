@@ -44,7 +44,7 @@ struct SortOptions {
   bool stats = false, compare_cub = false, compare_std = false, jit = false, check = false, no_relayout = false,
        greedy_cut = false;
   int reps = 1;
-  int tile_bits = 0, line_bits = -1, reg_bits = 5;  // fused; unset: the backend's default cut
+  int tile_bits = 0, line_bits = -1, reg_bits = 5, run_bits = -1;  // fused; unset: the backend's default cut
   std::string fused_kernel = "pipelined";
   std::string orientation = "auto";  // GPU fused: fixed, runtime or auto (GpuProgramOptions::fixed_orientation)
   std::string kernel_dir;  // GPU fused: write each fused pass's generated CUDA source here
@@ -160,8 +160,9 @@ void sort_command(const SortOptions& o) {
     throw UsageError(fmt::format("--fused-kernel '{}': expected pipelined, registers or shared", o.fused_kernel));
   if (o.orientation != "auto" && o.orientation != "fixed" && o.orientation != "runtime")
     throw UsageError(fmt::format("--orientation '{}': expected auto, fixed or runtime", o.orientation));
-  if (o.tile_bits < 0 || o.tile_bits > 24 || o.line_bits > 24 || o.reg_bits < 1 || o.reg_bits > 6)
-    throw UsageError("--tile-bits must be in 1..24, --line-bits below it, --reg-bits in 1..6");
+  if (o.tile_bits < 0 || o.tile_bits > 24 || o.line_bits > 24 || o.reg_bits < 1 || o.reg_bits > 6 || o.run_bits < -1 ||
+      o.run_bits > 10)
+    throw UsageError("--tile-bits must be in 1..24, --line-bits below it, --reg-bits in 1..6, --run-bits in -1..10");
   std::string fused_info;  // --stats: what the fused passes are
   std::string pass_lines;  // --stats on the GPU: each pass's median time
   if (backend == Backend::Cpu) {
@@ -188,6 +189,7 @@ void sort_command(const SortOptions& o) {
     go.tile_bits = o.tile_bits;
     go.line_bits = o.line_bits;
     go.reg_bits = o.reg_bits;
+    go.run_bits = o.run_bits;
     go.relayout = !o.no_relayout;
     go.cost_aware_cut = !o.greedy_cut;
     if (o.orientation != "auto") go.fixed_orientation = o.orientation == "fixed";
@@ -338,6 +340,9 @@ void add_sort_command(CLI::App& app, Action& run) {
                   "copy-ahead; one tile per block) or shared (shared memory per column)")
       ->capture_default_str();
   sub->add_option("--reg-bits", opts->reg_bits, "GPU fused registers kernel: log2 of the keys per thread")
+      ->capture_default_str();
+  sub->add_option("--run-bits", opts->run_bits,
+                  "GPU fused: grow a pass's kernel tile (beyond --tile-bits) until its runs have 2^run-bits consecutive keys (0: never; -1: runs of 64 bytes)")
       ->capture_default_str();
   sub->add_option("--orientation", opts->orientation,
                   "GPU fused: fixed (block origins and thread layouts chosen so that each pair's orientation is known "

@@ -49,7 +49,7 @@ enum class FusedKernelKind { Shared, Registers, Pipelined };
 const char* to_string(FusedKernelKind k) noexcept;
 
 struct FusedCodegenOptions {
-  int tile_bits = 13;  ///< the kernel's tile has min(n, max(tile_bits, dim(V' + lines))) dimensions
+  int tile_bits = 13;  ///< the kernel's tile has min(n, max(tile_bits, dim(V' + lines))) dimensions (see run_bits)
   int reg_bits = 5;    ///< Registers: 2^reg_bits keys per thread (1..6; raised to T − 10 so a block has ≤ 1024 threads)
   FusedKernelKind kind = FusedKernelKind::Registers;
   int key_bytes = 4;   ///< Pipelined: two tiles of 2^T keys of this size must fit a block's shared memory
@@ -60,6 +60,10 @@ struct FusedCodegenOptions {
   /// (the header's "Orientation"); off: block bits at the non-pivot positions and the plain window layouts, every
   /// orientation computed at run time.
   bool fixed_orientation = true;
+  /// A pass whose V' has runs of fewer than 2^run_bits keys gets a larger tile: it grows by line bits until its
+  /// runs have 2^run_bits keys, where that tile still fits (2^20 keys; the pipelined kernel's two tiles in shared
+  /// memory, the others' one); 0: never.
+  int run_bits = 0;
   /// The kernel reads its tiles from a second array (bmmc_fused(src, data)) and writes them at the same
   /// positions of data: a program with an odd number of permutation passes ends in its own buffer with no copy.
   bool out_of_place = false;

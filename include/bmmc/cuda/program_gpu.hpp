@@ -36,6 +36,9 @@ struct GpuProgramOptions {
   bool relayout = true, input_order_free = false, cost_aware_cut = true;  ///< FusionOptions' (schedule.hpp)
   FusedKernelKind fused_kernel = FusedKernelKind::Pipelined;
   int reg_bits = 5;  ///< Registers: 2^reg_bits keys per thread
+  /// FusedCodegenOptions::run_bits: kernel tiles grown to runs of 2^run_bits keys (0: never); −1: runs of 64 bytes
+  /// (2^4 int32 keys: the n = 24 sort's passes of 32-byte runs took 67–84 µs, with 2^14 tiles 59–70).
+  int run_bits = -1;
   /// FusedCodegenOptions::fixed_orientation; unset: on, except for 8-byte integer keys, whose compare folds a
   /// runtime orientation in for free (ISETP.XOR.EX: 6 SASS instructions a pair either way, while ptxas makes a
   /// known orientation a 64-bit min and max of 8) and whose kernels would only pay the swizzled addresses.
