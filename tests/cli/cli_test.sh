@@ -278,6 +278,8 @@ expect_error 2 "bytes" "$bmmc" permute gray --n 13 -b 4 -i "$work/r12.bin" -o "$
 expect_error 2 "unknown strategy 'x'; expected folded, permute-then-leaf or fused" "$bmmc" sort --n 8 --random 1 --strategy x
 expect_error 2 "--fused-kernel 'x': expected pipelined, registers or shared" "$bmmc" sort --n 8 --random 1 --fused-kernel x
 expect_error 2 "--tile-bits must be in 1..24" "$bmmc" sort --n 8 --random 1 --tile-bits 30
+expect_error 2 "--run-bits in -1..10" "$bmmc" sort --n 8 --random 1 --run-bits 11
+expect_error 2 "--orientation 'x': expected auto, fixed or runtime" "$bmmc" sort --n 8 --random 1 --orientation x
 expect_error 2 "--no-relayout applies to the fused strategy, not to folded" "$bmmc" sort --n 8 --random 1 --strategy folded --no-relayout
 expect_error 2 "--kernel-dir needs the cuda backend and the fused strategy" "$bmmc" sort --n 8 --random 1 --backend cpu --kernel-dir "$work/kernels"
 "$bmmc" sort --n 16 --random 2 --backend cpu --no-relayout --check --stats | grep -q "this run: 9 passes" \
