@@ -205,6 +205,8 @@ void check_fused_tile(const FusedTileSpec& s) {
   if (s.columns.empty()) throw std::invalid_argument("fused pass: no columns");
   for (BitVec v : s.tile)
     if (v >> s.n) throw std::invalid_argument(fmt::format("fused pass: tile vector {:#x} has bits above n = {}", v, s.n));
+  if (s.out_cols.empty() && s.out_xor != 0)
+    throw std::invalid_argument("fused pass: out_xor is set but there is no folded permutation (out_cols is empty)");
   if (!s.out_cols.empty()) {
     bool inside = static_cast<int>(s.out_cols.size()) == s.n && (s.out_xor >> s.n) == 0;
     for (BitVec v : s.out_cols) inside = inside && (v >> s.n) == 0;
@@ -300,6 +302,8 @@ FusedKernelPlan plan_fused_kernel(const FusedTileSpec& s, const FusedCodegenOpti
     if (!delta) throw std::logic_error("fused codegen: a direction left the tile");
     p.deltas.push_back(*delta);
   }
+  if (p.kind == FusedKernelKind::Shared && !s.out_cols.empty())
+    throw std::invalid_argument("fused codegen: a folded permutation (out_cols) needs the registers kernels, not the shared one");
   // Block origins: block[k] = e_outside[k] ⊕ K·z_k with every kept form vanishing on it, i.e. rho(z_k) =
   // parity(row & e_outside[k]) (phi(z_k) = bit first_bit of it), the forms taken first to last while all the
   // n − T systems agree. Worked example (the paper's sorting network, n = 24, first pass): the rows are
@@ -318,11 +322,7 @@ FusedKernelPlan plan_fused_kernel(const FusedTileSpec& s, const FusedCodegenOpti
     }
   for (std::size_t k = 0; k < p.outside.size(); ++k)
     p.block.push_back((BitVec{1} << p.outside[k]) ^ xor_of_columns(p.tile, origin.solution(static_cast<int>(k))));
-  if (p.kind == FusedKernelKind::Shared) {
-    if (!s.out_cols.empty())
-      throw std::invalid_argument("fused codegen: a folded permutation (out_cols) needs the registers kernels, not the shared one");
-    return p;
-  }
+  if (p.kind == FusedKernelKind::Shared) return p;
   p.reg_bits = R;
   for (Subspace& sp : spans) {  // to tile coordinates
     std::vector<BitVec> c;

@@ -156,7 +156,8 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
       o += fmt::format("  fkey_t v{} = src[g ^ {}{}];\n", r, hex(xor_of_columns(p.tile, offs[r])), sfx);
   } else {
     // Persistent blocks: tile b + gridDim.x is copied into `next` (cp.async, no registers) while tile b is
-    // worked on; the copy lands at index = tile coordinate, so the first window reads it like a re-layout.
+    // worked on; the copy lands at index S·i (S: shared_swizzle between the plain layout and the first window's),
+    // so the first window reads it like a re-layout.
     const std::uint64_t tiles = p.blocks(), size = std::uint64_t{1} << p.tile_dim;
     const FusedLayout& io = p.plain;
     const FusedLayout& first = p.windows.front().layout;

@@ -1,7 +1,10 @@
 // Linear systems of forms over F2 (see form_system.hpp): Gauss–Jordan on (form, right-hand sides) rows.
 #include "bmmc/core/form_system.hpp"
 
+#include <fmt/format.h>
+
 #include <bit>
+#include <stdexcept>
 
 namespace bmmc {
 
@@ -23,7 +26,8 @@ bool FormSystem::add(BitVec form, std::uint64_t rhs) {
   return true;
 }
 
-BitVec FormSystem::solution(int k) const noexcept {
+BitVec FormSystem::solution(int k) const {
+  if (k < 0 || k >= 64) throw std::invalid_argument(fmt::format("FormSystem::solution: system {}; expected 0..63", k));
   // Rows are fully reduced: with the free coordinates 0, row r reads only its pivot, so z_pivot = its value.
   BitVec z = 0;
   for (const Row& r : rows_)

@@ -97,6 +97,7 @@ FusedCodegenOptions fused_codegen_options(const GpuProgramOptions& o, DType t, i
   c.reg_bits = o.reg_bits;
   c.kind = o.fused_kernel;
   c.key_bytes = dtype_bytes(t);
+  c.floating_keys = t == DType::Float32 || t == DType::Float64;
   c.run_bits = o.run_bits >= 0 ? o.run_bits : std::bit_width(64u / static_cast<unsigned>(c.key_bytes)) - 1;
   const bool wide_integers = c.key_bytes == 8 && t != DType::Float64;
   c.fixed_orientation = o.fixed_orientation.value_or(!wide_integers);

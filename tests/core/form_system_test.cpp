@@ -22,6 +22,7 @@ TEST(FormSystem, WorkedExample) {
   EXPECT_EQ(s.rank(), 2);
   EXPECT_TRUE(s.add(0b101, 1));  // implied
   EXPECT_EQ(s.rank(), 2);
+  EXPECT_THROW((void)s.solution(64), std::invalid_argument);
 }
 
 TEST(FormSystem, RandomSystemsSolveAndSpanTheirKernels) {

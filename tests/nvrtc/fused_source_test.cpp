@@ -335,6 +335,19 @@ TEST(FusedKernelPlan, RefusesBadPasses) {
   s.columns = {FusedColumn{2, 2, 0, false, 1}};
   EXPECT_NO_THROW(check_fused_tile(s));
   EXPECT_THROW(generate_fused(s, "short"), std::invalid_argument);
+  // Folded permutations: n independent columns of n bits, out_xor only with them.
+  s.out_xor = 1;
+  EXPECT_THROW(check_fused_tile(s), std::invalid_argument);
+  for (int j = 0; j < 8; ++j) s.out_cols.push_back(BitVec{1} << (7 - j));
+  EXPECT_NO_THROW(check_fused_tile(s));
+  s.out_cols[3] = s.out_cols[2];  // singular
+  EXPECT_THROW(check_fused_tile(s), std::invalid_argument);
+  s.out_cols[3] = BitVec{1} << 8;  // outside n bits
+  EXPECT_THROW(check_fused_tile(s), std::invalid_argument);
+  s.out_cols.pop_back();  // n − 1 columns
+  EXPECT_THROW(check_fused_tile(s), std::invalid_argument);
+  s.out_cols.clear();
+  s.out_xor = 0;
   FusedLeafPass bad;  // a tile basis not in reduced form
   bad.tile = {3, 2};
   bad.leaves.push_back(LeafPass{identity(4), Leaf{}});

@@ -214,7 +214,7 @@ void sort_command(const SortOptions& o) {
     if (program.fused_passes()) {
       const FusionOptions f = fusion_options(go, t, lp.n);
       const FusedCodegenOptions cg = fused_codegen_options(go, t, lp.n);
-      std::size_t columns = 0, windows = 0, trips = 0;
+      std::size_t columns = 0, windows = 0, trips = 0, grown = 0;
       std::string kinds;
       for (const ScheduledPass& sp : schedule(lp, strategy, f))
         if (const auto* fp = std::get_if<FusedLeafPass>(&sp)) {
@@ -222,13 +222,15 @@ void sort_command(const SortOptions& o) {
           columns += fp->leaves.size();
           windows += kp.windows.size();
           trips += static_cast<std::size_t>(kp.transitions());
+          grown += kp.tile_dim > f.tile_bits;
           if (kinds.find(to_string(kp.kind)) == std::string::npos) kinds += std::string(kinds.empty() ? "" : "+") + to_string(kp.kind);
         }
-      fused_info = fmt::format("{} fused passes ({} kernel, {} keys per thread), tiles of 2^{} keys in runs of 2^{}; "
-                               "{} columns in {} register windows, {} shared-memory round trips per tile in all; "
-                               "program built (codegen + JIT/cache) in {:.0f} ms",
-                               program.fused_passes(), kinds, 1 << cg.reg_bits, f.tile_bits, f.line_bits, columns,
-                               windows, trips, build_ms);
+      fused_info = fmt::format("{} fused passes ({} kernel, {} keys per thread), tiles of 2^{} keys in runs of 2^{} "
+                               "({} of them grown for runs of 2^{}); {} columns in {} register windows, {} shared-memory "
+                               "round trips per tile in all (before folding); {} permutation(s) folded into a fused "
+                               "pass's store; program built (codegen + JIT/cache) in {:.0f} ms",
+                               program.fused_passes(), kinds, 1 << cg.reg_bits, f.tile_bits, f.line_bits, grown,
+                               cg.run_bits, columns, windows, trips, program.folded_permutations(), build_ms);
     }
     d_in = std::make_unique<DeviceBuffer>(bytes);
     DeviceBuffer work(bytes), temp(program.temp_bytes());

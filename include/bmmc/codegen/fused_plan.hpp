@@ -65,13 +65,15 @@ struct FusedCodegenOptions {
   /// memory, the others' one); 0: never.
   int run_bits = 0;
   /// The kernel reads its tiles from a second array (bmmc_fused(src, data)) and writes them at the same
-  /// positions of data: a program with an odd number of permutation passes ends in its own buffer with no copy.
+  /// positions of data (or through the spec's folded permutation, which requires this): a program with an odd
+  /// number of moves between its buffers ends in its own buffer with no copy.
   bool out_of_place = false;
   friend bool operator==(const FusedCodegenOptions&, const FusedCodegenOptions&) = default;
 };
 
 /// A register layout in tile coordinates: tile coordinate i = ⊕ θ_m·threads[m] ⊕ ⊕ r_k·regs[k] for thread θ
-/// and register slot r. threads[0..4] are the lane vectors (their low five coordinates are e_0 … e_4).
+/// and register slot r. threads[0..4] are the lane vectors (any vectors: the round trips' swizzles put them on
+/// distinct banks; a layout the block loads or stores straight from has lanes e_0 … e_4, whole runs).
 struct FusedLayout {
   std::vector<BitVec> threads;
   std::vector<BitVec> regs;
@@ -100,7 +102,9 @@ struct FusedKernelPlan {
   /// as many of them as agree. Block b owns x0(b) ⊕ K with x0(b) = XOR of block[k] over the set bits k of b.
   std::vector<BitVec> block;
   std::vector<BitVec> deltas;  ///< per column: its direction in tile coordinates
-  FusedLayout load, store;     ///< Registers: the layouts of the global load and store (lanes = coordinates 0 … 4)
+  /// Registers: the layouts of the global load and store (lanes = coordinates 0 … 4; with a folded permutation the
+  /// store's lanes are the preimages of the output's low bits, see store_runs)
+  FusedLayout load, store;
   FusedLayout plain;           ///< Registers: lanes e_0 … e_4, registers on the lowest other coordinates (the cp.async prefetch)
   /// With out_cols: the store's lanes 0 … store_runs − 1 are the tile coordinates of A⁻¹·e_0 …, so a warp
   /// writes whole runs of 2^store_runs output keys (K takes in A⁻¹·e_0 … A⁻¹·e_4 where the tile has room).
@@ -134,9 +138,10 @@ std::vector<BitVec> shared_swizzle(const FusedLayout& from, const FusedLayout& t
 /// S·v for S given by its rows: bit k = parity(rows[k] & v).
 BitVec apply_rows(const std::vector<BitVec>& rows, BitVec v);
 
-/// Throws std::invalid_argument unless the spec is a pass this generator runs: 0 ≤ n ≤ 40, the tile vectors
+/// Throws std::invalid_argument unless the spec is a pass this generator runs: 1 ≤ n ≤ 40, the tile vectors
 /// inside n bits, every direction non-zero and inside span(tile), first_bit below n with the two members of
-/// each pair differing there, at least one column.
+/// each pair differing there, at least one column; out_cols empty (and out_xor 0) or n independent columns of
+/// n bits with out_xor below 2^n.
 void check_fused_tile(const FusedTileSpec& spec);
 
 /// The kernel's plan: the tile K, the block origins, the windows and their layouts (greedy: a window grows while

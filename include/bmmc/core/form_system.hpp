@@ -26,8 +26,9 @@ class FormSystem {
   bool add(BitVec form, std::uint64_t rhs = 0);
   /// Rank of the accepted forms (on the support).
   int rank() const noexcept { return static_cast<int>(rows_.size()); }
-  /// A solution of system k (its free coordinates 0): bits only in the support.
-  BitVec solution(int k = 0) const noexcept;
+  /// A solution of system k, 0 ≤ k < 64 (its free coordinates 0): bits only in the support. Throws
+  /// std::invalid_argument for k outside 0..63.
+  BitVec solution(int k = 0) const;
   /// A basis of {z in the support : every accepted form vanishes on z}.
   std::vector<BitVec> kernel() const;
 
