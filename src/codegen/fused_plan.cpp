@@ -42,21 +42,16 @@ std::vector<int> filler_order(int T) {
   return o;
 }
 
-// The plain load/store layout: lanes on tile coordinates 0 … 4, registers on `reg_support` (coordinates ≥ 5)
-// and the lowest free coordinates, warps on the rest.
-FusedLayout io_layout(int T, int R, BitVec reg_support) {
+// The plain load/store layout: lanes on tile coordinates 0 … 4, registers on the lowest coordinates ≥ 5, warps on
+// the rest.
+FusedLayout io_layout(int T, int R) {
   FusedLayout l;
   Subspace span(T);
   for (int m = 0; m < kLanes; ++m) {
     l.threads.push_back(BitVec{1} << m);
     span.insert(BitVec{1} << m);
   }
-  for (int m = kLanes; m < T; ++m)
-    if ((reg_support >> m) & 1) {
-      l.regs.push_back(BitVec{1} << m);
-      span.insert(BitVec{1} << m);
-    }
-  add_units(span, l.regs, filler_order(T), R - static_cast<int>(l.regs.size()));
+  add_units(span, l.regs, filler_order(T), R);
   add_units(span, l.threads, filler_order(T), T - R - kLanes);
   return l;
 }
@@ -329,7 +324,7 @@ FusedKernelPlan plan_fused_kernel(const FusedTileSpec& s, const FusedCodegenOpti
     for (BitVec v : sp.basis()) c.push_back(*coordinates(p.tile, v));
     sp = Subspace::span(T, c);
   }
-  p.plain = io_layout(T, R, 0);
+  p.plain = io_layout(T, R);
   auto io_form = [&](const FusedLayout& l) {
     return std::equal(l.threads.begin(), l.threads.begin() + kLanes, p.plain.threads.begin());
   };
