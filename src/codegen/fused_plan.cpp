@@ -119,12 +119,9 @@ std::optional<FusedLayout> oriented_layout(int T, int R, const Subspace& D, cons
 // lanes 0 … 3 (a half-warp's 16 eight-byte slots).
 bool banks_distinct(const std::vector<BitVec>& rows, const FusedLayout& l) {
   for (int m : {4, kLanes}) {
+    const std::vector<BitVec> bank_rows(rows.begin(), rows.begin() + m);
     std::vector<BitVec> images;
-    for (int lane = 0; lane < m; ++lane) {
-      BitVec v = 0;
-      for (int k = 0; k < m; ++k) v |= BitVec(parity(rows[k] & l.threads[lane])) << k;
-      images.push_back(v);
-    }
+    for (int lane = 0; lane < m; ++lane) images.push_back(apply_rows(bank_rows, l.threads[lane]));
     if (Subspace::span(m, images).dim() != m) return false;
   }
   return true;
@@ -435,9 +432,7 @@ std::vector<BitVec> shared_swizzle(const FusedLayout& from, const FusedLayout& t
 }
 
 BitVec apply_rows(const std::vector<BitVec>& rows, BitVec v) {
-  BitVec a = 0;
-  for (std::size_t k = 0; k < rows.size(); ++k) a |= BitVec(parity(rows[k] & v)) << k;
-  return a;
+  return restrict_form(v, rows);  // the same parities: bit k = parity(rows[k] & v)
 }
 
 unsigned fused_registers_per_thread(const FusedKernelPlan& plan, int key_bytes) {

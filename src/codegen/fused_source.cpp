@@ -108,11 +108,7 @@ std::string column_comment(const FusedTileSpec& s, const FusedKernelPlan& p, std
 std::string emit_column_bits(const FusedKernelPlan& p, const FusedColumn& c, const ColumnForms& f,
                              const std::vector<BitVec>& threads, std::size_t j, bool floating, const char* idx) {
   std::string o;
-  BitVec on_blocks = 0, first_on_blocks = 0;
-  for (BitVec v : p.block) {
-    on_blocks |= BitVec(parity(c.row & v));
-    first_on_blocks |= (v >> c.first_bit) & 1;
-  }
+  const BitVec on_blocks = restrict_form(c.row, p.block), first_on_blocks = restrict_form(BitVec{1} << c.first_bit, p.block);
   const BitVec tmask = restrict_form(f.rho, threads);
   std::string e = std::to_string(c.c0 ^ (c.descending ? 1 : 0));
   if (on_blocks) e += " ^ " + popc(idx, fmt::format("x0 & {:#x}", c.row));
@@ -196,7 +192,8 @@ std::string generate_registers(const FusedTileSpec& s, const FusedKernelPlan& p,
     const std::string a = fmt::format("s{}", tr), b = fmt::format("t{}", tr);
     ++tr;
     const std::vector<BitVec> S = shared_swizzle(from, to, p.tile_dim);
-    const bool plain_index = S == shared_swizzle(p.plain, p.plain, p.tile_dim);
+    bool plain_index = true;  // S the identity
+    for (std::size_t k = 0; k < S.size(); ++k) plain_index = plain_index && S[k] == BitVec{1} << k;
     o += fmt::format("  // re-layout {} through shared memory (index = {}; lanes on 32 banks)\n", tr,
                      plain_index ? "tile coordinate" : "S · tile coordinate, S a bank swizzle");
     if (smem_read) o += "  __syncthreads();\n";
