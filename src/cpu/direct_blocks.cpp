@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "avx2_transpose.hpp"
+#include "vbmi_network.hpp"
 #include "bmmc/core/bit_matrix.hpp"
 #include "bmmc/core/subspace.hpp"
 
@@ -266,6 +267,62 @@ bool has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
+
+// GCC 12's vpermb intrinsic passes an undefined vector as its unused mask source and then warns about it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// 1- and 2-byte groups (AVX-512 VBMI, vbmi_network.hpp): groups_avx2 with 32 or 16 lanes per vector, byte
+// permutes for the lane permutations and the exchanges. [begin, end) in Gray-code order of the group index.
+template <int EB, int Swaps, bool Pre, bool Post>
+BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
+                           std::uint64_t begin, std::uint64_t end) {
+  constexpr int W = EB == 1 ? 5 : 4, V = 1 << W;
+  using E = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
+  const auto* in = reinterpret_cast<const E*>(in_raw);
+  auto* out = reinterpret_cast<E*>(out_raw);
+  const TransposeTables& x = *d.groups;
+  const ByteIndices& ix = x.bytes;
+  const std::uint64_t gray = begin ^ (begin >> 1);
+  std::uint32_t a = xor_of_columns(d.nat_cols, gray);
+  std::uint32_t vec = xor_of_columns(d.vec_cols, gray) ^ d.vec_c;
+  std::uint32_t mu = xor_of_columns(d.mu_cols, gray) ^ d.mu_c;
+  for (std::uint64_t g = begin; g < end; ++g) {
+    if (g != begin) {
+      const int i = __builtin_ctzll(g);
+      a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
+      if constexpr (Post) mu ^= d.mu_cols[i];
+    }
+    __m256i r[V];
+#pragma GCC unroll 32
+    for (int k = 0; k < V; ++k) {
+      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ x.kpos[k])));
+      if constexpr (Pre) r[k] = _mm256_permutexvar_epi8(load_index(ix.pre[k]), r[k]);
+    }
+    exchange_lane_bits<EB, Swaps>(r, ix);
+    [[maybe_unused]] const __m256i m = _mm256_set1_epi8(static_cast<char>(mu * EB));
+#pragma GCC unroll 32
+    for (int l = 0; l < V; ++l) {
+      __m256i v = r[l];
+      if constexpr (Post) v = _mm256_permutexvar_epi8(_mm256_xor_si256(load_index(ix.post[l]), m), v);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ x.qvec[l]} << W)), v);
+    }
+  }
+}
+#pragma GCC diagnostic pop
+
+template <int EB, int Swaps>
+GroupLoop pick_vbmi_lanes(bool pre, bool post) {
+  if (pre) return post ? &groups_vbmi<EB, Swaps, true, true> : &groups_vbmi<EB, Swaps, true, false>;
+  return post ? &groups_vbmi<EB, Swaps, false, true> : &groups_vbmi<EB, Swaps, false, false>;
+}
+
+template <int EB, int... Swaps>
+GroupLoop pick_vbmi(int swaps, bool pre, bool post, std::integer_sequence<int, Swaps...>) {
+  GroupLoop loop = nullptr;
+  ((swaps == Swaps ? (loop = pick_vbmi_lanes<EB, Swaps>(pre, post), 0) : 0), ...);
+  return loop;
+}
 #endif
 
 // Whether every vector's lane permutation is the identity.
@@ -300,7 +357,7 @@ int blend_cost(const DirectTables& d, int W) {
 // d with set_pile filled in from its group's input and output vector offsets.
 DirectTables with_pile(DirectTables d, int V) {
   const int W = __builtin_ctz(static_cast<unsigned>(V));
-  std::array<std::uint32_t, 8> in{}, out{};
+  std::array<std::uint32_t, 32> in{}, out{};
   for (int v = 0; v < V; ++v) {
     in[v] = d.groups ? d.groups->kpos[v] : d.kpos[v];
     out[v] = (d.groups ? d.groups->qvec[v] : d.qvec[v]) << W;
@@ -316,6 +373,34 @@ DirectTables with_pile(DirectTables d, int V) {
 // groups still win (4.6 against 20 µs).
 bool walk_instead(const DirectTables& d) { return d.elem_bytes == 8 && 2 * d.set_pile > 4; }
 
+// The lane-permuting groups of K0 = A (groups of 2^W vectors of 2^W lanes) into d: the group tables with
+// their representative tables replaced by Gray-walk columns, the complement's parts, and which lane
+// permutations are needed. False when make_group_tables finds none (d unchanged).
+bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int W, DirectTables& d) {
+  const int n = bmmc.n(), V = 1 << W;
+  // K0 = A: the group basis is A⁻¹'s columns (K0⁻¹(e_i) = A⁻¹·e_i).
+  std::vector<BitVec> basis(n);
+  for (int i = 0; i < n; ++i) basis[i] = ainv.col(i);
+  std::optional<TransposeTables> x = make_group_tables(basis, W, d.elem_bytes);
+  if (!x) return false;
+  for (std::size_t g = 1; g < x->rep_nat.size(); g *= 2) {
+    d.nat_cols.push_back(x->rep_nat[g]);
+    d.vec_cols.push_back(x->rep_vec[g]);
+    d.mu_cols.push_back(x->rep_mu[g]);
+  }
+  x->rep_nat = {}, x->rep_vec = {}, x->rep_mu = {};
+  // post[l][j] = D⁻¹(j ⊕ E_l) is affine in j, so reading output lane j ⊕ c_lo is a lane XOR by D⁻¹·c_lo.
+  const BitVec c = bmmc.complement();
+  const auto c_lo = static_cast<std::uint32_t>(c & static_cast<BitVec>(V - 1));
+  d.vec_c = static_cast<std::uint32_t>(c >> W);
+  d.mu_c = static_cast<std::uint32_t>(x->post[0][c_lo] ^ x->post[0][0]);
+  d.pre = !identity_lanes(x->pre, V);
+  d.post = !identity_lanes(x->post, V) || d.mu_c != 0 ||
+           std::any_of(d.mu_cols.begin(), d.mu_cols.end(), [](std::uint32_t m) { return m != 0; });
+  d.groups = std::move(x);
+  return true;
+}
+
 }  // namespace
 
 DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes) {
@@ -330,39 +415,28 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
   if (transposes && (elem_bytes == 4 || elem_bytes == 8) && has_avx2()) {
     DirectTables blended = d;
     const bool blend = make_blend_tables(bmmc, elem_bytes, blended);
-    // K0 = A: the group basis is A⁻¹'s columns (K0⁻¹(e_i) = A⁻¹·e_i).
-    std::vector<BitVec> basis(n);
-    for (int i = 0; i < n; ++i) basis[i] = ainv.col(i);
     const int W = elem_bytes == 4 ? 3 : 2;
-    if (std::optional<TransposeTables> x = make_group_tables(basis, W, elem_bytes)) {
+    if (fill_groups(bmmc, ainv, W, d)) {
       const int V = 1 << W;
-      for (std::size_t g = 1; g < x->rep_nat.size(); g *= 2) {
-        d.nat_cols.push_back(x->rep_nat[g]);
-        d.vec_cols.push_back(x->rep_vec[g]);
-        d.mu_cols.push_back(x->rep_mu[g]);
-      }
-      x->rep_nat = {}, x->rep_vec = {}, x->rep_mu = {};
-      // post[l][j] = D⁻¹(j ⊕ E_l) is affine in j, so reading output lane j ⊕ c_lo is a lane XOR by D⁻¹·c_lo.
-      const auto c_lo = static_cast<std::uint32_t>(c & static_cast<BitVec>(V - 1));
-      d.vec_c = static_cast<std::uint32_t>(c >> W);
-      d.mu_c = static_cast<std::uint32_t>(x->post[0][c_lo] ^ x->post[0][0]);
-      d.pre = !identity_lanes(x->pre, V);
-      d.post = !identity_lanes(x->post, V) || d.mu_c != 0 ||
-               std::any_of(d.mu_cols.begin(), d.mu_cols.end(), [](std::uint32_t m) { return m != 0; });
+      const TransposeTables& x = *d.groups;
       // The cheaper of the two loops by shuffle-unit work per group (vpermd counted as 2, a blend stage
       // of 2^W vpblendd as 2): the blends win for general maps (no post permute, at most one lane permute
       // per register), the lane-permuting loop for maps that keep low bits in place (identity-like, T_r
       // with r < W and no permutes at all).
-      const int permute_cost = x->swaps * V + (d.pre ? 2 * V : 0) + (d.post ? 2 * V : 0);
+      const int permute_cost = x.swaps * V + (d.pre ? 2 * V : 0) + (d.post ? 2 * V : 0);
       if (blend && blend_cost(blended, W) <= permute_cost) {
         if (DirectTables b = with_pile(std::move(blended), V); !walk_instead(b)) return b;
       } else {
-        d.groups = std::move(x);
         if (DirectTables g = with_pile(std::move(d), V); !walk_instead(g)) return g;
       }
     } else if (blend) {
       if (DirectTables b = with_pile(std::move(blended), 1 << W); !walk_instead(b)) return b;
     }
+  }
+  // 1- and 2-byte elements: the byte-permuting groups where the CPU has AVX-512 VBMI.
+  if (transposes && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi()) {
+    const int W = elem_bytes == 1 ? 5 : 4;
+    if (fill_groups(bmmc, ainv, W, d)) return with_pile(std::move(d), 1 << W);
   }
 #else
   (void)transposes;
@@ -407,10 +481,12 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
     return t.elem_bytes == 4 ? loop.template operator()<4>() : loop.template operator()<8>();
   }
   if (t.groups) {
+    const int r = t.groups->swaps;
     const GroupLoop loop =
-        t.elem_bytes == 4
-            ? pick_swaps<4>(t.groups->swaps, t.pre, t.post, std::make_integer_sequence<int, 4>{})
-            : pick_swaps<8>(t.groups->swaps, t.pre, t.post, std::make_integer_sequence<int, 3>{});
+        t.elem_bytes == 4   ? pick_swaps<4>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
+        : t.elem_bytes == 8 ? pick_swaps<8>(r, t.pre, t.post, std::make_integer_sequence<int, 3>{})
+        : t.elem_bytes == 2 ? pick_vbmi<2>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
+                            : pick_vbmi<1>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{});
     if (loop == nullptr) throw std::logic_error("run_direct: no loop for these group tables");
     return loop(t, in, out, begin, end);
   }
@@ -426,7 +502,9 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 }
 
 std::string direct_kernel_name(const DirectTables& t) {
-  return t.blend ? "direct-blend-avx2" : t.groups ? "direct-transpose-avx2" : "direct-walk";
+  if (t.blend) return "direct-blend-avx2";
+  if (t.groups) return t.elem_bytes >= 4 ? "direct-transpose-avx2" : "direct-transpose-avx512vbmi";
+  return "direct-walk";
 }
 
 }  // namespace bmmc::cpu_detail

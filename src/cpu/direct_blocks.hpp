@@ -15,12 +15,15 @@
 //   straight to the output. The group representatives are visited in Gray-code order, so each step is one
 //   XOR of a column (input offset, output vector, lane XOR μ) instead of a table the size of the array.
 //   The complement c adds its vector part to every output vector and its lane part, through D⁻¹, to μ.
+// - Byte groups (1- and 2-byte elements, AVX-512 VBMI): the same lane-permuting groups with 32 (16) lanes
+//   per 32-byte vector, through the byte-permute network of vbmi_network.hpp.
 // - Walk (any element size): out[y] = in[A⁻¹·(y ⊕ c)] over blocks y0 ⊕ S, S = the output line's bits ⊕
 //   A·(the input line's bits) (≤ 2^(2L) elements, L = log2 of the elements per 64-byte line, 32 bytes for
 //   1/2-byte elements): a block reads and writes whole lines, so each line is fetched once even for
 //   bit-reverse. Offsets come from a 2^dim(S)-entry table (y, A⁻¹·y), blocks in Gray-code order (one XOR of
-//   a column per block): per element two table loads, two XORs, a load and a store. It is the loop for 1-,
-//   2- and 16-byte elements, for CPUs without AVX2, and for 4/8-byte maps that pile a group into one L1 set.
+//   a column per block): per element two table loads, two XORs, a load and a store. It is the loop for
+//   16-byte elements, for 1- and 2-byte elements without VBMI, for CPUs without AVX2, and for 8-byte maps
+//   that pile a group into one L1 set.
 //
 // Which loop runs, and below which size, is the executor's rule (executor.cpp, docs/DESIGN.md §4.2).
 #pragma once
@@ -52,8 +55,8 @@ struct DirectTables {
   std::uint32_t nat_c = 0;  // the complement's input shift (the output vector and μ ones are vec_c, mu_c)
   std::array<std::uint32_t, 3> ub{}, ua{};
   // Lane-permuting transposes (when the blends do not apply: some output lane bits come from input lane
-  // bits only, e.g. transpose:1): the group tables with their representative tables dropped; the
-  // representatives come from these columns instead, one per bit of the group index.
+  // bits only, e.g. transpose:1; and every byte group): the group tables with their representative tables
+  // dropped; the representatives come from these columns instead, one per bit of the group index.
   std::optional<TransposeTables> groups;
   std::vector<std::uint32_t> nat_cols, vec_cols, mu_cols;
   std::uint32_t vec_c = 0, mu_c = 0;  // the complement's output-vector offset and lane XOR
@@ -73,7 +76,7 @@ struct DirectTables {
 };
 
 /// Tables for out[A·x ⊕ c] = in[x]: with the register transposes when `transposes` and this CPU can run
-/// them for the element size (else the walk). Throws std::invalid_argument for n > 32. Pure apart from the
+/// them for the element size (AVX2 for 4/8 bytes, AVX-512 VBMI for 1/2 bytes; else the walk). Throws std::invalid_argument for n > 32. Pure apart from the
 /// CPU check.
 DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes);
 
@@ -89,7 +92,7 @@ std::uint64_t direct_units(const DirectTables& t);
 void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
                 std::uint64_t end);
 
-/// "direct-blend-avx2", "direct-transpose-avx2" or "direct-walk".
+/// "direct-blend-avx2", "direct-transpose-avx2", "direct-transpose-avx512vbmi" or "direct-walk".
 std::string direct_kernel_name(const DirectTables& t);
 
 }  // namespace bmmc::cpu_detail

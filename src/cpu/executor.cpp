@@ -67,6 +67,10 @@ constexpr std::size_t kDirectPiledBytes = std::size_t{128} << 10;
 // direct only up to 32 KiB then (bit-reverse at 64 KiB of 1-byte elements: 96 µs walk, 38 µs tiled).
 constexpr std::size_t kDirectPiledWalkBytes = std::size_t{32} << 10;
 constexpr int kL1Ways = 8;
+// The byte-permuting groups of 1- and 2-byte elements (AVX-512 VBMI) up to 512 KiB: at 1 MiB the tile loop is
+// as fast or faster for several maps (2-byte random BMMC at 1 MiB: 195 µs direct, 152 tiled; at 512 KiB
+// 28.7 against 46.9; BENCHMARKS.md "Byte groups without a tile").
+constexpr std::size_t kDirectByteGroupBytes = std::size_t{512} << 10;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 
 template <int B>
@@ -318,10 +322,11 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
   PassTables t{build_tables(p), std::nullopt, std::nullopt};
   cpu_detail::DirectTables d =
       cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true));
-  const int group_vectors = p.elem_bytes == 4 ? 8 : 4;
+  const int group_vectors = d.groups ? 1 << d.groups->lane_bits : p.elem_bytes == 4 ? 8 : 4;
   const bool walk = !d.groups && !d.blend;
-  const std::size_t limit = walk ? (d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes)
+  const std::size_t limit = walk                              ? (d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes)
                             : 2 * d.set_pile > group_vectors ? kDirectPiledBytes
+                            : p.elem_bytes <= 2              ? kDirectByteGroupBytes
                                                              : kDirectTransposeBytes;
   if (policy.direct == true || bytes <= limit) {
     t.direct = std::move(d);

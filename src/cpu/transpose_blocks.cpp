@@ -8,6 +8,7 @@
 #include "bmmc/core/bit_matrix.hpp"
 #include "bmmc/core/subspace.hpp"
 #include "avx2_transpose.hpp"
+#include "vbmi_network.hpp"
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
@@ -173,6 +174,22 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
       x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);
     }
   }
+  if (elem_bytes <= 2) {  // the byte index vectors of the VBMI network
+    ByteIndices& b = x.bytes;
+    for (std::uint32_t i = 0; i < 32; ++i) {
+      const std::uint32_t l = i / elem_bytes, e = i % elem_bytes;
+      b.iota[i] = static_cast<std::uint8_t>(i);
+      for (std::uint32_t v = 0; v < V; ++v) {
+        b.pre[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.pre[v][l]) * elem_bytes + e);
+        b.post[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.post[v][l]) * elem_bytes + e);
+      }
+      for (int q = 0; q < W; ++q) {
+        const std::uint32_t from_b = ((l >> q) & 1) ? 32 : 0;
+        b.lo[q][i] = static_cast<std::uint8_t>(from_b + (l & ~(1u << q)) * elem_bytes + e);
+        b.hi[q][i] = static_cast<std::uint8_t>(from_b + (l | (1u << q)) * elem_bytes + e);
+      }
+    }
+  }
   std::vector<std::uint32_t> vec_cols, mu_cols;
   for (std::uint32_t e : rep_cols) {
     vec_cols.push_back(k0(e) >> W);
@@ -199,9 +216,7 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
 
 bool transpose_blocks_supported(int elem_bytes) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  static const bool vbmi = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vl");
-  return elem_bytes == 4 || elem_bytes == 8 ? avx2 : elem_bytes == 1 || elem_bytes == 2 ? vbmi : false;
+  return elem_bytes == 4 || elem_bytes == 8 ? avx2 : elem_bytes == 1 || elem_bytes == 2 ? has_vbmi() : false;
 }
 
 namespace {
@@ -284,14 +299,10 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
   if constexpr (Stream) _mm_sfence();
 }
 
-// 1- and 2-byte elements (AVX-512 VBMI on 32-byte vectors): 32 or 16 lanes, so the lane permutations are
-// vpermb and each lane-bit exchange is a pair of two-source byte permutes (vpermt2b) per vector pair.
-#define BMMC_VBMI __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi")))
+// 1- and 2-byte elements (AVX-512 VBMI on 32-byte vectors, vbmi_network.hpp): 32 or 16 lanes.
 // GCC 12's vpermb intrinsic passes an undefined vector as its unused mask source and then warns about it.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
-BMMC_VBMI inline __m256i load(const std::uint8_t* p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(p)); }
 
 template <bool Stream, int Swaps, int EB, int S>
 BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const unsigned char* in_raw,
@@ -309,21 +320,7 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
   const BitVec run_mask = (BitVec{1} << s) - 1;
   const std::uint32_t run_vectors = 1u << (s - W);
   const int run_bytes = EB << s;
-  // Byte index vectors: lane permutations (pre, post) and, per lane bit q, the two halves of the exchange.
-  alignas(32) std::uint8_t pre[V][32], post[V][32], lo[W][32], hi[W][32], iota[32];
-  for (int i = 0; i < 32; ++i) {
-    const int l = i / EB, e = i % EB;
-    iota[i] = static_cast<std::uint8_t>(i);
-    for (int v = 0; v < V; ++v) {
-      pre[v][i] = static_cast<std::uint8_t>(x.pre[v][l] * EB + e);
-      post[v][i] = static_cast<std::uint8_t>(x.post[v][l] * EB + e);
-    }
-    for (int q = 0; q < W; ++q) {
-      const int from_b = ((l >> q) & 1) ? 32 : 0;
-      lo[q][i] = static_cast<std::uint8_t>(from_b + (l & ~(1 << q)) * EB + e);
-      hi[q][i] = static_cast<std::uint8_t>(from_b + (l | (1 << q)) * EB + e);
-    }
-  }
+  const ByteIndices& ix = x.bytes;
   BitVec x0 = t.x0(begin);
   for (std::uint64_t b = begin; b < end; ++b) {
     const BitVec z = t.z(b);
@@ -338,27 +335,17 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
       for (int k = 0; k < V; ++k) {
         const std::uint32_t p = a ^ x.kpos[k];
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + ((x0 ^ rtab[p >> s]) + (p & run_mask))));
-        r[k] = _mm256_permutexvar_epi8(load(pre[k]), v);
+        r[k] = _mm256_permutexvar_epi8(load_index(ix.pre[k]), v);
       }
-#pragma GCC unroll 5
-      for (int q = W - 1; q >= W - Swaps; --q) {
-        const __m256i il = load(lo[q]), ih = load(hi[q]);
-#pragma GCC unroll 32
-        for (int k = 0; k < V; ++k) {
-          if ((k >> q) & 1) continue;
-          const __m256i va = r[k], vb = r[k | (1 << q)];
-          r[k] = _mm256_permutex2var_epi8(va, il, vb);
-          r[k | (1 << q)] = _mm256_permutex2var_epi8(va, ih, vb);
-        }
-      }
+      exchange_lane_bits<EB, Swaps>(r, ix);
       const __m256i mu = _mm256_set1_epi8(static_cast<char>(x.rep_mu[g] * EB));
       const std::uint32_t vec = x.rep_vec[g];
 #pragma GCC unroll 32
       for (int l = 0; l < V; ++l)
         _mm256_store_si256(reinterpret_cast<__m256i*>(tile + ((vec ^ x.qvec[l]) << W)),
-                           _mm256_permutexvar_epi8(_mm256_xor_si256(load(post[l]), mu), r[l]));
+                           _mm256_permutexvar_epi8(_mm256_xor_si256(load_index(ix.post[l]), mu), r[l]));
     }
-    const __m256i perm = _mm256_xor_si256(load(iota), _mm256_set1_epi8(static_cast<char>(dlo * EB)));
+    const __m256i perm = _mm256_xor_si256(load_index(ix.iota), _mm256_set1_epi8(static_cast<char>(dlo * EB)));
     for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {
       if (has_next) {
         const auto* next = reinterpret_cast<const char*>(in + (next_x0 ^ rtab[sigma]));

@@ -36,6 +36,13 @@
 
 namespace bmmc::cpu_detail {
 
+// The lane tables of a 1- or 2-byte TransposeTables as the byte index vectors of the AVX-512 VBMI network
+// (vbmi_network.hpp): pre/post[v] for vpermb, lo/hi[q] for the vpermt2b pair that exchanges lane bit q with
+// vector bit q, iota the identity. Filled once with the tables, so a loop call starts without building them.
+struct ByteIndices {
+  alignas(32) std::uint8_t pre[32][32]{}, post[32][32]{}, lo[5][32]{}, hi[5][32]{}, iota[32]{};
+};
+
 struct TransposeTables {
   int lane_bits = 3;                        // W: 2^W lanes per 32-byte vector (5, 4, 3, 2 for 1, 2, 4, 8 B)
   int swaps = 3;                            // r: lane bits exchanged with vector bits (0..W; W = full transpose)
@@ -46,6 +53,7 @@ struct TransposeTables {
   std::array<std::array<std::int32_t, 32>, 32> pre{};   // input vector k, lane ℓ' ← lane pre[k][ℓ']
   std::array<std::array<std::int32_t, 32>, 32> post{};  // tile vector ℓ', lane j ← lane post[ℓ'][j] ⊕ μ
   std::array<std::uint32_t, 32> qvec{};     // K0-vector offset Q·ℓ' of transposed vector ℓ'
+  ByteIndices bytes;                        // pre, post and the exchanges as byte indices (1/2-byte elements)
 };
 
 /// The group tables for a pass (any element size but 16 bytes), or nullopt when the tile is smaller than

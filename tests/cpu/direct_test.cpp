@@ -1,6 +1,6 @@
 // The direct loops for in-cache arrays (src/cpu/direct_blocks.hpp) against the reference permutation:
-// n = 0..20, every element size, random BMMCs and BPCs with and without complements, named maps, both
-// transposing loops (blends and lane permutes) and the walk, 1 and 2 threads, inputs and outputs offset by
+// n = 0..20, every element size, random BMMCs and BPCs with and without complements, named maps, the
+// transposing loops (blends, lane permutes, byte groups where the CPU has AVX-512 VBMI) and the walk, 1 and 2 threads, inputs and outputs offset by
 // one element from a cache line (unaligned vector accesses); and where the size rule picks them: the CPU's
 // own one-pass plan up to 1 MiB, never a plan handed in unless CpuPolicy::direct asks for it.
 #include <gtest/gtest.h>
@@ -19,6 +19,10 @@ namespace bmmc {
 namespace {
 
 bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
+bool cpu_has_vbmi() {
+  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+}
 
 // 64-byte aligned storage with room for an offset.
 struct Buf {
@@ -98,6 +102,25 @@ TEST(CpuDirect, ManyRandomMapsHitBothTransposeLoops) {
   }
 }
 
+TEST(CpuDirect, ManyRandomMapsHitTheByteGroups) {
+  // 1- and 2-byte elements where the CPU has AVX-512 VBMI: groups of 32×32 and 16×16 with every number of
+  // exchanged lane bits that random maps reach (BPCs that keep low bits in place exchange fewer), with and
+  // without complements, against the reference.
+  if (!cpu_has_vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI (+BW, VL): 1/2-byte maps take the walk (tested above)";
+  int groups = 0;
+  for (int eb : {1, 2})
+    for (int n : {10, 11, 13, 16})
+      for (std::uint64_t seed = 1; seed <= 12; ++seed)
+        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed), with_complement(random_bmmc(n, seed), seed),
+                              with_complement(random_bpc(n, seed + 3), seed)})
+          groups += check(b, eb, forced(1, true), 0, 0, seed) == "direct-transpose-avx512vbmi";
+  EXPECT_EQ(groups, 2 * 4 * 12 * 4);
+  for (int eb : {1, 2}) {  // identity and gray keep low bits: few or no exchanges
+    EXPECT_EQ(check(identity(12), eb, forced(1, true), 0, 0, 1), "direct-transpose-avx512vbmi");
+    EXPECT_EQ(check(gray(12), eb, forced(2, true), static_cast<std::size_t>(eb), 0, 2), "direct-transpose-avx512vbmi");
+  }
+}
+
 TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
   for (int eb : {1, 2, 4, 8, 16})
     for (int n = 15; n <= 20; ++n) {
@@ -122,9 +145,10 @@ TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
 
 // The size rule: a CpuPermuter made from a Bmmc runs the direct loop up to 1 MiB (for 4-byte maps that pile
 // a group into one L1 set on both sides 128 KiB; such 8-byte maps take the walk; the walk on maps whose
-// line sources crowd one set 32 KiB) — the blends for general
-// 4/8-byte maps where the CPU has AVX2, the walk for 1/2/16-byte elements — and the tile loop above; a plan
-// handed in runs as given unless CpuPolicy::direct = true; direct = false keeps the tile loop.
+// line sources crowd one set 32 KiB) — the blends for general 4/8-byte maps where the CPU has AVX2, the
+// byte groups for 1/2-byte elements where it has AVX-512 VBMI (up to 512 KiB; 128 KiB when piled), else
+// the walk — and the tile loop above; a plan handed in runs as given unless CpuPolicy::direct = true;
+// direct = false keeps the tile loop.
 TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
   const std::string transposes = cpu_has_avx2() ? "direct-blend-avx2" : "direct-walk";
   for (int eb : {4, 8}) {
@@ -157,14 +181,26 @@ TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
     EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb, forced(0, std::nullopt)).kernel_name(), transposes);
   }
   for (int eb : {1, 2, 16}) {
-    EXPECT_EQ(CpuPermuter(random_bmmc(12, 1), eb).kernel_name(), "direct-walk") << eb << " B";
+    const bool groups = eb <= 2 && cpu_has_vbmi();
+    EXPECT_EQ(CpuPermuter(random_bmmc(12, 1), eb).kernel_name(), groups ? "direct-transpose-avx512vbmi" : "direct-walk")
+        << eb << " B";
     EXPECT_EQ(CpuPermuter(random_bmmc(21, 1), eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
   }
-  // The walk on maps whose line sources crowd one L1 set (bit-reverse of 1- and 2-byte elements): up to 32 KiB.
   for (int eb : {1, 2}) {
-    const int at_32k = 15 - __builtin_ctz(static_cast<unsigned>(eb));
-    EXPECT_EQ(CpuPermuter(bit_reverse(at_32k), eb).kernel_name(), "direct-walk") << eb << " B";
-    EXPECT_EQ(CpuPermuter(bit_reverse(at_32k + 1), eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
+    const int log_eb = __builtin_ctz(static_cast<unsigned>(eb));
+    if (cpu_has_vbmi()) {
+      // The byte groups up to 512 KiB, and up to 128 KiB for maps that pile a group into one L1 set.
+      const int at_512k = 19 - log_eb, at_128k = 17 - log_eb;
+      EXPECT_EQ(CpuPermuter(random_bmmc(at_512k, 1), eb).kernel_name(), "direct-transpose-avx512vbmi") << eb << " B";
+      EXPECT_EQ(CpuPermuter(random_bmmc(at_512k + 1, 1), eb).kernel_name().find("direct"), std::string::npos);
+      EXPECT_EQ(CpuPermuter(bit_reverse(at_128k), eb).kernel_name(), "direct-transpose-avx512vbmi") << eb << " B";
+      EXPECT_EQ(CpuPermuter(bit_reverse(at_128k + 1), eb).kernel_name().find("direct"), std::string::npos);
+    } else {
+      // The walk on maps whose line sources crowd one L1 set (bit-reverse): up to 32 KiB.
+      const int at_32k = 15 - log_eb;
+      EXPECT_EQ(CpuPermuter(bit_reverse(at_32k), eb).kernel_name(), "direct-walk") << eb << " B";
+      EXPECT_EQ(CpuPermuter(bit_reverse(at_32k + 1), eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
+    }
   }
   // Below 32 elements the plan is a naive pass: the scatter loop, not the direct one.
   EXPECT_EQ(CpuPermuter(random_bmmc(4, 1), 4).kernel_name(), "scatter");

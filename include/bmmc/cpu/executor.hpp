@@ -70,8 +70,9 @@ class CpuPermuter {
   /// (a single thread, with no pool hand-off, below 1 MiB).
   int threads() const noexcept;
   std::size_t temp_bytes() const noexcept;
-  /// The inner loop(s) that run, one name per pass joined by " + ": "direct-transpose-avx2" / "direct-walk"
-  /// (the direct loops: a one-pass CPU plan made from a Bmmc, on arrays up to 1 MiB, or any one-pass plan
+  /// The inner loop(s) that run, one name per pass joined by " + ": "direct-blend-avx2" /
+  /// "direct-transpose-avx2" / "direct-transpose-avx512vbmi" (1/2-byte elements) / "direct-walk" (the
+  /// direct loops: a one-pass CPU plan made from a Bmmc, on arrays up to 1 MiB, or any one-pass plan
   /// with CpuPolicy::direct = true), "transpose-avx2" (4/8-byte elements),
   /// "transpose-avx512vbmi" (1/2-byte elements) — register transposes —, "gather" (per-element loads;
   /// vpgather for 4/8-byte elements on arrays that are streamed), "scatter" (a naive pass).

@@ -1,0 +1,54 @@
+// Internal to the CPU backend: the AVX-512 VBMI register network for 1- and 2-byte elements, shared by the
+// tile loop (transpose_blocks.cpp) and the direct loop (direct_blocks.cpp). A group is 2^W vectors of 32
+// bytes (W = 5 lane bits for 1-byte, 4 for 2-byte elements); the lane permutations before and after the
+// network are vpermb, and exchanging lane bit q with vector bit q is a pair of two-source byte permutes
+// (vpermt2b) per vector pair, with the byte index vectors of TransposeTables::bytes.
+//
+// Worked example (2-byte elements, W = 4, q = 3): lo[3] picks, for result lane l, the lane l with bit 3
+// cleared from the first source (l < 8) or from the second (l ≥ 8); hi[3] the lane with bit 3 set. So for
+// registers a = r[k], b = r[k | 8], permutex2var(a, lo, b) holds a's lanes 0..7 then b's lanes 0..7, and
+// permutex2var(a, hi, b) a's lanes 8..15 then b's lanes 8..15: lane bit 3 and vector bit 3 have traded.
+#pragma once
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "transpose_blocks.hpp"
+
+#define BMMC_VBMI __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi")))
+
+namespace bmmc::cpu_detail {
+
+BMMC_VBMI inline __m256i load_index(const std::uint8_t* p) {
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// T_r on the group: exchanges lane bit q with vector bit q for the Swaps highest q.
+template <int EB, int Swaps>
+BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m256i* r, const ByteIndices& ix) {
+  constexpr int W = EB == 1 ? 5 : 4, V = 1 << W;
+#pragma GCC unroll 5
+  for (int q = W - 1; q >= W - Swaps; --q) {
+    const __m256i il = load_index(ix.lo[q]), ih = load_index(ix.hi[q]);
+#pragma GCC unroll 32
+    for (int k = 0; k < V; ++k) {
+      if ((k >> q) & 1) continue;
+      const __m256i va = r[k], vb = r[k | (1 << q)];
+      r[k] = _mm256_permutex2var_epi8(va, il, vb);
+      r[k | (1 << q)] = _mm256_permutex2var_epi8(va, ih, vb);
+    }
+  }
+}
+
+// Whether this CPU runs the VBMI loops (AVX-512 VBMI with BW and VL for 32-byte vectors).
+inline bool has_vbmi() {
+  static const bool yes = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+
+}  // namespace bmmc::cpu_detail
+
+#endif
