@@ -243,6 +243,8 @@ def _permute_general(x, spec, out, threads):
 
 
 def _run(b: Bmmc, x, out, threads: int) -> None:
+    if type(threads) is not int:  # (bool is an int subclass: refused too)
+        raise TypeError(f"threads is a {type(threads).__name__}; expected an int (0: all cores)")
     flags = getattr(out, "flags", None)
     if _framework(out) == "numpy" and not flags.writeable:
         raise ValueError("out is read-only; expected a writable array")

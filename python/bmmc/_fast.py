@@ -56,12 +56,13 @@ def _cpu_threads(threads: int, n: int, elem_bytes: int) -> int:
 
 
 def clear() -> None:
-    """Drop every cached entry (the C++ Permuter cache keeps its own)."""
+    """Drop every cached entry, here and in the native NumPy table (the C++ Permuter cache keeps its own)."""
     _entries.clear()
+    _bmmc._np_clear()
 
 
 def stats() -> dict:
-    return {"size": len(_entries), "capacity": CAPACITY}
+    return {"size": len(_entries), "capacity": CAPACITY, "native_numpy": _bmmc._np_size()}
 
 
 def _insert(key, entry):
@@ -164,12 +165,12 @@ def _numpy_entry(key, n, b, shape, dtype, threads):
     if eb is None or b.n != n:
         return None
     prep = _bmmc._Prepared(b, eb, -1, _cpu_threads(threads, n, eb), NOGIL_BYTES)
-    return _insert(key, (prep.call_buffers, shape, dtype))
+    return _insert(key, (prep.call_buffers, shape, dtype, prep))
 
 
 def _numpy_run(e, x, out):
     """The per-call part of a cached NumPy entry; None: take the general path."""
-    call, shape, dtype = e
+    call, shape, dtype, _ = e
     if out is None:
         out = _np_empty(shape, dtype)
     elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not dtype and out.dtype != dtype):
@@ -193,7 +194,12 @@ def numpy_transpose(x, axes, out, threads):
 
 
 def numpy_permute(x, spec, out, threads):
-    if out is x:  # in place: the general path (bmmc::permute runs identical buffers in place)
+    """bmmc.permute's NumPy fast path behind the native one (_bmmc._np_permute, which serves the calls it has
+    an entry for and hands everything else here): builds and validates entries, and hands each new one to
+    the native table."""
+    # In place (bmmc::permute runs identical buffers in place) and a thread count that is not an int (2.0
+    # would find the entry of 2): the general path.
+    if out is x or type(threads) is not int:
         return None
     try:
         key = (_P_NUMPY, x.shape, spec, x.dtype, threads)
@@ -204,6 +210,7 @@ def numpy_permute(x, spec, out, threads):
         e = _permute_miss(x.shape, spec, threads, lambda n, b: _numpy_entry(key, n, b, x.shape, x.dtype, threads))
         if e is None:
             return None
+        _bmmc._np_remember(x, spec, threads, e[3], x.dtype)
     return _numpy_run(e, x, out)
 
 
@@ -417,7 +424,8 @@ def _classify(t):
         np = sys.modules["numpy"]
         if t is np.ndarray:
             _np_ndarray, _np_empty = np.ndarray, np.empty
-            return numpy_transpose, numpy_permute
+            _bmmc._np_set_fallback(numpy_permute)
+            return numpy_transpose, _bmmc._np_permute
     elif root == "torch":
         torch = sys.modules["torch"]
         if t is torch.Tensor:

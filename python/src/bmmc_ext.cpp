@@ -34,6 +34,8 @@
 #include "bmmc/core/involution.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/permute.hpp"
+#include "numpy_fast.hpp"
+#include "prepared.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -42,6 +44,7 @@ namespace {
 
 using bmmc::Bmmc;
 using bmmc::BitVec;
+using bmmc_python::Prepared;
 
 // snprintf, not iostreams: the wheel links libstdc++ statically, and inside a Python process that has
 // loaded another libstdc++ (PyTorch's) the static copy's stream facets printed nothing — seen on the H100
@@ -213,107 +216,6 @@ void swap_bits_array(nb::ndarray<> x, const std::vector<std::pair<int, int>>& pa
                         reinterpret_cast<bmmc::StreamHandle>(stream));
 }
 
-// ---- the prepared call (the Python layer's fast path, python/bmmc/_fast.py) -------------------------------
-//
-// A Prepared holds one bmmc::Permuter for (Bmmc, element size, backend, device, CPU threads), taken from the
-// library's own PermuterCache with the key bmmc::permute would use for aligned pointers, so both paths share
-// entries and kernels. Its calls take raw integers (data pointers, a cudaStream_t) or, for NumPy, the two
-// arrays through the buffer protocol: no DLPack export, no per-call Python-side validation. The Python layer
-// validates once per cache entry (dtype, shape, device) and checks per call only what can change between
-// calls with the same key (contiguity, `out`, alignment); the Permuter still checks null, overlapping and
-// misaligned pointers (and device vs host memory) and raises ValueError for them.
-//
-// The GIL: a CUDA call only enqueues (a few µs) and runs with the GIL held — releasing it costs a
-// release/re-acquire pair per call, and re-acquiring can wait for another thread's switch interval, which
-// is worse than holding it for a few µs. A CPU call runs the permutation to completion and releases the GIL
-// when the array has at least `nogil_bytes` bytes (python/bmmc/_fast.py passes 256 KiB; below that a call
-// takes a few µs and the release/re-acquire pair is measurable overhead).
-class Prepared {
- public:
-  Prepared(const Bmmc& b, int elem_bytes, int device, int threads, std::size_t nogil_bytes) {
-    if (!bmmc::supported_elem_bytes(elem_bytes))
-      throw nb::type_error(("elements of " + std::to_string(elem_bytes) +
-                            " bytes are not supported; expected a dtype of 1, 2, 4, 8 or 16 bytes")
-                               .c_str());
-    bmmc::PermuterOptions options;
-    if (device < 0) {
-      options.backend = bmmc::Backend::Cpu;
-      options.cpu.threads = threads;
-    } else {
-      if (!bmmc::has_cuda_build())
-        throw std::invalid_argument(
-            "x is a CUDA array but this bmmc module was built without CUDA (no toolkit was found at build "
-            "time); rebuild with a CUDA toolkit (pip install ./python -C cmake.define.BMMC_CUDA=ON) or pass a "
-            "CPU array");
-      options.backend = bmmc::Backend::Cuda;
-      options.gpu.device = device;
-    }
-    cuda_ = device >= 0;
-    bytes_ = (std::size_t{1} << b.n()) * static_cast<std::size_t>(elem_bytes);
-    nogil_ = !cuda_ && bytes_ >= nogil_bytes;
-    // Planning and (on CUDA) the JIT may take up to ~100 ms: other Python threads run meanwhile.
-    nb::gil_scoped_release release;
-    permuter_ = bmmc::default_permuter_cache().get(bmmc::PermuterKey{b, elem_bytes, options});
-  }
-
-  // out[A·x ⊕ c] = in[x] with raw pointers (and a cudaStream_t as an integer, 0 = the legacy default
-  // stream; ignored on the CPU).
-  void call(std::uintptr_t in, std::uintptr_t out, std::uintptr_t stream) const {
-    const auto* src = reinterpret_cast<const void*>(in);
-    auto* dst = reinterpret_cast<void*>(out);
-    const auto s = reinterpret_cast<bmmc::StreamHandle>(stream);
-    if (nogil_) {
-      nb::gil_scoped_release release;
-      (*permuter_)(src, dst, s);
-    } else if (cuda_) {
-      // The Python layer checked once per cache entry that x is a tensor of this device and per call that
-      // out is on x's device: the per-call pointer queries are skipped (run_trusted).
-      permuter_->run_trusted(src, dst, s);
-    } else {
-      (*permuter_)(src, dst, s);
-    }
-  }
-
-  // The CPU call for objects with the buffer protocol (NumPy): `in` any C-contiguous buffer, `out` a
-  // writable C-contiguous one, both of exactly bytes() bytes. Returns False without doing anything when
-  // either cannot be had that way (non-contiguous, read-only, wrong size, no buffer protocol): the Python
-  // layer then takes its general path, which raises the error that says what was wrong.
-  bool call_buffers(nb::handle in, nb::handle out) const {
-    Py_buffer bin, bout;
-    if (PyObject_GetBuffer(in.ptr(), &bin, PyBUF_SIMPLE) != 0) {
-      PyErr_Clear();
-      return false;
-    }
-    if (PyObject_GetBuffer(out.ptr(), &bout, PyBUF_SIMPLE | PyBUF_WRITABLE) != 0) {
-      PyErr_Clear();
-      PyBuffer_Release(&bin);
-      return false;
-    }
-    struct Release {
-      Py_buffer* a;
-      Py_buffer* b;
-      ~Release() {
-        PyBuffer_Release(a);
-        PyBuffer_Release(b);
-      }
-    } release_buffers{&bin, &bout};
-    if (static_cast<std::size_t>(bin.len) != bytes_ || static_cast<std::size_t>(bout.len) != bytes_) return false;
-    call(reinterpret_cast<std::uintptr_t>(bin.buf), reinterpret_cast<std::uintptr_t>(bout.buf), 0);
-    return true;
-  }
-
-  std::size_t alignment() const noexcept { return permuter_->alignment(); }
-  std::size_t bytes() const noexcept { return bytes_; }
-  bool releases_gil() const noexcept { return nogil_; }
-  const bmmc::Permuter& permuter() const noexcept { return *permuter_; }
-
- private:
-  std::shared_ptr<const bmmc::Permuter> permuter_;
-  std::size_t bytes_ = 0;
-  bool cuda_ = false;
-  bool nogil_ = false;
-};
-
 bool gpu_available() { return bmmc::backend_available(bmmc::Backend::Cuda); }
 
 }  // namespace
@@ -428,6 +330,7 @@ NB_MODULE(_bmmc, m) {
       .def_prop_ro("elem_bytes", [](const Prepared& p) { return p.permuter().elem_bytes(); })
       .def_prop_ro("backend", [](const Prepared& p) { return std::string(bmmc::to_string(p.permuter().backend())); })
       .def_prop_ro("kernel_name", [](const Prepared& p) { return p.permuter().kernel_name(); });
+  bmmc_python::bind_numpy_fast(m);
   m.def("has_cuda", &bmmc::has_cuda_build, "Was this module built with the CUDA runtime?");
   m.def("gpu_available", &gpu_available, "Is a CUDA GPU usable from this process (False when built without CUDA)?");
 }

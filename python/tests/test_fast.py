@@ -79,6 +79,46 @@ def test_fast_path_is_taken_and_hits():
     assert _fast.stats()["size"] == 1
 
 
+def test_repeated_numpy_permutes_are_served_natively():
+    # The first call builds the entry in Python and hands it to the native table (_bmmc._np_permute); later
+    # calls with the same key are served there, with or without out=, and give the same arrays.
+    x = random_array((8, 16), np.float32, 7)
+    b = bmmc.random_bmmc(7, 5)
+    want = reference(x, b)
+    assert np.array_equal(bmmc.permute(x, b), want)
+    assert _fast.stats()["native_numpy"] == 1
+    out = np.empty_like(x)
+    for _ in range(3):
+        got = bmmc.permute(x, b)
+        assert type(got) is np.ndarray and got.shape == x.shape and got.dtype == x.dtype and np.array_equal(got, want)
+        assert bmmc.permute(x, b, out=out) is out and np.array_equal(out, want)
+    same = eval(repr(b), {"bmmc": bmmc})  # another Bmmc object, equal by value: the same entry
+    assert same is not b and bmmc.permute(x, same, out=out) is out and np.array_equal(out, want)
+    # Keys the native table must tell apart: shape, dtype of one item size, threads, spec.
+    y = x.reshape(16, 8)
+    assert bmmc.permute(y, b).shape == (16, 8)
+    assert bmmc.permute(x.view(np.int32), b).dtype == np.int32
+    assert np.array_equal(bmmc.permute(x.view(np.int32), b).view(np.float32), want)
+    assert np.array_equal(bmmc.permute(x, b, threads=2), want)
+    assert np.array_equal(bmmc.permute(x, "bit-reverse"), reference(x, bmmc.bit_reverse(7)))
+    assert _fast.stats()["native_numpy"] == 5
+    # What the native path hands back to Python: an out of another dtype, shape or order, read-only, or x
+    # itself; a thread count that is not an int. Results and errors are those of the Python path.
+    assert error_of(lambda: bmmc.permute(x, b, out=np.empty((8, 16), np.int32))) == \
+        error_of(lambda: _general_permute(x, b, np.empty((8, 16), np.int32)))
+    assert error_of(lambda: bmmc.permute(x, b, out=np.empty((16, 8), np.float32))) == \
+        error_of(lambda: _general_permute(x, b, np.empty((16, 8), np.float32)))
+    assert error_of(lambda: bmmc.permute(x, b, out=np.empty((16, 8), np.float32).T)) is not None
+    z = x.copy()
+    assert bmmc.permute(z, b, out=z) is z and np.array_equal(z, want)
+    assert error_of(lambda: bmmc.permute(x, b, threads=2.0)) == error_of(lambda: _general_permute(x, b, None, 2.0))
+    assert error_of(lambda: bmmc.permute(x, b, threads=2.0)) == \
+        (TypeError, "threads is a float; expected an int (0: all cores)")
+    _fast.clear()
+    assert _fast.stats()["native_numpy"] == 0
+    assert np.array_equal(bmmc.permute(x, b), want)
+
+
 def test_large_array_releases_the_gil_and_stays_right():
     x = random_array((256, 512), np.int32)
     assert np.array_equal(bmmc.transpose(x, (1, 0)), x.T.copy())
@@ -247,6 +287,17 @@ def test_import_does_not_import_torch():
     code = "import sys, bmmc, numpy as np; bmmc.transpose(np.zeros((2, 4)), (1, 0)); assert 'torch' not in sys.modules"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_native_table_lets_go_at_exit():
+    # The native NumPy table outlives the module; it must release its entries before the interpreter ends
+    # (nanobind reports "leaked instances" otherwise).
+    code = ("import bmmc, numpy as np; x = np.arange(16, dtype=np.float32)\n"
+            "for s in ('bit-reverse', 'gray', bmmc.random_bmmc(4, 1)): bmmc.permute(x, s); bmmc.permute(x, s)\n"
+            "assert bmmc._fast.stats()['native_numpy'] == 3")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "leak" not in r.stderr, r.stderr
 
 
 # ---- PyTorch on the CPU (where torch imports) ----------------------------------------------------------------

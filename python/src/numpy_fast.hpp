@@ -1,0 +1,26 @@
+// The hit path of bmmc.permute for NumPy arrays, in C++ (bound as bmmc._bmmc._np_permute).
+//
+// Why. A cached bmmc.permute call on a small NumPy array spent ~0.9 µs in Python (building the cache key,
+// hashing it with the dtype, two buffer exports, np.empty) against ~0.05 µs of permutation: three times what
+// the issue allows over x.copy() (BENCHMARKS.md "CPU small arrays from Python"). Here one native call does
+// it: one buffer export of x gives its shape, dtype format and data; the key (spec, format, item size, shape,
+// threads) is looked up in a native table; `out` is allocated through numpy.empty with the entry's shape
+// and dtype objects (or checked against x: exact ndarray, same shape and format, writable, contiguous); the
+// entry's Prepared runs. Whatever is not a plain hit — a first call, `out is x`, an `out` that does not
+// match, a thread count that is not an int, an unhashable spec — is handed to the Python fast path
+// (set with _np_set_fallback: python/bmmc/_fast.py's numpy_permute), which fills this table through
+// _np_remember after it has validated the call, or leaves the call to the general path that raises the
+// error. So errors, results and the Permuter are exactly those of the Python path.
+//
+// The table holds at most 512 entries (cleared when full, and by bmmc._fast.clear()). It is never destroyed
+// (its Python objects must not be released after the interpreter is gone); an atexit handler empties it.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace bmmc_python {
+
+/// Adds _np_permute, _np_remember, _np_set_fallback, _np_clear and _np_size to the module.
+void bind_numpy_fast(nanobind::module_& m);
+
+}  // namespace bmmc_python
