@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import glob
+import operator
 import os
 import sys
 
@@ -242,9 +243,15 @@ def _permute_general(x, spec, out, threads):
     return out
 
 
-def _run(b: Bmmc, x, out, threads: int) -> None:
-    if type(threads) is not int:  # (bool is an int subclass: refused too)
+def _threads(threads) -> int:
+    """threads as an int: ints and integer-likes (numpy.int64, ...) are taken; bool and float are refused."""
+    if isinstance(threads, (bool, float)) or not hasattr(type(threads), "__index__"):
         raise TypeError(f"threads is a {type(threads).__name__}; expected an int (0: all cores)")
+    return operator.index(threads)
+
+
+def _run(b: Bmmc, x, out, threads: int) -> None:
+    threads = _threads(threads)
     flags = getattr(out, "flags", None)
     if _framework(out) == "numpy" and not flags.writeable:
         raise ValueError("out is read-only; expected a writable array")

@@ -43,7 +43,7 @@ _entries: dict = {}
 # Tags: the first element of every key.
 _T_TORCH, _P_TORCH, _T_NUMPY, _P_NUMPY, _T_CUPY, _P_CUPY = range(1, 7)
 
-# CPU calls on arrays of at least this many bytes release the GIL (see bmmc_ext.cpp, class Prepared).
+# CPU calls on arrays of at least this many bytes release the GIL (see python/src/prepared.hpp).
 NOGIL_BYTES = 1 << 18
 # The CPU executor runs arrays below this size on one thread when threads = 0 (src/cpu/executor.cpp,
 # kBytesPerThread). Working that out costs the library ~20 µs per call (std::thread::hardware_concurrency()
@@ -210,7 +210,8 @@ def numpy_permute(x, spec, out, threads):
         e = _permute_miss(x.shape, spec, threads, lambda n, b: _numpy_entry(key, n, b, x.shape, x.dtype, threads))
         if e is None:
             return None
-        _bmmc._np_remember(x, spec, threads, e[3], x.dtype)
+    # Also on a hit here: the native table misses it (cleared when full, or by clear()), so hand it back.
+    _bmmc._np_remember(x, spec, threads, e[3], x.dtype)
     return _numpy_run(e, x, out)
 
 

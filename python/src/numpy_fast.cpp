@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "bmmc/core/bmmc.hpp"
 #include "prepared.hpp"
 
 namespace bmmc_python {
@@ -63,6 +64,7 @@ struct State {
   std::unordered_map<Key, Entry, KeyHash> table;
   nb::object fallback;  // python/bmmc/_fast.py's numpy_permute
   nb::object empty;     // numpy.empty
+  bool closed = false;  // set at exit: nothing is remembered any more, every call takes the general path
 };
 
 // Never destroyed (see numpy_fast.hpp).
@@ -116,7 +118,8 @@ constexpr int kShapeAndFormat = PyBUF_ND | PyBUF_FORMAT;  // C-contiguous only (
 
 nb::object np_permute(nb::handle x, nb::handle spec, nb::handle out, nb::handle threads) {
   State& s = state();
-  auto fall_back = [&] { return s.fallback(x, spec, out, threads); };
+  // None (the general path) where no fallback is set: before bmmc._fast set it, or after exit emptied it.
+  auto fall_back = [&] { return s.fallback.is_valid() ? s.fallback(x, spec, out, threads) : nb::none(); };
   Buffer bx;
   Key key;
   if (!bx.get(x.ptr(), kShapeAndFormat) || !make_key(bx, spec, threads, key)) return fall_back();
@@ -155,6 +158,10 @@ nb::object np_permute(nb::handle x, nb::handle spec, nb::handle out, nb::handle 
 bool np_remember(nb::handle x, nb::handle spec, nb::handle threads, nb::handle prepared, nb::handle dtype) {
   State& s = state();
   if (!nb::isinstance<Prepared>(prepared)) throw nb::type_error("_np_remember: expected a _Prepared");
+  // Only exact str and Bmmc specs: a subclass's Python __eq__ / __hash__ would run inside the table's
+  // operations, where it could change the table.
+  if (s.closed || !(PyUnicode_CheckExact(spec.ptr()) || Py_TYPE(spec.ptr()) == (PyTypeObject*)nb::type<bmmc::Bmmc>().ptr()))
+    return false;
   if (!s.empty.is_valid()) s.empty = nb::module_::import_("numpy").attr("empty");
   Buffer bx;
   Key key;
@@ -177,6 +184,7 @@ void bind_numpy_fast(nb::module_& m) {
   // still runs, at exit, so that nothing is released after it and nanobind sees no leaked instances.
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] {
     State& s = state();
+    s.closed = true;
     s.table.clear();
     s.fallback = nb::object();
     s.empty = nb::object();

@@ -12,8 +12,11 @@
 // _np_remember after it has validated the call, or leaves the call to the general path that raises the
 // error. So errors, results and the Permuter are exactly those of the Python path.
 //
-// The table holds at most 512 entries (cleared when full, and by bmmc._fast.clear()). It is never destroyed
-// (its Python objects must not be released after the interpreter is gone); an atexit handler empties it.
+// Only exact str and Bmmc specs are remembered (a subclass's Python __eq__ must not run inside the table).
+// The table holds at most 512 entries (cleared when full, and by bmmc._fast.clear()); the Python fast path
+// hands an entry back on its own hits too, so a cleared table refills. It is never destroyed (its Python
+// objects must not be released after the interpreter is gone): an atexit handler empties and closes it, and
+// calls after that take the general path.
 #pragma once
 
 #include <nanobind/nanobind.h>

@@ -79,19 +79,50 @@ def test_fast_path_is_taken_and_hits():
     assert _fast.stats()["size"] == 1
 
 
-def test_repeated_numpy_permutes_are_served_natively():
+def _bmmc_clear_native():
+    from bmmc import _bmmc
+
+    _bmmc._np_clear()
+
+
+@pytest.fixture
+def fallback_calls():
+    """Counts the calls the native NumPy path hands to the Python fast path."""
+    from bmmc import _bmmc
+
+    calls = []
+
+    def counting(x, spec, out, threads):
+        calls.append(spec)
+        return _fast.numpy_permute(x, spec, out, threads)
+
+    _bmmc._np_set_fallback(counting)
+    yield calls
+    _bmmc._np_set_fallback(_fast.numpy_permute)
+
+
+def test_repeated_numpy_permutes_are_served_natively(fallback_calls):
     # The first call builds the entry in Python and hands it to the native table (_bmmc._np_permute); later
-    # calls with the same key are served there, with or without out=, and give the same arrays.
+    # calls with the same key are served there — no fallback — with or without out=, and give the same arrays.
     x = random_array((8, 16), np.float32, 7)
     b = bmmc.random_bmmc(7, 5)
     want = reference(x, b)
     assert np.array_equal(bmmc.permute(x, b), want)
-    assert _fast.stats()["native_numpy"] == 1
+    assert _fast.stats()["native_numpy"] == 1 and len(fallback_calls) == 1
     out = np.empty_like(x)
     for _ in range(3):
         got = bmmc.permute(x, b)
         assert type(got) is np.ndarray and got.shape == x.shape and got.dtype == x.dtype and np.array_equal(got, want)
         assert bmmc.permute(x, b, out=out) is out and np.array_equal(out, want)
+    assert len(fallback_calls) == 1
+    # bool, a 0-d array and an array of 256 KiB or more (its call releases the GIL) are served the same way.
+    for y, spec in [(random_array((4, 8), np.bool_, 3), "bit-reverse"), (np.array(5.0), "bit-reverse"),
+                    (random_array((256, 512), np.int32, 4), "gray")]:
+        yb = bmmc.Bmmc(spec, n=int(y.size).bit_length() - 1)
+        first = len(fallback_calls)
+        for _ in range(2):
+            assert np.array_equal(bmmc.permute(y, spec), reference(y, yb)), (y.dtype, y.shape)
+        assert len(fallback_calls) == first + 1, (y.dtype, y.shape)
     same = eval(repr(b), {"bmmc": bmmc})  # another Bmmc object, equal by value: the same entry
     assert same is not b and bmmc.permute(x, same, out=out) is out and np.array_equal(out, want)
     # Keys the native table must tell apart: shape, dtype of one item size, threads, spec.
@@ -104,6 +135,10 @@ def test_repeated_numpy_permutes_are_served_natively():
     assert _fast.stats()["native_numpy"] == 5
     # What the native path hands back to Python: an out of another dtype, shape or order, read-only, or x
     # itself; a thread count that is not an int. Results and errors are those of the Python path.
+    ro_out = np.empty_like(x)
+    ro_out.flags.writeable = False
+    assert error_of(lambda: bmmc.permute(x, b, out=ro_out)) == error_of(lambda: _general_permute(x, b, ro_out))
+    assert error_of(lambda: bmmc.permute(x, b, out=ro_out)) is not None
     assert error_of(lambda: bmmc.permute(x, b, out=np.empty((8, 16), np.int32))) == \
         error_of(lambda: _general_permute(x, b, np.empty((8, 16), np.int32)))
     assert error_of(lambda: bmmc.permute(x, b, out=np.empty((16, 8), np.float32))) == \
@@ -114,6 +149,14 @@ def test_repeated_numpy_permutes_are_served_natively():
     assert error_of(lambda: bmmc.permute(x, b, threads=2.0)) == error_of(lambda: _general_permute(x, b, None, 2.0))
     assert error_of(lambda: bmmc.permute(x, b, threads=2.0)) == \
         (TypeError, "threads is a float; expected an int (0: all cores)")
+    assert error_of(lambda: bmmc.permute(x, b, threads=True)) == \
+        (TypeError, "threads is a bool; expected an int (0: all cores)")
+    assert np.array_equal(bmmc.permute(x, b, threads=np.int64(2)), want)  # integer-likes are ints
+    # A cleared native table refills from the Python fast path's own hits.
+    _bmmc_clear_native()
+    assert _fast.stats()["native_numpy"] == 0 and _fast.stats()["size"] > 0
+    assert np.array_equal(bmmc.permute(x, b), want)
+    assert _fast.stats()["native_numpy"] == 1
     _fast.clear()
     assert _fast.stats()["native_numpy"] == 0
     assert np.array_equal(bmmc.permute(x, b), want)

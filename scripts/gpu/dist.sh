@@ -33,6 +33,9 @@ PARTS="${PARTS:-tests sanitize bench nccl python}"
 status=0
 step() { echo; echo "== $*"; }
 part() { [[ " $PARTS " == *" $1 "* ]]; }
+for p in $PARTS; do
+  case $p in tests | sanitize | bench | nccl | python) ;; *) echo "dist: unknown part '$p' in PARTS (expected: tests sanitize bench nccl python)" >&2; exit 2 ;; esac
+done
 
 step "machine"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
@@ -91,6 +94,7 @@ fi
 if part nccl; then
   step "bmmc_nccl_bench (the portable NCCL engine pipelined in 32 pieces and in 1, the fused NCCL engine; 4 buffers per GPU, so n = N_C64 - 1)"
   if [[ -x "$BUILD/bin/bmmc_nccl_bench" ]]; then
+    : > "$O/nccl-bench.txt"  # (appended to below: start empty, a warm machine keeps the last call's files)
     for run in "random-bmmc:1 $((N_C64 - 1)) 8 $REPS 32" "random-bpc:1 $((N_C64 - 1)) 8 $REPS 32" \
                "swap:0,$((N_C64 - 2)) $((N_C64 - 1)) 8 $REPS 32" "random-bmmc:1 $N_C64 4 $REPS 32" \
                "random-bmmc:1 $((N_C64 - 1)) 8 $REPS 16"; do

@@ -69,7 +69,7 @@ constexpr std::size_t kDirectPiledWalkBytes = std::size_t{32} << 10;
 constexpr int kL1Ways = 8;
 // The byte-permuting groups of 1- and 2-byte elements (AVX-512 VBMI) up to 512 KiB: at 1 MiB the tile loop is
 // as fast or faster for several maps (2-byte random BMMC at 1 MiB: 195 µs direct, 152 tiled; at 512 KiB
-// 28.7 against 46.9; BENCHMARKS.md "Byte groups without a tile").
+// 43 against 66; BENCHMARKS.md "Byte groups without a tile").
 constexpr std::size_t kDirectByteGroupBytes = std::size_t{512} << 10;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 

@@ -103,9 +103,9 @@ TEST(CpuDirect, ManyRandomMapsHitBothTransposeLoops) {
 }
 
 TEST(CpuDirect, ManyRandomMapsHitTheByteGroups) {
-  // 1- and 2-byte elements where the CPU has AVX-512 VBMI: groups of 32×32 and 16×16 with every number of
-  // exchanged lane bits that random maps reach (BPCs that keep low bits in place exchange fewer), with and
-  // without complements, against the reference.
+  // 1- and 2-byte elements where the CPU has AVX-512 VBMI: groups of 32×32 and 16×16 (random BMMCs exchange
+  // all lane bits, random BPCs that keep low bits in place fewer, identity none, gray few), with and without
+  // complements, against the reference.
   if (!cpu_has_vbmi()) GTEST_SKIP() << "this CPU has no AVX-512 VBMI (+BW, VL): 1/2-byte maps take the walk (tested above)";
   int groups = 0;
   for (int eb : {1, 2})
