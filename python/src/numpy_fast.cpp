@@ -116,13 +116,22 @@ bool make_key(const Buffer& x, nb::handle spec, nb::handle threads, Key& k) {
 
 constexpr int kShapeAndFormat = PyBUF_ND | PyBUF_FORMAT;  // C-contiguous only (no strides asked for)
 
+// Only exact str and Bmmc specs are looked up or remembered: a subclass's Python __eq__ / __hash__ would run
+// inside the table's operations (a comparison with a subclass tries its reflected __eq__ first), where it could
+// change the table.
+bool plain_spec(nb::handle spec) {
+  static const auto* bmmc_type = reinterpret_cast<PyTypeObject*>(nb::type<bmmc::Bmmc>().ptr());
+  return PyUnicode_CheckExact(spec.ptr()) || Py_TYPE(spec.ptr()) == bmmc_type;
+}
+
 nb::object np_permute(nb::handle x, nb::handle spec, nb::handle out, nb::handle threads) {
   State& s = state();
   // None (the general path) where no fallback is set: before bmmc._fast set it, or after exit emptied it.
   auto fall_back = [&] { return s.fallback.is_valid() ? s.fallback(x, spec, out, threads) : nb::none(); };
   Buffer bx;
   Key key;
-  if (!bx.get(x.ptr(), kShapeAndFormat) || !make_key(bx, spec, threads, key)) return fall_back();
+  if (!plain_spec(spec) || !bx.get(x.ptr(), kShapeAndFormat) || !make_key(bx, spec, threads, key))
+    return fall_back();
   const auto it = s.table.find(key);
   if (it == s.table.end()) return fall_back();
   const Entry e = it->second;  // our own references: the table may change while the GIL is released
@@ -158,10 +167,7 @@ nb::object np_permute(nb::handle x, nb::handle spec, nb::handle out, nb::handle 
 bool np_remember(nb::handle x, nb::handle spec, nb::handle threads, nb::handle prepared, nb::handle dtype) {
   State& s = state();
   if (!nb::isinstance<Prepared>(prepared)) throw nb::type_error("_np_remember: expected a _Prepared");
-  // Only exact str and Bmmc specs: a subclass's Python __eq__ / __hash__ would run inside the table's
-  // operations, where it could change the table.
-  if (s.closed || !(PyUnicode_CheckExact(spec.ptr()) || Py_TYPE(spec.ptr()) == (PyTypeObject*)nb::type<bmmc::Bmmc>().ptr()))
-    return false;
+  if (s.closed || !plain_spec(spec)) return false;
   if (!s.empty.is_valid()) s.empty = nb::module_::import_("numpy").attr("empty");
   Buffer bx;
   Key key;
