@@ -68,6 +68,26 @@ void walk(const DirectTables& t, const unsigned char* in_raw, unsigned char* out
 #if defined(__GNUC__) && defined(__x86_64__)
 #define BMMC_CPU_DIRECT_AVX2 1
 
+// The group representatives of the transposing loops in Gray-code order of the group index: group g's input
+// offset a, output vector vec and lane XOR mu (nat_c is 0 for the lane-permuting groups), one column XOR per
+// step. GrayGroups(d, begin) stands on group `begin`; step(g) moves to g from g - 1.
+template <bool Mu>
+struct GrayGroups {
+  const DirectTables& d;
+  std::uint32_t a, vec, mu;
+  GrayGroups(const DirectTables& t, std::uint64_t begin) : d(t) {
+    const std::uint64_t gray = begin ^ (begin >> 1);
+    a = xor_of_columns(d.nat_cols, gray) ^ d.nat_c;
+    vec = xor_of_columns(d.vec_cols, gray) ^ d.vec_c;
+    mu = xor_of_columns(d.mu_cols, gray) ^ d.mu_c;
+  }
+  void step(std::uint64_t g) {
+    const int i = __builtin_ctzll(g);
+    a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
+    if constexpr (Mu) mu ^= d.mu_cols[i];
+  }
+};
+
 // Groups [begin, end) in Gray-code order of the group index: one column XOR per step.
 template <int EB, int Swaps, bool Pre, bool Post>
 __attribute__((target("avx2"))) void groups_avx2(const DirectTables& d, const unsigned char* in_raw,
@@ -84,16 +104,10 @@ __attribute__((target("avx2"))) void groups_avx2(const DirectTables& d, const un
     pre[v] = lane_index<EB>(x.pre[v]), post[v] = lane_index<EB>(x.post[v]);
     kpos[v] = x.kpos[v], qvec[v] = x.qvec[v];
   }
-  const std::uint64_t gray = begin ^ (begin >> 1);
-  std::uint32_t a = xor_of_columns(d.nat_cols, gray);
-  std::uint32_t vec = xor_of_columns(d.vec_cols, gray) ^ d.vec_c;
-  std::uint32_t mu = xor_of_columns(d.mu_cols, gray) ^ d.mu_c;
+  GrayGroups<Post> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) {
-      const int i = __builtin_ctzll(g);
-      a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
-      if constexpr (Post) mu ^= d.mu_cols[i];
-    }
+    if (g != begin) walk.step(g);
+    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
     __m256i r[V];
 #pragma GCC unroll 8
     for (int k = 0; k < V; ++k) {
@@ -191,16 +205,10 @@ __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const u
     pre[v] = _mm256_xor_si256(iota, _mm256_set1_epi32(static_cast<int>(d.pre_xor[v] * Scale)));
   }
   for (int q = 0; q < W; ++q) ub[q] = d.ub[q], ua[q] = d.ua[q];
-  const std::uint64_t gray = begin ^ (begin >> 1);
-  std::uint32_t a = xor_of_columns(d.nat_cols, gray) ^ d.nat_c;
-  std::uint32_t vec = xor_of_columns(d.vec_cols, gray) ^ d.vec_c;
-  std::uint32_t mu = xor_of_columns(d.mu_cols, gray) ^ d.mu_c;
+  GrayGroups<Mu> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) {
-      const int i = __builtin_ctzll(g);
-      a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
-      if constexpr (Mu) mu ^= d.mu_cols[i];
-    }
+    if (g != begin) walk.step(g);
+    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
     __m256i r[V];
     if constexpr (Pre) {  // lane XOR E·k ⊕ μ per register (vpermd), then as below without the load swap
       const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
@@ -283,16 +291,10 @@ BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, u
   auto* out = reinterpret_cast<E*>(out_raw);
   const TransposeTables& x = *d.groups;
   const ByteIndices& ix = x.bytes;
-  const std::uint64_t gray = begin ^ (begin >> 1);
-  std::uint32_t a = xor_of_columns(d.nat_cols, gray);
-  std::uint32_t vec = xor_of_columns(d.vec_cols, gray) ^ d.vec_c;
-  std::uint32_t mu = xor_of_columns(d.mu_cols, gray) ^ d.mu_c;
+  GrayGroups<Post> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) {
-      const int i = __builtin_ctzll(g);
-      a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
-      if constexpr (Post) mu ^= d.mu_cols[i];
-    }
+    if (g != begin) walk.step(g);
+    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
     __m256i r[V];
 #pragma GCC unroll 32
     for (int k = 0; k < V; ++k) {
