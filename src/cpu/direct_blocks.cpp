@@ -258,19 +258,6 @@ __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const u
 
 using GroupLoop = void (*)(const DirectTables&, const unsigned char*, unsigned char*, std::uint64_t, std::uint64_t);
 
-template <int EB, int Swaps>
-GroupLoop pick_lanes(bool pre, bool post) {
-  if (pre) return post ? &groups_avx2<EB, Swaps, true, true> : &groups_avx2<EB, Swaps, true, false>;
-  return post ? &groups_avx2<EB, Swaps, false, true> : &groups_avx2<EB, Swaps, false, false>;
-}
-
-template <int EB, int... Swaps>
-GroupLoop pick_swaps(int swaps, bool pre, bool post, std::integer_sequence<int, Swaps...>) {
-  GroupLoop loop = nullptr;
-  ((swaps == Swaps ? (loop = pick_lanes<EB, Swaps>(pre, post), 0) : 0), ...);
-  return loop;
-}
-
 bool has_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
@@ -313,16 +300,26 @@ BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, u
 }
 #pragma GCC diagnostic pop
 
+// The lane-permuting group loop for (element size, exchanged lane bits, pre, post): AVX2 for 4/8 bytes, VBMI
+// for 1/2 bytes.
+template <int EB, int Swaps, bool Pre, bool Post>
+GroupLoop group_loop() {
+  if constexpr (EB >= 4)
+    return &groups_avx2<EB, Swaps, Pre, Post>;
+  else
+    return &groups_vbmi<EB, Swaps, Pre, Post>;
+}
+
 template <int EB, int Swaps>
-GroupLoop pick_vbmi_lanes(bool pre, bool post) {
-  if (pre) return post ? &groups_vbmi<EB, Swaps, true, true> : &groups_vbmi<EB, Swaps, true, false>;
-  return post ? &groups_vbmi<EB, Swaps, false, true> : &groups_vbmi<EB, Swaps, false, false>;
+GroupLoop pick_lanes(bool pre, bool post) {
+  if (pre) return post ? group_loop<EB, Swaps, true, true>() : group_loop<EB, Swaps, true, false>();
+  return post ? group_loop<EB, Swaps, false, true>() : group_loop<EB, Swaps, false, false>();
 }
 
 template <int EB, int... Swaps>
-GroupLoop pick_vbmi(int swaps, bool pre, bool post, std::integer_sequence<int, Swaps...>) {
+GroupLoop pick_swaps(int swaps, bool pre, bool post, std::integer_sequence<int, Swaps...>) {
   GroupLoop loop = nullptr;
-  ((swaps == Swaps ? (loop = pick_vbmi_lanes<EB, Swaps>(pre, post), 0) : 0), ...);
+  ((swaps == Swaps ? (loop = pick_lanes<EB, Swaps>(pre, post), 0) : 0), ...);
   return loop;
 }
 #endif
@@ -487,8 +484,8 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
     const GroupLoop loop =
         t.elem_bytes == 4   ? pick_swaps<4>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
         : t.elem_bytes == 8 ? pick_swaps<8>(r, t.pre, t.post, std::make_integer_sequence<int, 3>{})
-        : t.elem_bytes == 2 ? pick_vbmi<2>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
-                            : pick_vbmi<1>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{});
+        : t.elem_bytes == 2 ? pick_swaps<2>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
+                            : pick_swaps<1>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{});
     if (loop == nullptr) throw std::logic_error("run_direct: no loop for these group tables");
     return loop(t, in, out, begin, end);
   }
