@@ -195,8 +195,8 @@ def numpy_transpose(x, axes, out, threads):
 
 def numpy_permute(x, spec, out, threads):
     """bmmc.permute's NumPy fast path behind the native one (_bmmc._np_permute, which serves the calls it has
-    an entry for and hands everything else here): builds and validates entries, and hands each new one to
-    the native table."""
+    an entry for and hands everything else here): builds and validates entries, and hands them (again, on
+    its own hits) to the native table."""
     # In place (bmmc::permute runs identical buffers in place) and a thread count that is not an int (2.0
     # would find the entry of 2): the general path.
     if out is x or type(threads) is not int:

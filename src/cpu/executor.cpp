@@ -324,7 +324,8 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
       cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true));
   const int group_vectors = d.groups ? 1 << d.groups->lane_bits : p.elem_bytes == 4 ? 8 : 4;
   const bool walk = !d.groups && !d.blend;
-  const std::size_t limit = walk                              ? (d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes)
+  const std::size_t walk_limit = d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes;
+  const std::size_t limit = walk                           ? walk_limit
                             : 2 * d.set_pile > group_vectors ? kDirectPiledBytes
                             : p.elem_bytes <= 2              ? kDirectByteGroupBytes
                                                              : kDirectTransposeBytes;
