@@ -178,7 +178,6 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
     ByteIndices& b = x.bytes;
     for (std::uint32_t i = 0; i < 32; ++i) {
       const std::uint32_t l = i / elem_bytes, e = i % elem_bytes;
-      b.iota[i] = static_cast<std::uint8_t>(i);
       for (std::uint32_t v = 0; v < V; ++v) {
         b.pre[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.pre[v][l]) * elem_bytes + e);
         b.post[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.post[v][l]) * elem_bytes + e);
@@ -345,7 +344,9 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
         _mm256_store_si256(reinterpret_cast<__m256i*>(tile + ((vec ^ x.qvec[l]) << W)),
                            _mm256_permutexvar_epi8(_mm256_xor_si256(load_index(ix.post[l]), mu), r[l]));
     }
-    const __m256i perm = _mm256_xor_si256(load_index(ix.iota), _mm256_set1_epi8(static_cast<char>(dlo * EB)));
+    const __m256i perm = _mm256_xor_si256(_mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+                                                           18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31),
+                                          _mm256_set1_epi8(static_cast<char>(dlo * EB)));
     for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {
       if (has_next) {
         const auto* next = reinterpret_cast<const char*>(in + (next_x0 ^ rtab[sigma]));

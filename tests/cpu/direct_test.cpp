@@ -14,15 +14,13 @@
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cpu/reference.hpp"
+#include "cpu_features.hpp"
 
 namespace bmmc {
 namespace {
 
-bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
-bool cpu_has_vbmi() {
-  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl");
-}
+using test::cpu_has_avx2;
+using test::cpu_has_vbmi;
 
 // 64-byte aligned storage with room for an offset.
 struct Buf {

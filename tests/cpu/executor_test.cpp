@@ -16,6 +16,7 @@
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/plan/plan_check.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
+#include "cpu_features.hpp"
 
 namespace bmmc {
 namespace {
@@ -98,22 +99,8 @@ TEST(CpuExecutor, LargeArrays) {
   expect_matches(random_bmmc(26, 1), 4, CpuPolicy{0, -1}, 26);
 }
 
-bool cpu_has_avx2() {
-#if defined(__GNUC__) && defined(__x86_64__)
-  return __builtin_cpu_supports("avx2");
-#else
-  return false;
-#endif
-}
-
-bool cpu_has_vbmi() {
-#if defined(__GNUC__) && defined(__x86_64__)
-  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl");
-#else
-  return false;
-#endif
-}
+using test::cpu_has_avx2;
+using test::cpu_has_vbmi;
 
 // The register-transpose loops (1-, 2-, 4- and 8-byte elements) against the reference and against the gather loop, over
 // tile sizes from the smallest it accepts (2^6) up, thread counts, random BMMCs, BPCs and named maps

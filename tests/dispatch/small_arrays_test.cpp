@@ -13,6 +13,7 @@
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/permute.hpp"
+#include "../cpu/cpu_features.hpp"
 
 namespace bmmc {
 namespace {
@@ -53,8 +54,7 @@ TEST(SmallArrays, EveryElementSizeUpToN16MatchesTheReference) {
 TEST(SmallArrays, DirectLoopUpToOneMebibyte) {
   PermuterOptions cpu;
   cpu.backend = Backend::Cpu;
-  const bool vbmi = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
-                    __builtin_cpu_supports("avx512vl");
+  const bool vbmi = test::cpu_has_vbmi();
   for (int eb : {1, 4, 8, 16}) {
     const int at_limit = (eb == 1 && vbmi ? 19 : 20) - __builtin_ctz(static_cast<unsigned>(eb));
     for (int n : {8, 14, at_limit})
