@@ -135,6 +135,14 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
       one_pass.kernel_name().starts_with("direct") ? std::optional<CpuPermuter>(std::in_place, bmmc, elem_bytes, tiled)
                                                    : std::nullopt;
   if (tile_loop) variants.push_back({"one-pass-tiled", [&] { (*tile_loop)(i, o); }, ref.get(), {}});
+  // Where an AVX-512 loop runs, the loop a CPU with AVX2 only would run, for the comparison.
+  CpuPolicy avx2 = options;
+  avx2.avx512 = false;
+  const std::optional<CpuPermuter> avx2_loop =
+      loop.find("avx512") != std::string::npos ? std::optional<CpuPermuter>(std::in_place, bmmc, elem_bytes, avx2)
+                                               : std::nullopt;
+  if (avx2_loop && avx2_loop->kernel_name() != loop)
+    variants.push_back({"one-pass-avx2", [&] { (*avx2_loop)(i, o); }, ref.get(), {}});
   const std::optional<CpuInPlacePermuter> inplace =
       in_place ? std::optional<CpuInPlacePermuter>(std::in_place, bmmc, elem_bytes, options) : std::nullopt;
   if (inplace)

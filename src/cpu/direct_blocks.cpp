@@ -8,11 +8,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
 
 #include "avx2_transpose.hpp"
+#include "avx512_network.hpp"
 #include "vbmi_network.hpp"
 #include "bmmc/core/bit_matrix.hpp"
 #include "bmmc/core/subspace.hpp"
@@ -263,7 +265,7 @@ bool has_avx2() {
   return yes;
 }
 
-// GCC 12's vpermb intrinsic passes an undefined vector as its unused mask source and then warns about it.
+// GCC 12's vpermb and vpermd (512-bit) intrinsics pass an undefined vector as its unused mask source and then warns about it.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
@@ -298,28 +300,63 @@ BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, u
     }
   }
 }
+// 4- and 8-byte groups of whole 64-byte lines (AVX-512, avx512_network.hpp): groups_avx2 with 16 (8) lanes
+// per vector and 2^W = 16 (8) vectors a group. [begin, end) in Gray-code order of the group index.
+template <int EB, int Swaps, bool Pre, bool Post>
+BMMC_AVX512 void groups_avx512(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
+                               std::uint64_t begin, std::uint64_t end) {
+  constexpr int W = EB == 4 ? 4 : 3, V = 1 << W;
+  constexpr int Scale = EB / 4;  // 32-bit words per element
+  using E = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
+  const auto* in = reinterpret_cast<const E*>(in_raw);
+  auto* out = reinterpret_cast<E*>(out_raw);
+  const TransposeTables& x = *d.groups;
+  const WordIndices& ix = x.words;
+  GrayGroups<Post> walk(d, begin);
+  for (std::uint64_t g = begin; g < end; ++g) {
+    if (g != begin) walk.step(g);
+    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
+    __m512i r[V];
+#pragma GCC unroll 16
+    for (int k = 0; k < V; ++k) {
+      r[k] = _mm512_loadu_si512(in + (a ^ x.kpos[k]));
+      if constexpr (Pre) r[k] = _mm512_permutexvar_epi32(load_words(ix.pre[k]), r[k]);
+    }
+    exchange_lane_bits_512<W, Swaps>(r, ix);
+    [[maybe_unused]] const __m512i m = _mm512_set1_epi32(static_cast<int>(mu * Scale));
+#pragma GCC unroll 16
+    for (int l = 0; l < V; ++l) {
+      __m512i v = r[l];
+      if constexpr (Post) v = _mm512_permutexvar_epi32(_mm512_xor_si512(load_words(ix.post[l]), m), v);
+      _mm512_storeu_si512(out + (std::size_t{vec ^ x.qvec[l]} << W), v);
+    }
+  }
+}
+
 #pragma GCC diagnostic pop
 
-// The lane-permuting group loop for (element size, exchanged lane bits, pre, post): AVX2 for 4/8 bytes, VBMI
-// for 1/2 bytes.
-template <int EB, int Swaps, bool Pre, bool Post>
+// The lane-permuting group loop for (element size, vector bytes, exchanged lane bits, pre, post): AVX2 or
+// AVX-512 for 4/8 bytes, VBMI for 1/2 bytes.
+template <int EB, int VB, int Swaps, bool Pre, bool Post>
 GroupLoop group_loop() {
-  if constexpr (EB >= 4)
+  if constexpr (EB >= 4 && VB == 64)
+    return &groups_avx512<EB, Swaps, Pre, Post>;
+  else if constexpr (EB >= 4)
     return &groups_avx2<EB, Swaps, Pre, Post>;
   else
     return &groups_vbmi<EB, Swaps, Pre, Post>;
 }
 
-template <int EB, int Swaps>
+template <int EB, int VB, int Swaps>
 GroupLoop pick_lanes(bool pre, bool post) {
-  if (pre) return post ? group_loop<EB, Swaps, true, true>() : group_loop<EB, Swaps, true, false>();
-  return post ? group_loop<EB, Swaps, false, true>() : group_loop<EB, Swaps, false, false>();
+  if (pre) return post ? group_loop<EB, VB, Swaps, true, true>() : group_loop<EB, VB, Swaps, true, false>();
+  return post ? group_loop<EB, VB, Swaps, false, true>() : group_loop<EB, VB, Swaps, false, false>();
 }
 
-template <int EB, int... Swaps>
+template <int EB, int VB, int... Swaps>
 GroupLoop pick_swaps(int swaps, bool pre, bool post, std::integer_sequence<int, Swaps...>) {
   GroupLoop loop = nullptr;
-  ((swaps == Swaps ? (loop = pick_lanes<EB, Swaps>(pre, post), 0) : 0), ...);
+  ((swaps == Swaps ? (loop = pick_lanes<EB, VB, Swaps>(pre, post), 0) : 0), ...);
   return loop;
 }
 #endif
@@ -375,12 +412,13 @@ bool walk_instead(const DirectTables& d) { return d.elem_bytes == 8 && 2 * d.set
 // The lane-permuting groups of K0 = A (groups of 2^W vectors of 2^W lanes) into d: the group tables with
 // their representative tables replaced by Gray-walk columns, the complement's parts, and which lane
 // permutations are needed. False when make_group_tables finds none (d unchanged).
-bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int W, DirectTables& d) {
-  const int n = bmmc.n(), V = 1 << W;
+bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int vector_bytes, DirectTables& d) {
+  const int n = bmmc.n();
+  const int W = std::countr_zero(static_cast<unsigned>(vector_bytes / d.elem_bytes)), V = 1 << W;
   // K0 = A: the group basis is A⁻¹'s columns (K0⁻¹(e_i) = A⁻¹·e_i).
   std::vector<BitVec> basis(n);
   for (int i = 0; i < n; ++i) basis[i] = ainv.col(i);
-  std::optional<TransposeTables> x = make_group_tables(basis, W, d.elem_bytes);
+  std::optional<TransposeTables> x = make_group_tables(basis, W, d.elem_bytes, vector_bytes);
   if (!x) return false;
   for (std::size_t g = 1; g < x->rep_nat.size(); g *= 2) {
     d.nat_cols.push_back(x->rep_nat[g]);
@@ -402,7 +440,7 @@ bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int W, DirectTables& d
 
 }  // namespace
 
-DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes) {
+DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512) {
   const int n = bmmc.n();
   if (n > 32) throw std::invalid_argument(fmt::format("direct CPU loop: n = {} is above 32", n));
   DirectTables d;
@@ -411,11 +449,18 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
   const BitMatrix ainv = bmmc.matrix().inverse();
   const BitVec c = bmmc.complement();
 #if BMMC_CPU_DIRECT_AVX2
+  // 4- and 8-byte elements where the CPU has AVX-512: groups of whole 64-byte lines, for every map that has
+  // them (n ≥ 2W); they beat both AVX2 loops on every map measured (BENCHMARKS.md, docs/DESIGN.md §4.2).
+  if (transposes && avx512 && (elem_bytes == 4 || elem_bytes == 8) && has_avx512() &&
+      fill_groups(bmmc, ainv, 64, d)) {
+    const int V = 1 << d.groups->lane_bits;
+    return with_pile(std::move(d), V);
+  }
   if (transposes && (elem_bytes == 4 || elem_bytes == 8) && has_avx2()) {
     DirectTables blended = d;
     const bool blend = make_blend_tables(bmmc, elem_bytes, blended);
     const int W = elem_bytes == 4 ? 3 : 2;
-    if (fill_groups(bmmc, ainv, W, d)) {
+    if (fill_groups(bmmc, ainv, 32, d)) {
       const int V = 1 << W;
       const TransposeTables& x = *d.groups;
       // The cheaper of the two loops by shuffle-unit work per group (vpermd counted as 2, a blend stage
@@ -433,12 +478,12 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
     }
   }
   // 1- and 2-byte elements: the byte-permuting groups where the CPU has AVX-512 VBMI.
-  if (transposes && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi()) {
+  if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi()) {
     const int W = elem_bytes == 1 ? 5 : 4;
-    if (fill_groups(bmmc, ainv, W, d)) return with_pile(std::move(d), 1 << W);
+    if (fill_groups(bmmc, ainv, 32, d)) return with_pile(std::move(d), 1 << W);
   }
 #else
-  (void)transposes;
+  (void)transposes, (void)avx512;
 #endif
   d = DirectTables{};  // the walk (from scratch: the transposing attempts above may have filled d)
   d.n = n, d.elem_bytes = elem_bytes;
@@ -481,11 +526,14 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
   }
   if (t.groups) {
     const int r = t.groups->swaps;
+    const bool wide = t.groups->vector_bytes == 64;
     const GroupLoop loop =
-        t.elem_bytes == 4   ? pick_swaps<4>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
-        : t.elem_bytes == 8 ? pick_swaps<8>(r, t.pre, t.post, std::make_integer_sequence<int, 3>{})
-        : t.elem_bytes == 2 ? pick_swaps<2>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
-                            : pick_swaps<1>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{});
+        t.elem_bytes == 4 && wide ? pick_swaps<4, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
+        : t.elem_bytes == 8 && wide ? pick_swaps<8, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
+        : t.elem_bytes == 4 ? pick_swaps<4, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
+        : t.elem_bytes == 8 ? pick_swaps<8, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 3>{})
+        : t.elem_bytes == 2 ? pick_swaps<2, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
+                            : pick_swaps<1, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{});
     if (loop == nullptr) throw std::logic_error("run_direct: no loop for these group tables");
     return loop(t, in, out, begin, end);
   }
@@ -502,7 +550,10 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 
 std::string direct_kernel_name(const DirectTables& t) {
   if (t.blend) return "direct-blend-avx2";
-  if (t.groups) return t.elem_bytes >= 4 ? "direct-transpose-avx2" : "direct-transpose-avx512vbmi";
+  if (t.groups)
+    return t.elem_bytes <= 2                ? "direct-transpose-avx512vbmi"
+           : t.groups->vector_bytes == 64 ? "direct-transpose-avx512"
+                                          : "direct-transpose-avx2";
   return "direct-walk";
 }
 

@@ -76,9 +76,10 @@ struct DirectTables {
 };
 
 /// Tables for out[A·x ⊕ c] = in[x]: with the register transposes when `transposes` and this CPU can run
-/// them for the element size (AVX2 for 4/8 bytes, AVX-512 VBMI for 1/2 bytes; else the walk). Throws std::invalid_argument for n > 32. Pure apart from the
-/// CPU check.
-DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes);
+/// them for the element size (AVX-512 groups of 64-byte vectors, else AVX2, for 4/8 bytes; AVX-512 VBMI for
+/// 1/2 bytes; else the walk); `avx512` = false leaves out the AVX-512 loops, as on a CPU without them.
+/// Throws std::invalid_argument for n > 32. Pure apart from the CPU check.
+DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512 = true);
 
 /// Fills d's blend fields (kpos, qvec, pre_xor, ub, ua, the Gray columns, load_swap, pre, mu) for 4- or
 /// 8-byte elements and sets d.blend; false (d.blend unset) when the decomposition or its element-by-element
@@ -92,7 +93,8 @@ std::uint64_t direct_units(const DirectTables& t);
 void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
                 std::uint64_t end);
 
-/// "direct-blend-avx2", "direct-transpose-avx2", "direct-transpose-avx512vbmi" or "direct-walk".
+/// "direct-blend-avx2", "direct-transpose-avx2", "direct-transpose-avx512" (4/8-byte groups of 64-byte
+/// vectors), "direct-transpose-avx512vbmi" (1/2-byte) or "direct-walk".
 std::string direct_kernel_name(const DirectTables& t);
 
 }  // namespace bmmc::cpu_detail

@@ -71,6 +71,12 @@ constexpr int kL1Ways = 8;
 // as fast or faster for several maps (2-byte random BMMC at 1 MiB: 195 µs direct, 152 tiled; at 512 KiB
 // 43 against 66; BENCHMARKS.md "Byte groups without a tile").
 constexpr std::size_t kDirectByteGroupBytes = std::size_t{512} << 10;
+// The groups of whole 64-byte lines (AVX-512, 4/8-byte elements) up to 4 MiB, piled or not: a group reads and
+// writes whole lines, so crowded sets cost no second fetch, and the direct loop stays faster than the tile
+// loop into L3 (4-byte at 4 MiB, 2 threads: bit-reverse 368 µs direct against 723 tiled, random BMMC 176
+// against 315); at 8 MiB, where the arrays reach DRAM, the tile loop's streaming wins (1336 against 707,
+// 667 against 524; BENCHMARKS.md "Groups of whole lines").
+constexpr std::size_t kDirectWideBytes = std::size_t{4} << 20;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 
 template <int B>
@@ -299,11 +305,11 @@ BlockKernel gather_kernel(const TilePass& p, const TileTables& t, bool stream) {
 
 bool auto_transposes(int elem_bytes, bool bpc);
 
-// transpose: the policy's register_transpose (nullopt = measured per CPU, loop_choice.hpp).
-PassTables pass_tables(const TilePass& p, std::optional<bool> transpose) {
+// transpose: the policy's register_transpose (nullopt = measured per CPU, loop_choice.hpp); avx512: its avx512.
+PassTables pass_tables(const TilePass& p, std::optional<bool> transpose, bool avx512) {
   PassTables t{build_tables(p), std::nullopt, std::nullopt};
   gather_kernel(p, t.tile, false);  // throws for an unsupported shape
-  if (transpose.value_or(true) && cpu_detail::transpose_blocks_supported(p.elem_bytes))
+  if (transpose.value_or(true) && cpu_detail::transpose_blocks_supported(p.elem_bytes, avx512))
     t.transpose = cpu_detail::make_transpose_tables(t.tile, p.elem_bytes);
   if (t.transpose && !transpose && !auto_transposes(p.elem_bytes, p.bmmc.is_bpc()))
     t.transpose.reset();
@@ -317,15 +323,17 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
   const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
   // An explicit tile size asks for the tile loop (the direct loop has no tile).
   if (policy.direct == false || (!own_plan && policy.direct != true) ||
-      (policy.direct != true && (policy.tile_bits != -1 || bytes > std::max(kDirectTransposeBytes, kDirectWalkBytes))))
-    return pass_tables(p, policy.register_transpose);  // (no direct tables built for large arrays)
+      (policy.direct != true && (policy.tile_bits != -1 || bytes > std::max(kDirectWideBytes, kDirectWalkBytes))))
+    return pass_tables(p, policy.register_transpose, policy.avx512);  // (no direct tables built for large arrays)
   PassTables t{build_tables(p), std::nullopt, std::nullopt};
   cpu_detail::DirectTables d =
-      cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true));
+      cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true), policy.avx512);
   const int group_vectors = d.groups ? 1 << d.groups->lane_bits : p.elem_bytes == 4 ? 8 : 4;
   const bool walk = !d.groups && !d.blend;
   const std::size_t walk_limit = d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes;
+  const bool wide = d.groups && d.groups->vector_bytes == 64;
   const std::size_t limit = walk                           ? walk_limit
+                            : wide                           ? kDirectWideBytes
                             : 2 * d.set_pile > group_vectors ? kDirectPiledBytes
                             : p.elem_bytes <= 2              ? kDirectByteGroupBytes
                                                              : kDirectTransposeBytes;
@@ -333,7 +341,7 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
     t.direct = std::move(d);
     return t;
   }
-  return pass_tables(p, policy.register_transpose);
+  return pass_tables(p, policy.register_transpose, policy.avx512);
 }
 
 // The stand-in of a class for loop_choice: 256 KiB arrays (in L2), bit-reverse or a fixed random BMMC, the
@@ -354,7 +362,7 @@ bool auto_transposes(int elem_bytes, bool bpc) {
       explicit_loops.register_transpose = true;  // no recursion into the choice
       st.emplace(StandIn{make_cpu_plan(bpc ? bit_reverse(n) : random_bmmc(n, 1), elem_bytes, explicit_loops), {},
                          aligned_bytes(bytes), aligned_bytes(bytes)});
-      if (const auto* tp = std::get_if<TilePass>(&st->plan.passes.front())) st->tables = pass_tables(*tp, true);
+      if (const auto* tp = std::get_if<TilePass>(&st->plan.passes.front())) st->tables = pass_tables(*tp, true, true);
       std::memset(st->in.get(), 1, bytes);
     }
     const auto* tp = std::get_if<TilePass>(&st->plan.passes.front());
@@ -517,7 +525,7 @@ CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy, bool own_plan) : po
   for (std::size_t i = 0; i < plan.passes.size(); ++i)
     if (const auto* tp = std::get_if<TilePass>(&plan.passes[i]))
       p->tables[i] = plan.passes.size() == 1 ? one_pass_tables(*tp, policy, own_plan)
-                                             : pass_tables(*tp, policy.register_transpose);
+                                             : pass_tables(*tp, policy.register_transpose, policy.avx512);
   p->threads = resolve_cpu_threads(policy.threads, plan.n(), plan.elem_bytes);
   p->plan = std::move(plan);
   prepared_ = std::move(p);

@@ -64,10 +64,19 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
   return make_group_tables(basis, t.s, elem_bytes);
 }
 
-std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes) {
+std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes,
+                                                 int vector_bytes) {
   const int bits = static_cast<int>(basis.size());
-  // 2^W lanes of a 32-byte vector; 1- and 2-byte elements need the byte permutes of AVX-512 VBMI.
-  const int W = elem_bytes == 1 ? 5 : elem_bytes == 2 ? 4 : elem_bytes == 4 ? 3 : elem_bytes == 8 ? 2 : 0;
+  // 2^W lanes of a 32-byte vector (1- and 2-byte elements need the byte permutes of AVX-512 VBMI), or of a
+  // 64-byte one for 4- and 8-byte elements.
+  const bool wide = vector_bytes == 64 && (elem_bytes == 4 || elem_bytes == 8);
+  if (vector_bytes != 32 && !wide) return std::nullopt;
+  const int W = wide                ? (elem_bytes == 4 ? 4 : 3)
+                : elem_bytes == 1 ? 5
+                : elem_bytes == 2 ? 4
+                : elem_bytes == 4 ? 3
+                : elem_bytes == 8 ? 2
+                                  : 0;
   const std::uint32_t V = 1u << W, lane_mask = V - 1;
   if (W == 0 || s < W || bits < 2 * W || bits > 24) return std::nullopt;
   std::vector<std::uint32_t> k0col(bits);
@@ -163,6 +172,7 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
   if (fseen != full || aseen != full || dseen != full) return std::nullopt;
   TransposeTables x;
   x.lane_bits = W;
+  x.vector_bytes = vector_bytes;
   x.swaps = r;
   for (std::uint32_t s2 = 0; s2 < V; ++s2) {
     const std::uint32_t k = Finv[s2];
@@ -174,7 +184,22 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
       x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);
     }
   }
-  if (elem_bytes <= 2) {  // the byte index vectors of the VBMI network
+  if (wide) {  // the 32-bit index vectors of the AVX-512 network: word i is word e of lane i / g
+    WordIndices& wi = x.words;
+    const std::uint32_t g = static_cast<std::uint32_t>(elem_bytes) / 4;
+    for (std::uint32_t i = 0; i < 16; ++i) {
+      const std::uint32_t l = i / g, e = i % g;
+      for (std::uint32_t v = 0; v < V; ++v) {
+        wi.pre[v][i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(x.pre[v][l]) * g + e);
+        wi.post[v][i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(x.post[v][l]) * g + e);
+      }
+      for (int q = 0; q < W; ++q) {
+        const std::uint32_t from_b = ((l >> q) & 1) ? 16 : 0;
+        wi.lo[q][i] = static_cast<std::int32_t>(from_b + (l & ~(1u << q)) * g + e);
+        wi.hi[q][i] = static_cast<std::int32_t>(from_b + (l | (1u << q)) * g + e);
+      }
+    }
+  } else if (elem_bytes <= 2) {  // the byte index vectors of the VBMI network
     ByteIndices& b = x.bytes;
     for (std::uint32_t i = 0; i < 32; ++i) {
       const std::uint32_t l = i / elem_bytes, e = i % elem_bytes;
@@ -213,9 +238,9 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
 
 #if BMMC_CPU_TRANSPOSE_AVX2
 
-bool transpose_blocks_supported(int elem_bytes) {
+bool transpose_blocks_supported(int elem_bytes, bool avx512) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  return elem_bytes == 4 || elem_bytes == 8 ? avx2 : elem_bytes == 1 || elem_bytes == 2 ? has_vbmi() : false;
+  return elem_bytes == 4 || elem_bytes == 8 ? avx2 : elem_bytes == 1 || elem_bytes == 2 ? avx512 && has_vbmi() : false;
 }
 
 namespace {
@@ -411,13 +436,15 @@ void run_blocks_transpose(const TileTables& t, const TransposeTables& x, bool st
                         std::uint64_t, std::uint64_t, unsigned char*);
   if (x.lane_bits < 2 || x.lane_bits > 5 || x.swaps < 0 || x.swaps > x.lane_bits)
     throw std::invalid_argument("run_blocks_transpose: lane_bits must be 2..5 and swaps 0..lane_bits");
+  if (x.vector_bytes != 32)  // the tile loops run 32-byte vectors; 64-byte tables are the direct loop's
+    throw std::invalid_argument("run_blocks_transpose: tables of 64-byte vectors are for the direct loop only");
   const Loop loop = pick_loop(x.lane_bits, x.swaps, stream, t.s);
   loop(t, x, in, out, begin, end, tile);
 }
 
 #else
 
-bool transpose_blocks_supported(int) { return false; }
+bool transpose_blocks_supported(int, bool) { return false; }
 
 void run_blocks_transpose(const TileTables&, const TransposeTables&, bool, const unsigned char*, unsigned char*,
                           std::uint64_t, std::uint64_t, unsigned char*) {

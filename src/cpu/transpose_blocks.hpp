@@ -43,8 +43,16 @@ struct ByteIndices {
   alignas(32) std::uint8_t pre[32][32]{}, post[32][32]{}, lo[5][32]{}, hi[5][32]{};
 };
 
+// The lane tables of a TransposeTables of 64-byte vectors (4-byte elements, W = 4; 8-byte, W = 3) as the
+// 32-bit index vectors of the AVX-512 network (avx512_network.hpp): pre/post[v] for vpermd, lo/hi[q] for the
+// vpermt2d pair (index bit 4 picks the second source). An 8-byte lane ℓ is the two 32-bit words 2ℓ, 2ℓ + 1.
+struct WordIndices {
+  alignas(64) std::int32_t pre[16][16]{}, post[16][16]{}, lo[4][16]{}, hi[4][16]{};
+};
+
 struct TransposeTables {
-  int lane_bits = 3;                        // W: 2^W lanes per 32-byte vector (5, 4, 3, 2 for 1, 2, 4, 8 B)
+  int lane_bits = 3;                        // W: 2^W lanes per vector (32 bytes: 5, 4, 3, 2 for 1, 2, 4, 8 B)
+  int vector_bytes = 32;                    // 32, or 64 for the AVX-512 direct loop (4 / 8-byte elements)
   int swaps = 3;                            // r: lane bits exchanged with vector bits (0..W; W = full transpose)
   std::array<std::uint32_t, 32> kpos{};     // natural offsets X·k of a group's 2^W input vectors
   std::vector<std::uint32_t> rep_nat;       // natural index of group g's representative a
@@ -54,6 +62,7 @@ struct TransposeTables {
   std::array<std::array<std::int32_t, 32>, 32> post{};  // tile vector ℓ', lane j ← lane post[ℓ'][j] ⊕ μ
   std::array<std::uint32_t, 32> qvec{};     // K0-vector offset Q·ℓ' of transposed vector ℓ'
   ByteIndices bytes;                        // pre, post and the exchanges as byte indices (1/2-byte elements)
+  WordIndices words;                        // the same as 32-bit indices (64-byte vectors)
 };
 
 /// The group tables for a pass (any element size but 16 bytes), or nullopt when the tile is smaller than
@@ -63,13 +72,15 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
 
 /// The same tables for any linear relabelling K0 of 2^bits elements given by its inverse's columns
 /// (basis[i] = K0⁻¹(e_i), bits = basis.size() ≤ 24, of which the low s ≥ W are "lane-side"): groups of 2^W
-/// vectors of consecutive elements at rep_nat ⊕ kpos[k] land on 2^W vectors of consecutive K0-indices.
+/// vectors of consecutive elements at rep_nat ⊕ kpos[k] land on 2^W vectors of consecutive K0-indices,
+/// W = log2(vector_bytes / elem_bytes) (vector_bytes 32, or 64 for 4- and 8-byte elements).
 /// make_transpose_tables takes the tile's basis; the direct loop (direct_blocks.hpp) takes K0 = A.
-std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes);
+std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes,
+                                                 int vector_bytes = 32);
 
 /// True when this CPU can run run_blocks_transpose for this element size (checked at run time): AVX2 for
-/// 4- and 8-byte elements, AVX-512 VBMI (+BW, VL) for 1- and 2-byte elements.
-bool transpose_blocks_supported(int elem_bytes);
+/// 4- and 8-byte elements, AVX-512 VBMI (+BW, VL) for 1- and 2-byte elements (not when `avx512` is false).
+bool transpose_blocks_supported(int elem_bytes, bool avx512 = true);
 
 /// Blocks [begin, end) of the pass; tile = elem_bytes·2^(s+m) bytes, 64-byte aligned. Stream: non-temporal output
 /// stores (out 32-byte aligned).

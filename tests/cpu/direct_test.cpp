@@ -1,8 +1,9 @@
 // The direct loops for in-cache arrays (src/cpu/direct_blocks.hpp) against the reference permutation:
 // n = 0..20, every element size, random BMMCs and BPCs with and without complements, named maps, the
-// transposing loops (blends, lane permutes, byte groups where the CPU has AVX-512 VBMI) and the walk, 1 and 2 threads, inputs and outputs offset by
-// one element from a cache line (unaligned vector accesses); and where the size rule picks them: the CPU's
-// own one-pass plan up to 1 MiB, never a plan handed in unless CpuPolicy::direct asks for it.
+// transposing loops (AVX2 blends and lane permutes, AVX-512 groups of 64-byte vectors, byte groups where the
+// CPU has AVX-512 VBMI) and the walk, 1 and 2 threads, inputs and outputs offset by one element from a cache
+// line (unaligned vector accesses); and where the size rule picks them: the CPU's own one-pass plan up to
+// 1 MiB (4 MiB for the 64-byte groups), never a plan handed in unless CpuPolicy::direct asks for it.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -20,6 +21,7 @@ namespace bmmc {
 namespace {
 
 using test::cpu_has_avx2;
+using test::cpu_has_avx512;
 using test::cpu_has_vbmi;
 
 // 64-byte aligned storage with room for an offset.
@@ -70,7 +72,10 @@ std::vector<Bmmc> maps_for(int n, std::uint64_t seed) {
   return maps;
 }
 
-CpuPolicy forced(int threads, std::optional<bool> transposes) { return CpuPolicy{threads, -1, transposes, true}; }
+// The direct loop at every size; avx512 = false: what a CPU with AVX2 only runs.
+CpuPolicy forced(int threads, std::optional<bool> transposes, bool avx512 = true) {
+  return CpuPolicy{threads, -1, transposes, true, avx512};
+}
 
 TEST(CpuDirect, EveryElementSizeAndMapUpToN14) {
   for (int eb : {1, 2, 4, 8, 16})
@@ -78,7 +83,8 @@ TEST(CpuDirect, EveryElementSizeAndMapUpToN14) {
       for (const Bmmc& b : maps_for(n, static_cast<std::uint64_t>(n * 10 + eb))) {
         const auto seed = static_cast<std::uint64_t>(n * 1000 + eb);
         check(b, eb, forced(1, std::nullopt), 0, 0, seed);
-        check(b, eb, forced(1, false), 0, 0, seed + 1);  // the walk
+        check(b, eb, forced(1, std::nullopt, false), 0, 0, seed + 2);  // the AVX2 loops
+        check(b, eb, forced(1, false), 0, 0, seed + 1);                // the walk
       }
 }
 
@@ -90,13 +96,38 @@ TEST(CpuDirect, ManyRandomMapsHitBothTransposeLoops) {
     for (int n : {6, 7, 9, 12})
       for (std::uint64_t seed = 1; seed <= 24; ++seed)
         for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed), with_complement(random_bmmc(n, seed), seed)}) {
-          const std::string k = check(b, eb, forced(1, true), 0, 0, seed);
+          const std::string k = check(b, eb, forced(1, true, false), 0, 0, seed);
           blend += k == "direct-blend-avx2";
           permute += k == "direct-transpose-avx2";
         }
   if (cpu_has_avx2()) {
     EXPECT_GT(blend, 100);
     EXPECT_GT(permute, 0);
+  }
+}
+
+TEST(CpuDirect, ManyRandomMapsHitTheWideGroups) {
+  // 4- and 8-byte elements where the CPU has AVX-512: groups of 16×16 and 8×8 elements in whole 64-byte lines
+  // for every map with n ≥ 2W (random BMMCs exchange all lane bits and permute lanes, BPCs fewer, identity
+  // none), with and without complements, one and two threads, unaligned, against the reference.
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: 4/8-byte maps take the AVX2 loops (tested above)";
+  int groups = 0, checked = 0;
+  for (int eb : {4, 8})
+    for (int n : {6, 8, 9, 13, 16})
+      for (std::uint64_t seed = 1; seed <= 12; ++seed)
+        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed), with_complement(random_bmmc(n, seed), seed),
+                              with_complement(random_bpc(n, seed + 3), seed)}) {
+          const auto off = static_cast<std::size_t>(seed % 3 == 0 ? eb : 0);
+          const std::string k = check(b, eb, forced(1 + static_cast<int>(seed % 2), true), off, off, seed);
+          ++checked;
+          groups += k == "direct-transpose-avx512";
+          if (n < (eb == 4 ? 8 : 6)) EXPECT_NE(k, "direct-transpose-avx512") << "n below 2W has no 64-byte group";
+        }
+  EXPECT_EQ(groups, checked - 12 * 4) << "every map with n >= 2W (4-byte n = 6 has none)";
+  for (int eb : {4, 8}) {  // identity, gray and bit-reverse: no, few and all exchanges, no lane permutes
+    EXPECT_EQ(check(identity(12), eb, forced(1, true), 0, 0, 1), "direct-transpose-avx512");
+    EXPECT_EQ(check(gray(12), eb, forced(2, true), static_cast<std::size_t>(eb), 0, 2), "direct-transpose-avx512");
+    EXPECT_EQ(check(with_complement(bit_reverse(15), 9), eb, forced(1, true), 0, 0, 3), "direct-transpose-avx512");
   }
 }
 
@@ -127,6 +158,7 @@ TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
       for (const Bmmc& b : {random_bmmc(n, seed), with_complement(random_bpc(n, seed), seed), bit_reverse(n)})
         for (int threads : {1, 2}) {
           check(b, eb, forced(threads, std::nullopt), 0, 0, seed);
+          if (eb == 4 || eb == 8) check(b, eb, forced(threads, std::nullopt, false), 0, 0, seed + 2);
           check(b, eb, forced(threads, std::nullopt), static_cast<std::size_t>(eb), static_cast<std::size_t>(eb),
                 seed + 1);
         }
@@ -141,7 +173,8 @@ TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
       }
 }
 
-// The size rule: a CpuPermuter made from a Bmmc runs the direct loop up to 1 MiB (for 4-byte maps that pile
+// The size rule: a CpuPermuter made from a Bmmc runs the direct loop up to 1 MiB (on a CPU with AVX2 only —
+// CpuPolicy::avx512 = false here for 4/8-byte elements —, for 4-byte maps that pile
 // a group into one L1 set on both sides 128 KiB; such 8-byte maps take the walk; the walk on maps whose
 // line sources crowd one set 32 KiB) — the blends for general 4/8-byte maps where the CPU has AVX2, the
 // byte groups for 1/2-byte elements where it has AVX-512 VBMI (up to 512 KiB; 128 KiB when piled), else
@@ -149,34 +182,36 @@ TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
 // direct = false keeps the tile loop.
 TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
   const std::string transposes = cpu_has_avx2() ? "direct-blend-avx2" : "direct-walk";
+  CpuPolicy avx2;
+  avx2.avx512 = false;
   for (int eb : {4, 8}) {
     const int at_limit = 20 - __builtin_ctz(static_cast<unsigned>(eb));  // 1 MiB
     for (int n : {6, 10, 14, 16, at_limit}) {
-      EXPECT_EQ(CpuPermuter(random_bmmc(n, 1), eb).kernel_name(), transposes) << eb << " B, n = " << n;
-      if (n <= 14) EXPECT_EQ(CpuPermuter(transpose(n, n / 2), eb).kernel_name(), transposes) << eb << " B, n = " << n;
+      EXPECT_EQ(CpuPermuter(random_bmmc(n, 1), eb, avx2).kernel_name(), transposes) << eb << " B, n = " << n;
+      if (n <= 14) EXPECT_EQ(CpuPermuter(transpose(n, n / 2), eb, avx2).kernel_name(), transposes) << eb << " B, n = " << n;
     }
     // Bit-reverse piles a group's input and output vectors into one L1 set each once its strides reach
     // 4 KiB: for 4-byte elements the blends only up to 128 KiB, for 8-byte elements the walk (whole lines)
     // up to 1 MiB. Transposes pile on one side only and stay direct (checked above up to n = 14, here at 1 MiB).
     for (int n : {6, 10})
-      EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name(), transposes) << eb << " B, n = " << n;
+      EXPECT_EQ(CpuPermuter(bit_reverse(n), eb, avx2).kernel_name(), transposes) << eb << " B, n = " << n;
     if (eb == 4) {
-      EXPECT_EQ(CpuPermuter(transpose(at_limit, 7), eb).kernel_name(), transposes);
-      EXPECT_EQ(CpuPermuter(bit_reverse(at_limit - 3), eb).kernel_name(), transposes);
+      EXPECT_EQ(CpuPermuter(transpose(at_limit, 7), eb, avx2).kernel_name(), transposes);
+      EXPECT_EQ(CpuPermuter(bit_reverse(at_limit - 3), eb, avx2).kernel_name(), transposes);
       for (int n : {at_limit - 2, at_limit - 1, at_limit})
-        EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name().find("direct"), std::string::npos) << "n = " << n;
+        EXPECT_EQ(CpuPermuter(bit_reverse(n), eb, avx2).kernel_name().find("direct"), std::string::npos) << "n = " << n;
     } else if (cpu_has_avx2()) {
-      for (int n : {at_limit - 2, at_limit}) EXPECT_EQ(CpuPermuter(bit_reverse(n), eb).kernel_name(), "direct-walk");
+      for (int n : {at_limit - 2, at_limit}) EXPECT_EQ(CpuPermuter(bit_reverse(n), eb, avx2).kernel_name(), "direct-walk");
     }
-    EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb).kernel_name().find("direct"), std::string::npos);
-    EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, -1, std::nullopt, false}).kernel_name().find("direct"),
+    EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb, avx2).kernel_name().find("direct"), std::string::npos);
+    EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, -1, std::nullopt, false, false}).kernel_name().find("direct"),
               std::string::npos);
-    EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, 9}).kernel_name().find("direct"), std::string::npos)
+    EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), eb, CpuPolicy{0, 9, std::nullopt, std::nullopt, false}).kernel_name().find("direct"), std::string::npos)
         << "an explicit tile size keeps the tile loop";
-    EXPECT_EQ(CpuPermuter(make_cpu_plan(random_bmmc(14, 1), eb)).kernel_name().find("direct"), std::string::npos)
+    EXPECT_EQ(CpuPermuter(make_cpu_plan(random_bmmc(14, 1), eb), avx2).kernel_name().find("direct"), std::string::npos)
         << "a plan handed in runs as given";
-    EXPECT_EQ(CpuPermuter(make_cpu_plan(random_bmmc(14, 1), eb), forced(0, std::nullopt)).kernel_name(), transposes);
-    EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb, forced(0, std::nullopt)).kernel_name(), transposes);
+    EXPECT_EQ(CpuPermuter(make_cpu_plan(random_bmmc(14, 1), eb), forced(0, std::nullopt, false)).kernel_name(), transposes);
+    EXPECT_EQ(CpuPermuter(random_bmmc(at_limit + 1, 1), eb, forced(0, std::nullopt, false)).kernel_name(), transposes);
   }
   for (int eb : {1, 2, 16}) {
     const bool groups = eb <= 2 && cpu_has_vbmi();
@@ -203,7 +238,26 @@ TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
   // Below 32 elements the plan is a naive pass: the scatter loop, not the direct one.
   EXPECT_EQ(CpuPermuter(random_bmmc(4, 1), 4).kernel_name(), "scatter");
   // Maps that keep their low bits in place take the lane-permuting loop (no transpose at all for identity).
-  if (cpu_has_avx2()) EXPECT_EQ(CpuPermuter(identity(12), 4).kernel_name(), "direct-transpose-avx2");
+  if (cpu_has_avx2()) EXPECT_EQ(CpuPermuter(identity(12), 4, avx2).kernel_name(), "direct-transpose-avx2");
+}
+
+// Where the CPU has AVX-512: the 4/8-byte groups of 64-byte vectors for every map with n ≥ 2W up to 4 MiB,
+// piled or not (bit-reverse too), the AVX2 loops below 2W, the tile loop above 4 MiB.
+TEST(CpuDirect, WideGroupsChosenUpToFourMebibytes) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (the AVX2 rule is tested above)";
+  for (int eb : {4, 8}) {
+    const int log_eb = __builtin_ctz(static_cast<unsigned>(eb)), at_4m = 22 - log_eb, two_w = eb == 4 ? 8 : 6;
+    for (int n : {two_w, 12, 16, 20 - log_eb, at_4m})
+      for (const Bmmc& b : {random_bmmc(n, 1), random_bpc(n, 2), bit_reverse(n), transpose(n, n / 2)})
+        EXPECT_EQ(CpuPermuter(b, eb).kernel_name(), "direct-transpose-avx512") << eb << " B, n = " << n;
+    const std::string below = CpuPermuter(random_bmmc(two_w - 1, 1), eb).kernel_name();
+    EXPECT_TRUE(below == "direct-blend-avx2" || below == "direct-transpose-avx2") << eb << " B: " << below;
+    for (const Bmmc& b : {random_bmmc(at_4m + 1, 1), bit_reverse(at_4m + 1)})
+      EXPECT_EQ(CpuPermuter(b, eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
+    CpuPolicy avx2;
+    avx2.avx512 = false;
+    EXPECT_EQ(CpuPermuter(random_bmmc(12, 1), eb, avx2).kernel_name(), "direct-blend-avx2") << eb << " B";
+  }
 }
 
 }  // namespace

@@ -100,6 +100,7 @@ TEST(CpuExecutor, LargeArrays) {
 }
 
 using test::cpu_has_avx2;
+using test::cpu_has_avx512;
 using test::cpu_has_vbmi;
 
 // The register-transpose loops (1-, 2-, 4- and 8-byte elements) against the reference and against the gather loop, over
@@ -306,13 +307,15 @@ TEST(CpuExecutor, RefusesBadArgumentsAndWritesNothing) {
 
 TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
   // 256 KiB: the direct loop, so the tile loop it replaces gets a row too.
+  // Where the CPU has AVX-512, the AVX2 loop it replaces gets a row as well.
   const auto rows = bench_cpu(random_bmmc(16, 1), 4, 3, 2);
-  ASSERT_EQ(rows.size(), cpu_has_avx2() ? 6u : 5u);
+  ASSERT_EQ(rows.size(), cpu_has_avx2() ? 6u + cpu_has_avx512() : 5u);
   EXPECT_EQ(rows[0].variant, "memcpy");
   EXPECT_EQ(rows[3].variant, "one-pass");
   if (cpu_has_avx2())  // the loop this CPU did not choose (the walk beside the direct transposes)
     EXPECT_TRUE(rows[4].variant == "one-pass-gather" || rows[4].variant == "one-pass-transpose") << rows[4].variant;
-  EXPECT_EQ(rows.back().variant, "one-pass-tiled");
+  EXPECT_EQ(rows[rows.size() - 1 - cpu_has_avx512()].variant, "one-pass-tiled");
+  if (cpu_has_avx512()) EXPECT_EQ(rows.back().variant, "one-pass-avx2");
   EXPECT_EQ(bench_cpu(random_bmmc(16, 1), 16, 1, 1).size(), 5u) << "16-byte elements: the walk and the tile loop";
   EXPECT_EQ(bench_cpu(random_bmmc(20, 1), 16, 1, 1).size(), 4u) << "16-byte elements above 1 MiB: one loop only";
   for (const BenchRow& r : rows) {

@@ -31,7 +31,7 @@ constexpr std::size_t field_count() {
 }
 
 static_assert(field_count<PermuterOptions>() == 4, "PermuterOptions changed: add its new field to kVariations");
-static_assert(field_count<CpuPolicy>() == 4, "CpuPolicy changed: add its new field to kVariations");
+static_assert(field_count<CpuPolicy>() == 5, "CpuPolicy changed: add its new field to kVariations");
 static_assert(field_count<GpuOptions>() == 5, "GpuOptions changed: add its new field to kVariations");
 static_assert(field_count<GpuPolicy>() == 8, "GpuPolicy changed: add its new field to kVariations");
 static_assert(field_count<CodegenOptions>() == 1, "CodegenOptions changed: add its new field to kVariations");
@@ -47,6 +47,7 @@ const std::vector<std::pair<const char*, std::function<void(PermuterKey&)>>> kVa
     {"cpu.tile_bits", [](PermuterKey& k) { k.options.cpu.tile_bits = 9; }},
     {"cpu.register_transpose", [](PermuterKey& k) { k.options.cpu.register_transpose = false; }},
     {"cpu.direct", [](PermuterKey& k) { k.options.cpu.direct = false; }},
+    {"cpu.avx512", [](PermuterKey& k) { k.options.cpu.avx512 = false; }},
     {"gpu.policy.variant", [](PermuterKey& k) { k.options.gpu.policy.variant = Variant::TwoPass; }},
     {"gpu.policy.elems_per_thread", [](PermuterKey& k) { k.options.gpu.policy.elems_per_thread = 4; }},
     {"gpu.policy.threads_per_block", [](PermuterKey& k) { k.options.gpu.policy.threads_per_block = 512; }},
@@ -64,9 +65,9 @@ const std::vector<std::pair<const char*, std::function<void(PermuterKey&)>>> kVa
 PermuterKey base_key() { return PermuterKey{random_bmmc(10, 1), 4, PermuterOptions{Backend::Cpu}}; }
 
 TEST(PermuterKey, EveryFieldSeparatesKeys) {
-  // The leaves: bmmc, elem_bytes; backend, in_place; 4 CPU fields; 8 GpuPolicy fields; jit, codegen's one,
+  // The leaves: bmmc, elem_bytes; backend, in_place; 5 CPU fields; 8 GpuPolicy fields; jit, codegen's one,
   // cache, device.
-  EXPECT_EQ(kVariations.size(), 2u + 2 + 4 + 8 + 4);
+  EXPECT_EQ(kVariations.size(), 2u + 2 + 5 + 8 + 4);
   for (const auto& [name, vary] : kVariations) {
     PermuterKey a = base_key(), b = base_key();
     vary(b);

@@ -50,13 +50,15 @@ TEST(SmallArrays, EveryElementSizeUpToN16MatchesTheReference) {
 
 // The front door runs the direct loop (no tile) on arrays up to 1 MiB and the tile loop above (src/cpu/
 // direct_blocks.hpp; the rule in docs/DESIGN.md §4.2; 512 KiB for the byte groups of 1/2-byte elements on
-// CPUs with AVX-512 VBMI), and the cached Permuter is the one that ran.
+// CPUs with AVX-512 VBMI, 4 MiB for the 4/8-byte groups of 64-byte vectors on CPUs with AVX-512), and the
+// cached Permuter is the one that ran.
 TEST(SmallArrays, DirectLoopUpToOneMebibyte) {
   PermuterOptions cpu;
   cpu.backend = Backend::Cpu;
-  const bool vbmi = test::cpu_has_vbmi();
+  const bool vbmi = test::cpu_has_vbmi(), wide = test::cpu_has_avx512();
   for (int eb : {1, 4, 8, 16}) {
-    const int at_limit = (eb == 1 && vbmi ? 19 : 20) - __builtin_ctz(static_cast<unsigned>(eb));
+    const int at_limit = (eb == 1 && vbmi ? 19 : (eb == 4 || eb == 8) && wide ? 22 : 20) -
+                         __builtin_ctz(static_cast<unsigned>(eb));
     for (int n : {8, 14, at_limit})
       EXPECT_EQ(Permuter(random_bmmc(n, 1), eb, cpu).kernel_name().rfind("direct", 0), 0u) << eb << " B, n = " << n;
     EXPECT_EQ(Permuter(random_bmmc(at_limit + 1, 1), eb, cpu).kernel_name().find("direct"), std::string::npos)

@@ -33,7 +33,7 @@ struct BenchOptions {
   bool json = false, csv = false, streaming = false, host_overhead = false;
   int vector_bits = -1, elems_per_thread = 0, threads = 0;
   int cpu_tile = -1;
-  bool cpu_gather = false, cpu_transpose = false, cpu_direct = false, cpu_tiled = false;
+  bool cpu_gather = false, cpu_transpose = false, cpu_direct = false, cpu_tiled = false, cpu_avx2 = false;
   bool in_place = false;
   std::vector<std::string> block_orders = {"default"};  ///< one one-pass case per launch order
   std::vector<std::string> longer_runs = {"read"};       ///< … and per side the extra tile rows lengthen
@@ -216,6 +216,7 @@ void add_bench(CLI::App& app, Action& run) {
   auto* direct = sub->add_flag("--cpu-direct", o->cpu_direct,
                                "CPU: run the direct loop (no tile) at any size (default: up to 1 MiB, see DESIGN §4.2)");
   sub->add_flag("--cpu-tiled", o->cpu_tiled, "CPU: run the tile loop also on small arrays")->excludes(direct);
+  sub->add_flag("--cpu-avx2", o->cpu_avx2, "CPU: leave out the AVX-512 loops (run what an AVX2-only CPU runs)");
   sub->add_flag("--streaming", o->streaming, "JIT kernels use __ldcs/__stcs");
   sub->add_option("--block-order", o->block_orders,
                   "one-pass launch order(s): default, coordinate, input, output, balanced (one row each)")
@@ -289,6 +290,7 @@ void add_bench(CLI::App& app, Action& run) {
           if (o->cpu_transpose) cpu.register_transpose = true;  // else measured per CPU
           if (o->cpu_direct) cpu.direct = true;
           if (o->cpu_tiled) cpu.direct = false;  // else by the size rule
+          if (o->cpu_avx2) cpu.avx512 = false;
           if (!o->json && !o->csv)
             fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}\n", spec, b.n(),
                        o->elem_bytes, CpuPermuter(b, o->elem_bytes, cpu).kernel_name());

@@ -35,6 +35,9 @@ struct CpuPolicy {
   /// handed in, or an explicit tile_bits, keeps the tile loop —; true = for any one-pass plan at every
   /// size; false = never. With register_transpose = false it is the table walk.
   std::optional<bool> direct;
+  /// The AVX-512 loops where the CPU has them (4/8-byte direct groups of 64-byte vectors, the 1/2-byte VBMI
+  /// loops); false runs what a CPU with AVX2 only would run (for comparisons and tests).
+  bool avx512 = true;
 
   friend bool operator==(const CpuPolicy&, const CpuPolicy&) = default;
 };
@@ -71,7 +74,8 @@ class CpuPermuter {
   int threads() const noexcept;
   std::size_t temp_bytes() const noexcept;
   /// The inner loop(s) that run, one name per pass joined by " + ": "direct-blend-avx2" /
-  /// "direct-transpose-avx2" / "direct-transpose-avx512vbmi" (1/2-byte elements) / "direct-walk" (the
+  /// "direct-transpose-avx2" / "direct-transpose-avx512" (4/8-byte elements in 64-byte vectors) /
+  /// "direct-transpose-avx512vbmi" (1/2-byte elements) / "direct-walk" (the
   /// direct loops: a one-pass CPU plan made from a Bmmc, on arrays up to 1 MiB, or any one-pass plan
   /// with CpuPolicy::direct = true), "transpose-avx2" (4/8-byte elements),
   /// "transpose-avx512vbmi" (1/2-byte elements) — register transposes —, "gather" (per-element loads;
