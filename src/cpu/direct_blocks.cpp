@@ -548,6 +548,59 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
   throw std::invalid_argument(fmt::format("run_direct: unsupported element size {}", t.elem_bytes));
 }
 
+#if BMMC_CPU_DIRECT_AVX2
+namespace {
+
+// The probe of a group loop: the group's 2^W input vectors loaded and stored to its 2^W output vectors in
+// the loop's order, with no permute (VB-byte vectors, V of them a group).
+template <int VB, int V>
+__attribute__((target("avx2,avx512f"))) void probe_groups(const DirectTables& d, const unsigned char* in,
+                                                          unsigned char* out, std::uint64_t begin, std::uint64_t end) {
+  const TransposeTables& x = *d.groups;
+  const int eb = d.elem_bytes, W = x.lane_bits;
+  GrayGroups<false> walk(d, begin);
+  for (std::uint64_t g = begin; g < end; ++g) {
+    if (g != begin) walk.step(g);
+    if constexpr (VB == 64) {
+      __m512i r[V];
+#pragma GCC unroll 32
+      for (int k = 0; k < V; ++k) r[k] = _mm512_loadu_si512(in + std::size_t{walk.a ^ x.kpos[k]} * eb);
+#pragma GCC unroll 32
+      for (int l = 0; l < V; ++l)
+        _mm512_storeu_si512(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb, r[l]);
+    } else {
+      __m256i r[V];
+#pragma GCC unroll 32
+      for (int k = 0; k < V; ++k)
+        r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + std::size_t{walk.a ^ x.kpos[k]} * eb));
+#pragma GCC unroll 32
+      for (int l = 0; l < V; ++l)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb), r[l]);
+    }
+  }
+}
+
+}  // namespace
+#endif
+
+bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned char* out) {
+#if BMMC_CPU_DIRECT_AVX2
+  if (!t.groups) return false;
+  const std::uint64_t units = direct_units(t);
+  switch ((t.groups->vector_bytes == 64 ? 100 : 0) + (1 << t.groups->lane_bits)) {
+    case 116: return probe_groups<64, 16>(t, in, out, 0, units), true;
+    case 108: return probe_groups<64, 8>(t, in, out, 0, units), true;
+    case 32: return probe_groups<32, 32>(t, in, out, 0, units), true;
+    case 16: return probe_groups<32, 16>(t, in, out, 0, units), true;
+    case 8: return probe_groups<32, 8>(t, in, out, 0, units), true;
+    case 4: return probe_groups<32, 4>(t, in, out, 0, units), true;
+  }
+#else
+  (void)t, (void)in, (void)out;
+#endif
+  return false;
+}
+
 std::string direct_kernel_name(const DirectTables& t) {
   if (t.blend) return "direct-blend-avx2";
   if (t.groups)

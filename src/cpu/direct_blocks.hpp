@@ -93,6 +93,12 @@ std::uint64_t direct_units(const DirectTables& t);
 void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
                 std::uint64_t end);
 
+/// The access pattern of the lane-permuting group loops alone, for benchmarks: every group's input vectors
+/// loaded and stored to its output vectors in the loop's order (so every output line is written once),
+/// with no lane permutes and no exchanges — not the permutation. Single thread, the whole array; false
+/// (nothing written) when `t` has no groups or the CPU cannot run them.
+bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned char* out);
+
 /// "direct-blend-avx2", "direct-transpose-avx2", "direct-transpose-avx512" (4/8-byte groups of 64-byte
 /// vectors), "direct-transpose-avx512vbmi" (1/2-byte) or "direct-walk".
 std::string direct_kernel_name(const DirectTables& t);

@@ -3,6 +3,7 @@
 // outputs; multi-pass plans through a temporary buffer; bad arguments refused with the output untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -326,6 +327,16 @@ TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
   }
   EXPECT_DOUBLE_EQ(rows[0].pct_memcpy, 100.0);
   EXPECT_THROW(bench_cpu(random_bmmc(8, 1), 4, 0, 1), std::invalid_argument);
+  // A single-threaded direct group loop gets its probe (its loads and stores without permutes; bench_cpu
+  // checks that it wrote every 32-byte piece of the output): gray keeps low bits, so the lane-permuting
+  // groups run with AVX2 or AVX-512, and so do the byte groups of 2-byte elements with VBMI.
+  auto has_probe = [](const std::vector<BenchRow>& r) {
+    return std::any_of(r.begin(), r.end(), [](const BenchRow& row) { return row.variant == "one-pass-probe"; });
+  };
+  for (int eb : {4, 8}) EXPECT_EQ(has_probe(bench_cpu(gray(12), eb, 1, 1)), cpu_has_avx2()) << eb << " B";
+  EXPECT_EQ(has_probe(bench_cpu(bit_reverse(13), 2, 1, 1)), cpu_has_vbmi());
+  EXPECT_FALSE(has_probe(bench_cpu(gray(12), 16, 1, 1))) << "the walk has no probe";
+  EXPECT_FALSE(has_probe(bench_cpu(gray(16), 4, 1, 2))) << "two threads: no probe";
 }
 
 }  // namespace
