@@ -300,6 +300,36 @@ BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, u
     }
   }
 }
+// 2-byte groups of whole 64-byte lines (AVX-512 VBMI on 64-byte vectors): 32 vectors of 32 lanes.
+template <int Swaps, bool Pre, bool Post>
+BMMC_VBMI void groups_vbmi_wide(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
+                                std::uint64_t begin, std::uint64_t end) {
+  constexpr int W = 5, V = 1 << W;
+  const auto* in = reinterpret_cast<const std::uint16_t*>(in_raw);
+  auto* out = reinterpret_cast<std::uint16_t*>(out_raw);
+  const TransposeTables& x = *d.groups;
+  const WideByteIndices& ix = x.wide_bytes;
+  GrayGroups<Post> walk(d, begin);
+  for (std::uint64_t g = begin; g < end; ++g) {
+    if (g != begin) walk.step(g);
+    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
+    __m512i r[V];
+#pragma GCC unroll 32
+    for (int k = 0; k < V; ++k) {
+      r[k] = _mm512_loadu_si512(in + (a ^ x.kpos[k]));
+      if constexpr (Pre) r[k] = _mm512_permutexvar_epi8(load_index64(ix.pre[k]), r[k]);
+    }
+    exchange_lane_bits<Swaps>(r, ix);
+    [[maybe_unused]] const __m512i m = _mm512_set1_epi8(static_cast<char>(mu * 2));
+#pragma GCC unroll 32
+    for (int l = 0; l < V; ++l) {
+      __m512i v = r[l];
+      if constexpr (Post) v = _mm512_permutexvar_epi8(_mm512_xor_si512(load_index64(ix.post[l]), m), v);
+      _mm512_storeu_si512(out + (std::size_t{vec ^ x.qvec[l]} << W), v);
+    }
+  }
+}
+
 // 4- and 8-byte groups of whole 64-byte lines (AVX-512, avx512_network.hpp): groups_avx2 with 16 (8) lanes
 // per vector and 2^W = 16 (8) vectors a group. [begin, end) in Gray-code order of the group index.
 template <int EB, int Swaps, bool Pre, bool Post>
@@ -343,6 +373,8 @@ GroupLoop group_loop() {
     return &groups_avx512<EB, Swaps, Pre, Post>;
   else if constexpr (EB >= 4)
     return &groups_avx2<EB, Swaps, Pre, Post>;
+  else if constexpr (VB == 64)
+    return &groups_vbmi_wide<Swaps, Pre, Post>;
   else
     return &groups_vbmi<EB, Swaps, Pre, Post>;
 }
@@ -479,8 +511,14 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
   }
   // 1- and 2-byte elements: the byte-permuting groups where the CPU has AVX-512 VBMI.
   if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi()) {
-    const int W = elem_bytes == 1 ? 5 : 4;
-    if (fill_groups(bmmc, ainv, 32, d)) return with_pile(std::move(d), 1 << W);
+    // 2-byte elements: groups of whole 64-byte lines (32 × 32) where n allows them, else 32-byte vectors.
+    for (const int vector_bytes : {64, 32}) {
+      if (vector_bytes == 64 && elem_bytes == 1) continue;
+      if (fill_groups(bmmc, ainv, vector_bytes, d)) {
+        const int V = 1 << d.groups->lane_bits;
+        return with_pile(std::move(d), V);
+      }
+    }
   }
 #else
   (void)transposes, (void)avx512;
@@ -528,7 +566,8 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
     const int r = t.groups->swaps;
     const bool wide = t.groups->vector_bytes == 64;
     const GroupLoop loop =
-        t.elem_bytes == 4 && wide ? pick_swaps<4, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
+        t.elem_bytes == 2 && wide ? pick_swaps<2, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{})
+        : t.elem_bytes == 4 && wide ? pick_swaps<4, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
         : t.elem_bytes == 8 && wide ? pick_swaps<8, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
         : t.elem_bytes == 4 ? pick_swaps<4, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
         : t.elem_bytes == 8 ? pick_swaps<8, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 3>{})
@@ -588,6 +627,7 @@ bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned c
   if (!t.groups) return false;
   const std::uint64_t units = direct_units(t);
   switch ((t.groups->vector_bytes == 64 ? 100 : 0) + (1 << t.groups->lane_bits)) {
+    case 132: return probe_groups<64, 32>(t, in, out, 0, units), true;
     case 116: return probe_groups<64, 16>(t, in, out, 0, units), true;
     case 108: return probe_groups<64, 8>(t, in, out, 0, units), true;
     case 32: return probe_groups<32, 32>(t, in, out, 0, units), true;
@@ -604,7 +644,8 @@ bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned c
 std::string direct_kernel_name(const DirectTables& t) {
   if (t.blend) return "direct-blend-avx2";
   if (t.groups)
-    return t.elem_bytes <= 2                ? "direct-transpose-avx512vbmi"
+    return t.elem_bytes <= 2                ? (t.groups->vector_bytes == 64 ? "direct-transpose-avx512vbmi-64"
+                                                                          : "direct-transpose-avx512vbmi")
            : t.groups->vector_bytes == 64 ? "direct-transpose-avx512"
                                           : "direct-transpose-avx2";
   return "direct-walk";

@@ -67,15 +67,16 @@ constexpr std::size_t kDirectPiledBytes = std::size_t{128} << 10;
 // direct only up to 32 KiB then (bit-reverse at 64 KiB of 1-byte elements: 96 µs walk, 38 µs tiled).
 constexpr std::size_t kDirectPiledWalkBytes = std::size_t{32} << 10;
 constexpr int kL1Ways = 8;
-// The byte-permuting groups of 1- and 2-byte elements (AVX-512 VBMI) up to 512 KiB: at 1 MiB the tile loop is
+// The byte-permuting groups of 32-byte vectors (1-byte elements, AVX-512 VBMI) up to 512 KiB: at 1 MiB the tile loop is
 // as fast or faster for several maps (2-byte random BMMC at 1 MiB: 195 µs direct, 152 tiled; at 512 KiB
 // 43 against 66; BENCHMARKS.md "Byte groups without a tile").
 constexpr std::size_t kDirectByteGroupBytes = std::size_t{512} << 10;
-// The groups of whole 64-byte lines (AVX-512, 4/8-byte elements) up to 4 MiB, piled or not: a group reads and
-// writes whole lines, so crowded sets cost no second fetch, and the direct loop stays faster than the tile
-// loop into L3 (4-byte at 4 MiB, 2 threads: bit-reverse 368 µs direct against 723 tiled, random BMMC 176
-// against 315); at 8 MiB, where the arrays reach DRAM, the tile loop's streaming wins (1336 against 707,
-// 667 against 524; BENCHMARKS.md "Groups of whole lines").
+// The groups of whole 64-byte lines (AVX-512: 4/8-byte elements, and 2-byte ones with VBMI) up to 4 MiB,
+// piled or not: a group reads and writes whole lines, so crowded sets cost no second fetch, and the direct
+// loop stays faster than the tile loop into L3 (4-byte at 4 MiB, 2 threads: bit-reverse 368 µs direct
+// against 723 tiled, random BMMC 176 against 315; 2-byte 415 against 504, 228 against 327); at 8 MiB, where
+// the arrays reach DRAM, the tile loop's streaming wins (4-byte 1336 against 707, 667 against 524; 2-byte
+// 1621 against 909; BENCHMARKS.md "Groups of whole lines").
 constexpr std::size_t kDirectWideBytes = std::size_t{4} << 20;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 

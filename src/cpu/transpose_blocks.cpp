@@ -69,9 +69,9 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
   const int bits = static_cast<int>(basis.size());
   // 2^W lanes of a 32-byte vector (1- and 2-byte elements need the byte permutes of AVX-512 VBMI), or of a
   // 64-byte one for 4- and 8-byte elements.
-  const bool wide = vector_bytes == 64 && (elem_bytes == 4 || elem_bytes == 8);
+  const bool wide = vector_bytes == 64 && (elem_bytes == 2 || elem_bytes == 4 || elem_bytes == 8);
   if (vector_bytes != 32 && !wide) return std::nullopt;
-  const int W = wide                ? (elem_bytes == 4 ? 4 : 3)
+  const int W = wide                ? (elem_bytes == 2 ? 5 : elem_bytes == 4 ? 4 : 3)
                 : elem_bytes == 1 ? 5
                 : elem_bytes == 2 ? 4
                 : elem_bytes == 4 ? 3
@@ -184,7 +184,21 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
       x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);
     }
   }
-  if (wide) {  // the 32-bit index vectors of the AVX-512 network: word i is word e of lane i / g
+  if (wide && elem_bytes == 2) {  // the 64-byte index vectors of the VBMI network on 64-byte vectors
+    WideByteIndices& b = x.wide_bytes;
+    for (std::uint32_t i = 0; i < 64; ++i) {
+      const std::uint32_t l = i / 2, e = i % 2;
+      for (std::uint32_t v = 0; v < V; ++v) {
+        b.pre[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.pre[v][l]) * 2 + e);
+        b.post[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.post[v][l]) * 2 + e);
+      }
+      for (int q = 0; q < W; ++q) {
+        const std::uint32_t from_b = ((l >> q) & 1) ? 64 : 0;
+        b.lo[q][i] = static_cast<std::uint8_t>(from_b + (l & ~(1u << q)) * 2 + e);
+        b.hi[q][i] = static_cast<std::uint8_t>(from_b + (l | (1u << q)) * 2 + e);
+      }
+    }
+  } else if (wide) {  // the 32-bit index vectors of the AVX-512 network: word i is word e of lane i / g
     WordIndices& wi = x.words;
     const std::uint32_t g = static_cast<std::uint32_t>(elem_bytes) / 4;
     for (std::uint32_t i = 0; i < 16; ++i) {

@@ -50,9 +50,15 @@ struct WordIndices {
   alignas(64) std::int32_t pre[16][16]{}, post[16][16]{}, lo[4][16]{}, hi[4][16]{};
 };
 
+// The same for 2-byte elements in 64-byte vectors (W = 5): byte indices for vpermb / vpermt2b on 64 bytes
+// (index bit 6 picks the second source).
+struct WideByteIndices {
+  alignas(64) std::uint8_t pre[32][64]{}, post[32][64]{}, lo[5][64]{}, hi[5][64]{};
+};
+
 struct TransposeTables {
   int lane_bits = 3;                        // W: 2^W lanes per vector (32 bytes: 5, 4, 3, 2 for 1, 2, 4, 8 B)
-  int vector_bytes = 32;                    // 32, or 64 for the AVX-512 direct loop (4 / 8-byte elements)
+  int vector_bytes = 32;                    // 32, or 64 for the AVX-512 direct loop (2 / 4 / 8-byte elements)
   int swaps = 3;                            // r: lane bits exchanged with vector bits (0..W; W = full transpose)
   std::array<std::uint32_t, 32> kpos{};     // natural offsets X·k of a group's 2^W input vectors
   std::vector<std::uint32_t> rep_nat;       // natural index of group g's representative a
@@ -62,7 +68,8 @@ struct TransposeTables {
   std::array<std::array<std::int32_t, 32>, 32> post{};  // tile vector ℓ', lane j ← lane post[ℓ'][j] ⊕ μ
   std::array<std::uint32_t, 32> qvec{};     // K0-vector offset Q·ℓ' of transposed vector ℓ'
   ByteIndices bytes;                        // pre, post and the exchanges as byte indices (1/2-byte elements)
-  WordIndices words;                        // the same as 32-bit indices (64-byte vectors)
+  WordIndices words;                        // the same as 32-bit indices (64-byte vectors, 4/8-byte elements)
+  WideByteIndices wide_bytes;               // ... as byte indices (64-byte vectors, 2-byte elements)
 };
 
 /// The group tables for a pass (any element size but 16 bytes), or nullopt when the tile is smaller than
@@ -73,7 +80,7 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
 /// The same tables for any linear relabelling K0 of 2^bits elements given by its inverse's columns
 /// (basis[i] = K0⁻¹(e_i), bits = basis.size() ≤ 24, of which the low s ≥ W are "lane-side"): groups of 2^W
 /// vectors of consecutive elements at rep_nat ⊕ kpos[k] land on 2^W vectors of consecutive K0-indices,
-/// W = log2(vector_bytes / elem_bytes) (vector_bytes 32, or 64 for 4- and 8-byte elements).
+/// W = log2(vector_bytes / elem_bytes) (vector_bytes 32, or 64 for 2-, 4- and 8-byte elements).
 /// make_transpose_tables takes the tile's basis; the direct loop (direct_blocks.hpp) takes K0 = A.
 std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes,
                                                  int vector_bytes = 32);

@@ -1,6 +1,7 @@
 // Internal to the CPU backend: the AVX-512 VBMI register network for 1- and 2-byte elements, shared by the
 // tile loop (transpose_blocks.cpp) and the direct loop (direct_blocks.cpp). A group is 2^W vectors of 32
-// bytes (W = 5 lane bits for 1-byte, 4 for 2-byte elements); the lane permutations before and after the
+// bytes (W = 5 lane bits for 1-byte, 4 for 2-byte elements), or in the direct loop 32 vectors of 64 bytes
+// for 2-byte elements (W = 5); the lane permutations before and after the
 // network are vpermb, and exchanging lane bit q with vector bit q is a pair of two-source byte permutes
 // (vpermt2b) per vector pair, with the byte index vectors of TransposeTables::bytes.
 //
@@ -38,6 +39,29 @@ BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m256i*
       const __m256i va = r[k], vb = r[k | (1 << q)];
       r[k] = _mm256_permutex2var_epi8(va, il, vb);
       r[k | (1 << q)] = _mm256_permutex2var_epi8(va, ih, vb);
+    }
+  }
+}
+
+// The same for 2-byte elements in 64-byte vectors (the direct loop's wide byte groups: W = 5, 32 vectors of
+// 32 lanes, every vector a whole cache line). The 32 vectors fill the register file, so the compiler keeps
+// the two index vectors of a stage by spilling a data vector or two.
+BMMC_VBMI inline __m512i load_index64(const std::uint8_t* p) {
+  return _mm512_load_si512(reinterpret_cast<const void*>(p));
+}
+
+template <int Swaps>
+BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m512i* r, const WideByteIndices& ix) {
+  constexpr int W = 5, V = 1 << W;
+#pragma GCC unroll 5
+  for (int q = W - 1; q >= W - Swaps; --q) {
+    const __m512i il = load_index64(ix.lo[q]), ih = load_index64(ix.hi[q]);
+#pragma GCC unroll 32
+    for (int k = 0; k < V; ++k) {
+      if ((k >> q) & 1) continue;
+      const __m512i va = r[k], vb = r[k | (1 << q)];
+      r[k] = _mm512_permutex2var_epi8(va, il, vb);
+      r[k | (1 << q)] = _mm512_permutex2var_epi8(va, ih, vb);
     }
   }
 }

@@ -142,12 +142,19 @@ TEST(CpuDirect, ManyRandomMapsHitTheByteGroups) {
       for (std::uint64_t seed = 1; seed <= 12; ++seed)
         for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed), with_complement(random_bmmc(n, seed), seed),
                               with_complement(random_bpc(n, seed + 3), seed)})
-          groups += check(b, eb, forced(1, true), 0, 0, seed) == "direct-transpose-avx512vbmi";
+          groups += check(b, eb, forced(1, true), 0, 0, seed).starts_with("direct-transpose-avx512vbmi");
   EXPECT_EQ(groups, 2 * 4 * 12 * 4);
   for (int eb : {1, 2}) {  // identity and gray keep low bits: few or no exchanges
-    EXPECT_EQ(check(identity(12), eb, forced(1, true), 0, 0, 1), "direct-transpose-avx512vbmi");
-    EXPECT_EQ(check(gray(12), eb, forced(2, true), static_cast<std::size_t>(eb), 0, 2), "direct-transpose-avx512vbmi");
+    // 2-byte elements take 64-byte vectors from n = 2W = 10 on, 32-byte ones below.
+    const std::string name = eb == 2 ? "direct-transpose-avx512vbmi-64" : "direct-transpose-avx512vbmi";
+    EXPECT_EQ(check(identity(12), eb, forced(1, true), 0, 0, 1), name);
+    EXPECT_EQ(check(gray(12), eb, forced(2, true), static_cast<std::size_t>(eb), 0, 2), name);
   }
+  EXPECT_EQ(check(random_bmmc(9, 4), 2, forced(1, true), 0, 0, 3), "direct-transpose-avx512vbmi") << "n < 10";
+  // 2-byte groups of 64-byte vectors with 2 threads, unaligned, and bit-reverse with a complement.
+  for (int n : {10, 11, 15})
+    for (const Bmmc& b : {random_bmmc(n, 8), with_complement(bit_reverse(n), 5)})
+      EXPECT_EQ(check(b, 2, forced(2, true), 2, 2, 4), "direct-transpose-avx512vbmi-64");
 }
 
 TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
@@ -177,8 +184,8 @@ TEST(CpuDirect, LargerArraysThreadsAndOffsets) {
 // CpuPolicy::avx512 = false here for 4/8-byte elements —, for 4-byte maps that pile
 // a group into one L1 set on both sides 128 KiB; such 8-byte maps take the walk; the walk on maps whose
 // line sources crowd one set 32 KiB) — the blends for general 4/8-byte maps where the CPU has AVX2, the
-// byte groups for 1/2-byte elements where it has AVX-512 VBMI (up to 512 KiB; 128 KiB when piled), else
-// the walk — and the tile loop above; a plan handed in runs as given unless CpuPolicy::direct = true;
+// byte groups for 1-byte elements where it has AVX-512 VBMI (up to 512 KiB; 128 KiB when piled) and for
+// 2-byte elements the groups of 64-byte vectors (up to 4 MiB), else the walk — and the tile loop above; a plan handed in runs as given unless CpuPolicy::direct = true;
 // direct = false keeps the tile loop.
 TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
   const std::string transposes = cpu_has_avx2() ? "direct-blend-avx2" : "direct-walk";
@@ -215,19 +222,31 @@ TEST(CpuDirect, ChosenForTheCpusOwnPlanUpToOneMebibyte) {
   }
   for (int eb : {1, 2, 16}) {
     const bool groups = eb <= 2 && cpu_has_vbmi();
-    EXPECT_EQ(CpuPermuter(random_bmmc(12, 1), eb).kernel_name(), groups ? "direct-transpose-avx512vbmi" : "direct-walk")
+    EXPECT_EQ(CpuPermuter(random_bmmc(12, 1), eb).kernel_name(),
+              !groups ? "direct-walk" : eb == 2 ? "direct-transpose-avx512vbmi-64" : "direct-transpose-avx512vbmi")
         << eb << " B";
-    EXPECT_EQ(CpuPermuter(random_bmmc(21, 1), eb).kernel_name().find("direct"), std::string::npos) << eb << " B";
+    EXPECT_EQ(CpuPermuter(random_bmmc(eb == 2 && groups ? 22 : 21, 1), eb).kernel_name().find("direct"),
+              std::string::npos)
+        << eb << " B";
+    CpuPolicy avx2_only;
+    avx2_only.avx512 = false;
+    EXPECT_EQ(CpuPermuter(random_bmmc(12, 1), eb, avx2_only).kernel_name(), "direct-walk") << eb << " B";
   }
   for (int eb : {1, 2}) {
     const int log_eb = __builtin_ctz(static_cast<unsigned>(eb));
-    if (cpu_has_vbmi()) {
+    if (cpu_has_vbmi() && eb == 1) {
       // The byte groups up to 512 KiB, and up to 128 KiB for maps that pile a group into one L1 set.
       const int at_512k = 19 - log_eb, at_128k = 17 - log_eb;
       EXPECT_EQ(CpuPermuter(random_bmmc(at_512k, 1), eb).kernel_name(), "direct-transpose-avx512vbmi") << eb << " B";
       EXPECT_EQ(CpuPermuter(random_bmmc(at_512k + 1, 1), eb).kernel_name().find("direct"), std::string::npos);
       EXPECT_EQ(CpuPermuter(bit_reverse(at_128k), eb).kernel_name(), "direct-transpose-avx512vbmi") << eb << " B";
       EXPECT_EQ(CpuPermuter(bit_reverse(at_128k + 1), eb).kernel_name().find("direct"), std::string::npos);
+    } else if (cpu_has_vbmi()) {
+      // 2-byte elements: groups of whole 64-byte lines up to 4 MiB, piled or not (WideGroupsChosen… below).
+      const int at_4m = 22 - log_eb;
+      for (const Bmmc& b : {random_bmmc(at_4m, 1), bit_reverse(at_4m), bit_reverse(16)})
+        EXPECT_EQ(CpuPermuter(b, eb).kernel_name(), "direct-transpose-avx512vbmi-64") << b.n();
+      EXPECT_EQ(CpuPermuter(random_bmmc(at_4m + 1, 1), eb).kernel_name().find("direct"), std::string::npos);
     } else {
       // The walk on maps whose line sources crowd one L1 set (bit-reverse): up to 32 KiB.
       const int at_32k = 15 - log_eb;
