@@ -31,18 +31,27 @@ BMMC_AVX512 inline __m512i load_words(const std::int32_t* p) {
 }
 
 // T_r on the group of 2^W 64-byte vectors: exchanges lane bit q with vector bit q for the Swaps highest q.
-template <int W, int Swaps>
-BMMC_AVX512 __attribute__((always_inline)) inline void exchange_lane_bits_512(__m512i* r, const WordIndices& ix) {
+// FoldPre: the first exchange also applies the pre permutations (WordIndices::first; Swaps ≥ 2, so that it
+// is not also the last); FoldPost: the last one also applies the post permutations and the group's lane XOR
+// (WordIndices::last, each index XOR mlast = last_mu_index(μ)).
+template <int W, int Swaps, bool FoldPre, bool FoldPost>
+BMMC_AVX512 __attribute__((always_inline)) inline void exchange_lane_bits_512(__m512i* r, const WordIndices& ix,
+                                                                              [[maybe_unused]] __m512i mlast) {
+  static_assert(!FoldPre || Swaps >= 2, "the pre permutation folds into a first exchange that is not the last");
   constexpr int V = 1 << W;
 #pragma GCC unroll 4
   for (int q = W - 1; q >= W - Swaps; --q) {
+    const bool pre = FoldPre && q == W - 1, post = FoldPost && q == W - Swaps;
     const __m512i il = load_words(ix.lo[q]), ih = load_words(ix.hi[q]);
 #pragma GCC unroll 16
     for (int k = 0; k < V; ++k) {
       if ((k >> q) & 1) continue;
-      const __m512i va = r[k], vb = r[k | (1 << q)];
-      r[k] = _mm512_permutex2var_epi32(va, il, vb);
-      r[k | (1 << q)] = _mm512_permutex2var_epi32(va, ih, vb);
+      const int k1 = k | (1 << q);
+      const __m512i va = r[k], vb = r[k1];
+      const __m512i jl = pre ? load_words(ix.first[k]) : post ? _mm512_xor_si512(load_words(ix.last[k]), mlast) : il;
+      const __m512i jh = pre ? load_words(ix.first[k1]) : post ? _mm512_xor_si512(load_words(ix.last[k1]), mlast) : ih;
+      r[k] = _mm512_permutex2var_epi32(va, jl, vb);
+      r[k1] = _mm512_permutex2var_epi32(va, jh, vb);
     }
   }
 }

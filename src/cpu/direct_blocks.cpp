@@ -305,6 +305,8 @@ template <int Swaps, bool Pre, bool Post>
 BMMC_VBMI void groups_vbmi_wide(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
                                 std::uint64_t begin, std::uint64_t end) {
   constexpr int W = 5, V = 1 << W;
+  // The lane permutations ride on the first and last exchanges where there are two of them (one for post).
+  constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;
   const auto* in = reinterpret_cast<const std::uint16_t*>(in_raw);
   auto* out = reinterpret_cast<std::uint16_t*>(out_raw);
   const TransposeTables& x = *d.groups;
@@ -317,14 +319,16 @@ BMMC_VBMI void groups_vbmi_wide(const DirectTables& d, const unsigned char* in_r
 #pragma GCC unroll 32
     for (int k = 0; k < V; ++k) {
       r[k] = _mm512_loadu_si512(in + (a ^ x.kpos[k]));
-      if constexpr (Pre) r[k] = _mm512_permutexvar_epi8(load_index64(ix.pre[k]), r[k]);
+      if constexpr (Pre && !FoldPre) r[k] = _mm512_permutexvar_epi8(load_index64(ix.pre[k]), r[k]);
     }
-    exchange_lane_bits<Swaps>(r, ix);
+    [[maybe_unused]] const __m512i mlast =
+        _mm512_set1_epi8(static_cast<char>(FoldPost ? last_mu_index(W, Swaps, mu, 64, 2) : 0));
+    exchange_lane_bits<Swaps, FoldPre, FoldPost>(r, ix, mlast);
     [[maybe_unused]] const __m512i m = _mm512_set1_epi8(static_cast<char>(mu * 2));
 #pragma GCC unroll 32
     for (int l = 0; l < V; ++l) {
       __m512i v = r[l];
-      if constexpr (Post) v = _mm512_permutexvar_epi8(_mm512_xor_si512(load_index64(ix.post[l]), m), v);
+      if constexpr (Post && !FoldPost) v = _mm512_permutexvar_epi8(_mm512_xor_si512(load_index64(ix.post[l]), m), v);
       _mm512_storeu_si512(out + (std::size_t{vec ^ x.qvec[l]} << W), v);
     }
   }
@@ -337,6 +341,8 @@ BMMC_AVX512 void groups_avx512(const DirectTables& d, const unsigned char* in_ra
                                std::uint64_t begin, std::uint64_t end) {
   constexpr int W = EB == 4 ? 4 : 3, V = 1 << W;
   constexpr int Scale = EB / 4;  // 32-bit words per element
+  // The lane permutations ride on the first and last exchanges where there are two of them (one for post).
+  constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;
   using E = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
   const auto* in = reinterpret_cast<const E*>(in_raw);
   auto* out = reinterpret_cast<E*>(out_raw);
@@ -350,14 +356,16 @@ BMMC_AVX512 void groups_avx512(const DirectTables& d, const unsigned char* in_ra
 #pragma GCC unroll 16
     for (int k = 0; k < V; ++k) {
       r[k] = _mm512_loadu_si512(in + (a ^ x.kpos[k]));
-      if constexpr (Pre) r[k] = _mm512_permutexvar_epi32(load_words(ix.pre[k]), r[k]);
+      if constexpr (Pre && !FoldPre) r[k] = _mm512_permutexvar_epi32(load_words(ix.pre[k]), r[k]);
     }
-    exchange_lane_bits_512<W, Swaps>(r, ix);
+    [[maybe_unused]] const __m512i mlast =
+        _mm512_set1_epi32(static_cast<int>(FoldPost ? last_mu_index(W, Swaps, mu, 16, Scale) : 0));
+    exchange_lane_bits_512<W, Swaps, FoldPre, FoldPost>(r, ix, mlast);
     [[maybe_unused]] const __m512i m = _mm512_set1_epi32(static_cast<int>(mu * Scale));
 #pragma GCC unroll 16
     for (int l = 0; l < V; ++l) {
       __m512i v = r[l];
-      if constexpr (Post) v = _mm512_permutexvar_epi32(_mm512_xor_si512(load_words(ix.post[l]), m), v);
+      if constexpr (Post && !FoldPost) v = _mm512_permutexvar_epi32(_mm512_xor_si512(load_words(ix.post[l]), m), v);
       _mm512_storeu_si512(out + (std::size_t{vec ^ x.qvec[l]} << W), v);
     }
   }

@@ -53,6 +53,45 @@ std::vector<std::uint32_t> complete(Subspace& basis, const std::vector<std::uint
   return taken;
 }
 
+// The network's index vectors in units of U a vector (the second source's start), g units a lane, for the
+// lane tables of x: a unit index i is unit e = i mod g of lane i / g. first / last (may be null): the first
+// and the last exchange with x.pre / x.post folded in (see WordIndices).
+template <std::size_t U, class T>
+void fill_network_indices(const TransposeTables& x, std::uint32_t g, T (*pre)[U], T (*post)[U], T (*lo)[U],
+                          T (*hi)[U], T (*first)[U], T (*last)[U]) {
+  const int W = x.lane_bits;
+  const std::uint32_t V = 1u << W;
+  auto unit = [&](std::uint32_t from_b, std::uint32_t lane, std::uint32_t e) {
+    return static_cast<T>(from_b * U + lane * g + e);
+  };
+  for (std::uint32_t i = 0; i < U; ++i) {
+    const std::uint32_t l = i / g, e = i % g;
+    for (std::uint32_t v = 0; v < V; ++v) {
+      pre[v][i] = unit(0, static_cast<std::uint32_t>(x.pre[v][l]), e);
+      post[v][i] = unit(0, static_cast<std::uint32_t>(x.post[v][l]), e);
+    }
+    for (int q = 0; q < W; ++q) {
+      const std::uint32_t bq = 1u << q, from_b = (l >> q) & 1;
+      lo[q][i] = unit(from_b, l & ~bq, e);
+      hi[q][i] = unit(from_b, l | bq, e);
+    }
+    if (first == nullptr || x.swaps == 0) continue;
+    // First exchange (q = W − 1): result v reads lane ℓ from register v's pair member with bit q = ℓ_q, at
+    // that register's pre-permuted lane (ℓ with bit q cleared for the low member, set for the high one).
+    const std::uint32_t bq = 1u << (W - 1), from_b = (l >> (W - 1)) & 1;
+    for (std::uint32_t v = 0; v < V; ++v) {
+      const std::uint32_t src = (v & ~bq) | (from_b ? bq : 0), lane = (v & bq) ? (l | bq) : (l & ~bq);
+      first[v][i] = unit(from_b, static_cast<std::uint32_t>(x.pre[src][lane]), e);
+    }
+    // Last exchange (q = W − swaps): result v's lane j is the exchange's lane post[v][j].
+    const std::uint32_t bl = 1u << (W - x.swaps);
+    for (std::uint32_t v = 0; v < V; ++v) {
+      const auto p = static_cast<std::uint32_t>(x.post[v][l]);
+      last[v][i] = unit((p & bl) ? 1 : 0, (v & bl) ? (p | bl) : (p & ~bl), e);
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int elem_bytes) {
@@ -184,49 +223,16 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
       x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);
     }
   }
-  if (wide && elem_bytes == 2) {  // the 64-byte index vectors of the VBMI network on 64-byte vectors
+  if (wide && elem_bytes == 2) {  // vpermb / vpermt2b on 64-byte vectors: 64 byte units, 2 a lane
     WideByteIndices& b = x.wide_bytes;
-    for (std::uint32_t i = 0; i < 64; ++i) {
-      const std::uint32_t l = i / 2, e = i % 2;
-      for (std::uint32_t v = 0; v < V; ++v) {
-        b.pre[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.pre[v][l]) * 2 + e);
-        b.post[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.post[v][l]) * 2 + e);
-      }
-      for (int q = 0; q < W; ++q) {
-        const std::uint32_t from_b = ((l >> q) & 1) ? 64 : 0;
-        b.lo[q][i] = static_cast<std::uint8_t>(from_b + (l & ~(1u << q)) * 2 + e);
-        b.hi[q][i] = static_cast<std::uint8_t>(from_b + (l | (1u << q)) * 2 + e);
-      }
-    }
-  } else if (wide) {  // the 32-bit index vectors of the AVX-512 network: word i is word e of lane i / g
-    WordIndices& wi = x.words;
-    const std::uint32_t g = static_cast<std::uint32_t>(elem_bytes) / 4;
-    for (std::uint32_t i = 0; i < 16; ++i) {
-      const std::uint32_t l = i / g, e = i % g;
-      for (std::uint32_t v = 0; v < V; ++v) {
-        wi.pre[v][i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(x.pre[v][l]) * g + e);
-        wi.post[v][i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(x.post[v][l]) * g + e);
-      }
-      for (int q = 0; q < W; ++q) {
-        const std::uint32_t from_b = ((l >> q) & 1) ? 16 : 0;
-        wi.lo[q][i] = static_cast<std::int32_t>(from_b + (l & ~(1u << q)) * g + e);
-        wi.hi[q][i] = static_cast<std::int32_t>(from_b + (l | (1u << q)) * g + e);
-      }
-    }
-  } else if (elem_bytes <= 2) {  // the byte index vectors of the VBMI network
+    fill_network_indices<64>(x, 2, b.pre, b.post, b.lo, b.hi, b.first, b.last);
+  } else if (wide) {  // vpermd / vpermt2d: 16 word units, 1 or 2 a lane
+    WordIndices& w = x.words;
+    fill_network_indices<16>(x, static_cast<std::uint32_t>(elem_bytes) / 4, w.pre, w.post, w.lo, w.hi, w.first, w.last);
+  } else if (elem_bytes <= 2) {  // vpermb / vpermt2b on 32-byte vectors: 32 byte units
     ByteIndices& b = x.bytes;
-    for (std::uint32_t i = 0; i < 32; ++i) {
-      const std::uint32_t l = i / elem_bytes, e = i % elem_bytes;
-      for (std::uint32_t v = 0; v < V; ++v) {
-        b.pre[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.pre[v][l]) * elem_bytes + e);
-        b.post[v][i] = static_cast<std::uint8_t>(static_cast<std::uint32_t>(x.post[v][l]) * elem_bytes + e);
-      }
-      for (int q = 0; q < W; ++q) {
-        const std::uint32_t from_b = ((l >> q) & 1) ? 32 : 0;
-        b.lo[q][i] = static_cast<std::uint8_t>(from_b + (l & ~(1u << q)) * elem_bytes + e);
-        b.hi[q][i] = static_cast<std::uint8_t>(from_b + (l | (1u << q)) * elem_bytes + e);
-      }
-    }
+    fill_network_indices<32>(x, static_cast<std::uint32_t>(elem_bytes), b.pre, b.post, b.lo, b.hi,
+                             static_cast<std::uint8_t(*)[32]>(nullptr), static_cast<std::uint8_t(*)[32]>(nullptr));
   }
   std::vector<std::uint32_t> vec_cols, mu_cols;
   for (std::uint32_t e : rep_cols) {

@@ -46,14 +46,18 @@ struct ByteIndices {
 // The lane tables of a TransposeTables of 64-byte vectors (4-byte elements, W = 4; 8-byte, W = 3) as the
 // 32-bit index vectors of the AVX-512 network (avx512_network.hpp): pre/post[v] for vpermd, lo/hi[q] for the
 // vpermt2d pair (index bit 4 picks the second source). An 8-byte lane ℓ is the two 32-bit words 2ℓ, 2ℓ + 1.
+// first[v]: the first exchange (q = W − 1) with the pre permutation folded in, one index per result
+// register v; last[v]: the last exchange (q = W − swaps) with the post permutation folded in — a group's
+// lane XOR μ then XORs the index with a constant (last_mu_index), because the exchange's index is linear
+// in the lane it reads. So a full network needs no vpermd at all.
 struct WordIndices {
-  alignas(64) std::int32_t pre[16][16]{}, post[16][16]{}, lo[4][16]{}, hi[4][16]{};
+  alignas(64) std::int32_t pre[16][16]{}, post[16][16]{}, lo[4][16]{}, hi[4][16]{}, first[16][16]{}, last[16][16]{};
 };
 
 // The same for 2-byte elements in 64-byte vectors (W = 5): byte indices for vpermb / vpermt2b on 64 bytes
 // (index bit 6 picks the second source).
 struct WideByteIndices {
-  alignas(64) std::uint8_t pre[32][64]{}, post[32][64]{}, lo[5][64]{}, hi[5][64]{};
+  alignas(64) std::uint8_t pre[32][64]{}, post[32][64]{}, lo[5][64]{}, hi[5][64]{}, first[32][64]{}, last[32][64]{};
 };
 
 struct TransposeTables {
@@ -71,6 +75,17 @@ struct TransposeTables {
   WordIndices words;                        // the same as 32-bit indices (64-byte vectors, 4/8-byte elements)
   WideByteIndices wide_bytes;               // ... as byte indices (64-byte vectors, 2-byte elements)
 };
+
+/// The XOR that a group's lane XOR μ (lanes) makes on the `last` index vectors of 64-byte vectors (WordIndices,
+/// WideByteIndices) of tables with these lane bits and swaps (≥ 1): `units` index units a vector (16 words or
+/// 64 bytes), `per_lane` units a lane. The last exchange's index of lane p is units·p_q + (p with bit q set or
+/// cleared)·per_lane, linear in p but for bit q, whose part moves to the source bit; so index(p ⊕ μ) =
+/// index(p) ⊕ last_mu_index(μ). Example: W = 4, swaps = 4 (q = 0), words, 1 a lane: μ = 3 → 16 ⊕ 2 = 18.
+constexpr std::uint32_t last_mu_index(int lane_bits, int swaps, std::uint32_t mu, std::uint32_t units,
+                                      std::uint32_t per_lane) {
+  const std::uint32_t bl = 1u << (lane_bits - swaps);
+  return ((mu & bl) ? units : 0) ^ ((mu & ~bl) * per_lane);
+}
 
 /// The group tables for a pass (any element size but 16 bytes), or nullopt when the tile is smaller than
 /// one group of 2^W vectors, the runs are shorter than a vector or longer than 2^7 elements, or the

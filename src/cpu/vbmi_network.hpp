@@ -50,18 +50,25 @@ BMMC_VBMI inline __m512i load_index64(const std::uint8_t* p) {
   return _mm512_load_si512(reinterpret_cast<const void*>(p));
 }
 
-template <int Swaps>
-BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m512i* r, const WideByteIndices& ix) {
+// FoldPre / FoldPost as in avx512_network.hpp's exchange_lane_bits_512 (WideByteIndices::first / last).
+template <int Swaps, bool FoldPre, bool FoldPost>
+BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m512i* r, const WideByteIndices& ix,
+                                                                        [[maybe_unused]] __m512i mlast) {
+  static_assert(!FoldPre || Swaps >= 2, "the pre permutation folds into a first exchange that is not the last");
   constexpr int W = 5, V = 1 << W;
 #pragma GCC unroll 5
   for (int q = W - 1; q >= W - Swaps; --q) {
+    const bool pre = FoldPre && q == W - 1, post = FoldPost && q == W - Swaps;
     const __m512i il = load_index64(ix.lo[q]), ih = load_index64(ix.hi[q]);
 #pragma GCC unroll 32
     for (int k = 0; k < V; ++k) {
       if ((k >> q) & 1) continue;
-      const __m512i va = r[k], vb = r[k | (1 << q)];
-      r[k] = _mm512_permutex2var_epi8(va, il, vb);
-      r[k | (1 << q)] = _mm512_permutex2var_epi8(va, ih, vb);
+      const int k1 = k | (1 << q);
+      const __m512i va = r[k], vb = r[k1];
+      const __m512i jl = pre ? load_index64(ix.first[k]) : post ? _mm512_xor_si512(load_index64(ix.last[k]), mlast) : il;
+      const __m512i jh = pre ? load_index64(ix.first[k1]) : post ? _mm512_xor_si512(load_index64(ix.last[k1]), mlast) : ih;
+      r[k] = _mm512_permutex2var_epi8(va, jl, vb);
+      r[k1] = _mm512_permutex2var_epi8(va, jh, vb);
     }
   }
 }
