@@ -240,6 +240,98 @@ TEST(TransposeTables, PlannerTilesReconstruct) {
   EXPECT_GT(checked, 100);
 }
 
+// The 64-byte vectors' index vectors (WordIndices, WideByteIndices) simulated unit by unit as the AVX-512 loops
+// apply them: the folded network (pre in the first exchange, post and the lane XOR μ in the last, through
+// last_mu_index) leaves every register holding what pre → exchanges → post ⊕ μ leaves there.
+using Reg = std::vector<int>;  // the (register, unit) a vector unit came from, as register · 64 + unit
+
+Reg permute1(const Reg& a, const auto& idx, std::size_t units) {
+  Reg out(units);
+  for (std::size_t i = 0; i < units; ++i) out[i] = a[static_cast<std::size_t>(idx[i])];
+  return out;
+}
+Reg permute2(const Reg& a, const auto& idx, const Reg& b, std::size_t units, std::uint32_t xor_with = 0) {
+  Reg out(units);
+  for (std::size_t i = 0; i < units; ++i) {
+    const std::size_t j = static_cast<std::uint32_t>(idx[i]) ^ xor_with;
+    out[i] = j < units ? a[j] : b[j - units];
+  }
+  return out;
+}
+
+template <class Ix>
+void check_folded(const TransposeTables& x, const Ix& ix, std::size_t units, std::uint32_t per_lane,
+                  std::uint32_t mu, const std::string& what) {
+  const int W = x.lane_bits, V = 1 << W, r = x.swaps;
+  std::vector<Reg> plain(V), folded(V);
+  for (int k = 0; k < V; ++k) {
+    plain[k].resize(units);
+    for (std::size_t i = 0; i < units; ++i) plain[k][i] = k * 64 + static_cast<int>(i);
+  }
+  folded = plain;
+  const bool fold_pre = r >= 2, fold_post = r >= 1;
+  for (int k = 0; k < V; ++k) {
+    plain[k] = permute1(plain[k], ix.pre[k], units);
+    if (!fold_pre) folded[k] = permute1(folded[k], ix.pre[k], units);
+  }
+  const std::uint32_t mx = cpu_detail::last_mu_index(W, r, mu, static_cast<std::uint32_t>(units), per_lane);
+  for (int q = W - 1; q >= W - r; --q)
+    for (int k = 0; k < V; ++k) {
+      if ((k >> q) & 1) continue;
+      const int k1 = k | (1 << q);
+      const Reg a = plain[k], b = plain[k1], fa = folded[k], fb = folded[k1];
+      plain[k] = permute2(a, ix.lo[q], b, units), plain[k1] = permute2(a, ix.hi[q], b, units);
+      if (fold_pre && q == W - 1)
+        folded[k] = permute2(fa, ix.first[k], fb, units), folded[k1] = permute2(fa, ix.first[k1], fb, units);
+      else if (fold_post && q == W - r)
+        folded[k] = permute2(fa, ix.last[k], fb, units, mx), folded[k1] = permute2(fa, ix.last[k1], fb, units, mx);
+      else
+        folded[k] = permute2(fa, ix.lo[q], fb, units), folded[k1] = permute2(fa, ix.hi[q], fb, units);
+    }
+  for (int l = 0; l < V; ++l) {
+    Reg idx(units);
+    for (std::size_t i = 0; i < units; ++i) idx[i] = static_cast<int>(static_cast<std::uint32_t>(ix.post[l][i]) ^ (mu * per_lane));
+    plain[l] = permute1(plain[l], idx, units);
+    if (!fold_post) folded[l] = permute1(folded[l], idx, units);
+    ASSERT_EQ(plain[l], folded[l]) << what << ", register " << l << ", mu " << mu;
+  }
+}
+
+TEST(TransposeTables, FoldedIndexVectorsOf64ByteVectors) {
+  std::mt19937_64 rng(99);
+  std::map<std::pair<int, int>, int> seen;  // (elem_bytes, swaps) -> tables checked
+  for (int eb : {2, 4, 8}) {
+    const int W = eb == 2 ? 5 : eb == 4 ? 4 : 3;
+    for (int trial = 0; trial < 40; ++trial) {
+      const int bits = 2 * W + static_cast<int>(rng() % 4), fixed = trial % (W + 1);
+      const BitMatrix N = random_basis(bits, fixed, rng);
+      std::vector<BitVec> basis;
+      for (int i = 0; i < bits; ++i) basis.push_back(N.col(i));
+      const auto x = cpu_detail::make_group_tables(basis, W, eb, 64);
+      ASSERT_TRUE(x.has_value()) << eb << " B, trial " << trial;
+      EXPECT_EQ(x->lane_bits, W);
+      EXPECT_EQ(x->vector_bytes, 64);
+      ++seen[{eb, x->swaps}];
+      const std::string what = fmt::format("{} B, trial {}, swaps {}", eb, trial, x->swaps);
+      for (std::uint32_t mu : {0u, 1u, static_cast<std::uint32_t>(rng() % (1u << W)), (1u << W) - 1}) {
+        if (eb == 2)
+          check_folded(*x, x->wide_bytes, 64, 2, mu, what);
+        else
+          check_folded(*x, x->words, 16, static_cast<std::uint32_t>(eb / 4), mu, what);
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+    for (int r = 0; r <= W; ++r) EXPECT_GT((seen[{eb, r}]), 0) << eb << " B, swaps " << r;
+  }
+  // 64-byte vectors exist for 2-, 4- and 8-byte elements only.
+  std::vector<BitVec> basis;
+  for (int i = 0; i < 12; ++i) basis.push_back(BitVec{1} << i);
+  EXPECT_FALSE(cpu_detail::make_group_tables(basis, 6, 1, 64).has_value());
+  EXPECT_FALSE(cpu_detail::make_group_tables(basis, 6, 4, 48).has_value());
+  // last_mu_index's worked example (transpose_blocks.hpp).
+  EXPECT_EQ(cpu_detail::last_mu_index(4, 4, 3, 16, 1), 18u);
+}
+
 TEST(TransposeTables, ShapesTheLoopsCannotRunGiveNullopt) {
   std::mt19937_64 rng(7);
   auto tables = [&](int s, int m, int eb) {
