@@ -275,6 +275,7 @@ template <int EB, int Swaps, bool Pre, bool Post>
 BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
                            std::uint64_t begin, std::uint64_t end) {
   constexpr int W = EB == 1 ? 5 : 4, V = 1 << W;
+  constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;  // as in groups_avx512
   using E = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
   const auto* in = reinterpret_cast<const E*>(in_raw);
   auto* out = reinterpret_cast<E*>(out_raw);
@@ -288,14 +289,16 @@ BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, u
 #pragma GCC unroll 32
     for (int k = 0; k < V; ++k) {
       r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ x.kpos[k])));
-      if constexpr (Pre) r[k] = _mm256_permutexvar_epi8(load_index(ix.pre[k]), r[k]);
+      if constexpr (Pre && !FoldPre) r[k] = _mm256_permutexvar_epi8(load_index(ix.pre[k]), r[k]);
     }
-    exchange_lane_bits<EB, Swaps>(r, ix);
+    [[maybe_unused]] const __m256i mlast =
+        _mm256_set1_epi8(static_cast<char>(FoldPost ? last_mu_index(W, Swaps, mu, 32, EB) : 0));
+    exchange_lane_bits<EB, Swaps, FoldPre, FoldPost>(r, ix, mlast);
     [[maybe_unused]] const __m256i m = _mm256_set1_epi8(static_cast<char>(mu * EB));
 #pragma GCC unroll 32
     for (int l = 0; l < V; ++l) {
       __m256i v = r[l];
-      if constexpr (Post) v = _mm256_permutexvar_epi8(_mm256_xor_si256(load_index(ix.post[l]), m), v);
+      if constexpr (Post && !FoldPost) v = _mm256_permutexvar_epi8(_mm256_xor_si256(load_index(ix.post[l]), m), v);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ x.qvec[l]} << W)), v);
     }
   }

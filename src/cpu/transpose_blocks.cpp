@@ -54,8 +54,8 @@ std::vector<std::uint32_t> complete(Subspace& basis, const std::vector<std::uint
 }
 
 // The network's index vectors in units of U a vector (the second source's start), g units a lane, for the
-// lane tables of x: a unit index i is unit e = i mod g of lane i / g. first / last (may be null): the first
-// and the last exchange with x.pre / x.post folded in (see WordIndices).
+// lane tables of x: a unit index i is unit e = i mod g of lane i / g. first / last: the first and the last
+// exchange with x.pre / x.post folded in (see WordIndices).
 template <std::size_t U, class T>
 void fill_network_indices(const TransposeTables& x, std::uint32_t g, T (*pre)[U], T (*post)[U], T (*lo)[U],
                           T (*hi)[U], T (*first)[U], T (*last)[U]) {
@@ -75,7 +75,7 @@ void fill_network_indices(const TransposeTables& x, std::uint32_t g, T (*pre)[U]
       lo[q][i] = unit(from_b, l & ~bq, e);
       hi[q][i] = unit(from_b, l | bq, e);
     }
-    if (first == nullptr || x.swaps == 0) continue;
+    if (x.swaps == 0) continue;
     // First exchange (q = W − 1): result v reads lane ℓ from register v's pair member with bit q = ℓ_q, at
     // that register's pre-permuted lane (ℓ with bit q cleared for the low member, set for the high one).
     const std::uint32_t bq = 1u << (W - 1), from_b = (l >> (W - 1)) & 1;
@@ -231,8 +231,7 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
     fill_network_indices<16>(x, static_cast<std::uint32_t>(elem_bytes) / 4, w.pre, w.post, w.lo, w.hi, w.first, w.last);
   } else if (elem_bytes <= 2) {  // vpermb / vpermt2b on 32-byte vectors: 32 byte units
     ByteIndices& b = x.bytes;
-    fill_network_indices<32>(x, static_cast<std::uint32_t>(elem_bytes), b.pre, b.post, b.lo, b.hi,
-                             static_cast<std::uint8_t(*)[32]>(nullptr), static_cast<std::uint8_t(*)[32]>(nullptr));
+    fill_network_indices<32>(x, static_cast<std::uint32_t>(elem_bytes), b.pre, b.post, b.lo, b.hi, b.first, b.last);
   }
   std::vector<std::uint32_t> vec_cols, mu_cols;
   for (std::uint32_t e : rep_cols) {

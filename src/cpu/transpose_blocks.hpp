@@ -38,9 +38,10 @@ namespace bmmc::cpu_detail {
 
 // The lane tables of a 1- or 2-byte TransposeTables as the byte index vectors of the AVX-512 VBMI network
 // (vbmi_network.hpp): pre/post[v] for vpermb, lo/hi[q] for the vpermt2b pair that exchanges lane bit q with
-// vector bit q. Filled once with the tables, so a loop call starts without building them.
+// vector bit q; first / last as in WordIndices (the direct loop's groups). Filled once with the tables, so a
+// loop call starts without building them.
 struct ByteIndices {
-  alignas(32) std::uint8_t pre[32][32]{}, post[32][32]{}, lo[5][32]{}, hi[5][32]{};
+  alignas(32) std::uint8_t pre[32][32]{}, post[32][32]{}, lo[5][32]{}, hi[5][32]{}, first[32][32]{}, last[32][32]{};
 };
 
 // The lane tables of a TransposeTables of 64-byte vectors (4-byte elements, W = 4; 8-byte, W = 3) as the

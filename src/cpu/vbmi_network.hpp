@@ -26,19 +26,27 @@ BMMC_VBMI inline __m256i load_index(const std::uint8_t* p) {
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-// T_r on the group: exchanges lane bit q with vector bit q for the Swaps highest q.
-template <int EB, int Swaps>
-BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m256i* r, const ByteIndices& ix) {
+// T_r on the group: exchanges lane bit q with vector bit q for the Swaps highest q. FoldPre / FoldPost (the
+// direct loop): the first exchange also applies the pre permutations, the last one the post permutations
+// and the group's lane XOR (ByteIndices::first / last, each last index XOR mlast; see WordIndices).
+template <int EB, int Swaps, bool FoldPre = false, bool FoldPost = false>
+BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m256i* r, const ByteIndices& ix,
+                                                                        [[maybe_unused]] __m256i mlast = _mm256_setzero_si256()) {
+  static_assert(!FoldPre || Swaps >= 2, "the pre permutation folds into a first exchange that is not the last");
   constexpr int W = EB == 1 ? 5 : 4, V = 1 << W;
 #pragma GCC unroll 5
   for (int q = W - 1; q >= W - Swaps; --q) {
+    const bool pre = FoldPre && q == W - 1, post = FoldPost && q == W - Swaps;
     const __m256i il = load_index(ix.lo[q]), ih = load_index(ix.hi[q]);
 #pragma GCC unroll 32
     for (int k = 0; k < V; ++k) {
       if ((k >> q) & 1) continue;
-      const __m256i va = r[k], vb = r[k | (1 << q)];
-      r[k] = _mm256_permutex2var_epi8(va, il, vb);
-      r[k | (1 << q)] = _mm256_permutex2var_epi8(va, ih, vb);
+      const int k1 = k | (1 << q);
+      const __m256i va = r[k], vb = r[k1];
+      const __m256i jl = pre ? load_index(ix.first[k]) : post ? _mm256_xor_si256(load_index(ix.last[k]), mlast) : il;
+      const __m256i jh = pre ? load_index(ix.first[k1]) : post ? _mm256_xor_si256(load_index(ix.last[k1]), mlast) : ih;
+      r[k] = _mm256_permutex2var_epi8(va, jl, vb);
+      r[k1] = _mm256_permutex2var_epi8(va, jh, vb);
     }
   }
 }

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <random>
@@ -240,8 +241,8 @@ TEST(TransposeTables, PlannerTilesReconstruct) {
   EXPECT_GT(checked, 100);
 }
 
-// The 64-byte vectors' index vectors (WordIndices, WideByteIndices) simulated unit by unit as the AVX-512 loops
-// apply them: the folded network (pre in the first exchange, post and the lane XOR μ in the last, through
+// The direct loop's index vectors (WordIndices, WideByteIndices for 64-byte vectors, ByteIndices for the byte
+// groups of 32-byte vectors) simulated unit by unit as the AVX-512 loops apply them: the folded network (pre in the first exchange, post and the lane XOR μ in the last, through
 // last_mu_index) leaves every register holding what pre → exchanges → post ⊕ μ leaves there.
 using Reg = std::vector<int>;  // the (register, unit) a vector unit came from, as register · 64 + unit
 
@@ -297,31 +298,35 @@ void check_folded(const TransposeTables& x, const Ix& ix, std::size_t units, std
   }
 }
 
-TEST(TransposeTables, FoldedIndexVectorsOf64ByteVectors) {
+TEST(TransposeTables, FoldedIndexVectors) {
   std::mt19937_64 rng(99);
   std::map<std::pair<int, int>, int> seen;  // (elem_bytes, swaps) -> tables checked
-  for (int eb : {2, 4, 8}) {
-    const int W = eb == 2 ? 5 : eb == 4 ? 4 : 3;
+  for (int eb : {1, 2, 4, 8, -2}) {  // -2: 2-byte elements in 32-byte vectors (1 B: always 32-byte vectors)
+    const int vb = eb == 1 || eb == -2 ? 32 : 64;
+    eb = std::abs(eb);
+    const int W = vb == 32 ? lane_bits_of(eb) : eb == 2 ? 5 : eb == 4 ? 4 : 3;
     for (int trial = 0; trial < 40; ++trial) {
       const int bits = 2 * W + static_cast<int>(rng() % 4), fixed = trial % (W + 1);
       const BitMatrix N = random_basis(bits, fixed, rng);
       std::vector<BitVec> basis;
       for (int i = 0; i < bits; ++i) basis.push_back(N.col(i));
-      const auto x = cpu_detail::make_group_tables(basis, W, eb, 64);
+      const auto x = cpu_detail::make_group_tables(basis, W, eb, vb);
       ASSERT_TRUE(x.has_value()) << eb << " B, trial " << trial;
       EXPECT_EQ(x->lane_bits, W);
-      EXPECT_EQ(x->vector_bytes, 64);
-      ++seen[{eb, x->swaps}];
-      const std::string what = fmt::format("{} B, trial {}, swaps {}", eb, trial, x->swaps);
+      EXPECT_EQ(x->vector_bytes, vb);
+      ++seen[{eb * vb, x->swaps}];
+      const std::string what = fmt::format("{} B in {} B vectors, trial {}, swaps {}", eb, vb, trial, x->swaps);
       for (std::uint32_t mu : {0u, 1u, static_cast<std::uint32_t>(rng() % (1u << W)), (1u << W) - 1}) {
-        if (eb == 2)
+        if (vb == 32)
+          check_folded(*x, x->bytes, 32, static_cast<std::uint32_t>(eb), mu, what);
+        else if (eb == 2)
           check_folded(*x, x->wide_bytes, 64, 2, mu, what);
         else
           check_folded(*x, x->words, 16, static_cast<std::uint32_t>(eb / 4), mu, what);
         if (::testing::Test::HasFailure()) return;
       }
     }
-    for (int r = 0; r <= W; ++r) EXPECT_GT((seen[{eb, r}]), 0) << eb << " B, swaps " << r;
+    for (int r = 0; r <= W; ++r) EXPECT_GT((seen[{eb * vb, r}]), 0) << eb << " B in " << vb << " B, swaps " << r;
   }
   // 64-byte vectors exist for 2-, 4- and 8-byte elements only.
   std::vector<BitVec> basis;
