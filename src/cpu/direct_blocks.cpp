@@ -269,70 +269,45 @@ bool has_avx2() {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// 1- and 2-byte groups (AVX-512 VBMI, vbmi_network.hpp): groups_avx2 with 32 or 16 lanes per vector, byte
-// permutes for the lane permutations and the exchanges. [begin, end) in Gray-code order of the group index.
-template <int EB, int Swaps, bool Pre, bool Post>
+// 1- and 2-byte groups (AVX-512 VBMI, vbmi_network.hpp): groups_avx2 with 32 or 16 lanes per 32-byte vector
+// (VB = 32), or 2-byte elements with 32 lanes per 64-byte vector (VB = 64: whole lines), byte permutes for the
+// lane permutations and the exchanges. [begin, end) in Gray-code order of the group index.
+template <int EB, int VB, int Swaps, bool Pre, bool Post>
 BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
                            std::uint64_t begin, std::uint64_t end) {
-  constexpr int W = EB == 1 ? 5 : 4, V = 1 << W;
-  constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;  // as in groups_avx512
+  using Vec = typename ByteVector<VB>::type;
   using E = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
+  constexpr int W = std::countr_zero(static_cast<unsigned>(VB / EB)), V = 1 << W;
+  // The lane permutations ride on the first and last exchanges where there are two of them (one for post).
+  constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;
   const auto* in = reinterpret_cast<const E*>(in_raw);
   auto* out = reinterpret_cast<E*>(out_raw);
   const TransposeTables& x = *d.groups;
-  const ByteIndices& ix = x.bytes;
+  const auto& ix = [&x]() -> const auto& {
+    if constexpr (VB == 64)
+      return x.wide_bytes;
+    else
+      return x.bytes;
+  }();
   GrayGroups<Post> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
     [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
-    __m256i r[V];
+    Vec r[V];
 #pragma GCC unroll 32
     for (int k = 0; k < V; ++k) {
-      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ x.kpos[k])));
-      if constexpr (Pre && !FoldPre) r[k] = _mm256_permutexvar_epi8(load_index(ix.pre[k]), r[k]);
+      loadu(r[k], in + (a ^ x.kpos[k]));
+      if constexpr (Pre && !FoldPre) r[k] = permute(load_index(ix.pre[k]), r[k]);
     }
-    [[maybe_unused]] const __m256i mlast =
-        _mm256_set1_epi8(static_cast<char>(FoldPost ? last_mu_index(W, Swaps, mu, 32, EB) : 0));
-    exchange_lane_bits<EB, Swaps, FoldPre, FoldPost>(r, ix, mlast);
-    [[maybe_unused]] const __m256i m = _mm256_set1_epi8(static_cast<char>(mu * EB));
+    Vec mlast, m;
+    splat(mlast, static_cast<char>(FoldPost ? last_mu_index(W, Swaps, mu, VB, EB) : 0));
+    splat(m, static_cast<char>(mu * EB));
+    exchange_lane_bits<W, Swaps, FoldPre, FoldPost>(r, ix, mlast);
 #pragma GCC unroll 32
     for (int l = 0; l < V; ++l) {
-      __m256i v = r[l];
-      if constexpr (Post && !FoldPost) v = _mm256_permutexvar_epi8(_mm256_xor_si256(load_index(ix.post[l]), m), v);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ x.qvec[l]} << W)), v);
-    }
-  }
-}
-// 2-byte groups of whole 64-byte lines (AVX-512 VBMI on 64-byte vectors): 32 vectors of 32 lanes.
-template <int Swaps, bool Pre, bool Post>
-BMMC_VBMI void groups_vbmi_wide(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
-                                std::uint64_t begin, std::uint64_t end) {
-  constexpr int W = 5, V = 1 << W;
-  // The lane permutations ride on the first and last exchanges where there are two of them (one for post).
-  constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;
-  const auto* in = reinterpret_cast<const std::uint16_t*>(in_raw);
-  auto* out = reinterpret_cast<std::uint16_t*>(out_raw);
-  const TransposeTables& x = *d.groups;
-  const WideByteIndices& ix = x.wide_bytes;
-  GrayGroups<Post> walk(d, begin);
-  for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) walk.step(g);
-    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
-    __m512i r[V];
-#pragma GCC unroll 32
-    for (int k = 0; k < V; ++k) {
-      r[k] = _mm512_loadu_si512(in + (a ^ x.kpos[k]));
-      if constexpr (Pre && !FoldPre) r[k] = _mm512_permutexvar_epi8(load_index64(ix.pre[k]), r[k]);
-    }
-    [[maybe_unused]] const __m512i mlast =
-        _mm512_set1_epi8(static_cast<char>(FoldPost ? last_mu_index(W, Swaps, mu, 64, 2) : 0));
-    exchange_lane_bits<Swaps, FoldPre, FoldPost>(r, ix, mlast);
-    [[maybe_unused]] const __m512i m = _mm512_set1_epi8(static_cast<char>(mu * 2));
-#pragma GCC unroll 32
-    for (int l = 0; l < V; ++l) {
-      __m512i v = r[l];
-      if constexpr (Post && !FoldPost) v = _mm512_permutexvar_epi8(_mm512_xor_si512(load_index64(ix.post[l]), m), v);
-      _mm512_storeu_si512(out + (std::size_t{vec ^ x.qvec[l]} << W), v);
+      Vec v = r[l];
+      if constexpr (Post && !FoldPost) v = permute(vxor(load_index(ix.post[l]), m), v);
+      storeu(out + (std::size_t{vec ^ x.qvec[l]} << W), v);
     }
   }
 }
@@ -384,10 +359,8 @@ GroupLoop group_loop() {
     return &groups_avx512<EB, Swaps, Pre, Post>;
   else if constexpr (EB >= 4)
     return &groups_avx2<EB, Swaps, Pre, Post>;
-  else if constexpr (VB == 64)
-    return &groups_vbmi_wide<Swaps, Pre, Post>;
   else
-    return &groups_vbmi<EB, Swaps, Pre, Post>;
+    return &groups_vbmi<EB, VB, Swaps, Pre, Post>;
 }
 
 template <int EB, int VB, int Swaps>

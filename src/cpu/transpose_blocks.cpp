@@ -380,7 +380,7 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + ((x0 ^ rtab[p >> s]) + (p & run_mask))));
         r[k] = _mm256_permutexvar_epi8(load_index(ix.pre[k]), v);
       }
-      exchange_lane_bits<EB, Swaps>(r, ix);
+      exchange_lane_bits<W, Swaps>(r, ix);
       const __m256i mu = _mm256_set1_epi8(static_cast<char>(x.rep_mu[g] * EB));
       const std::uint32_t vec = x.rep_vec[g];
 #pragma GCC unroll 32

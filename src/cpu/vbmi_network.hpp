@@ -22,61 +22,59 @@
 
 namespace bmmc::cpu_detail {
 
-BMMC_VBMI inline __m256i load_index(const std::uint8_t* p) {
+// The byte network's operations for either width, chosen by the index row's size (ByteIndices rows are 32
+// bytes, WideByteIndices rows 64) or the vector type.
+BMMC_VBMI inline __m256i load_index(const std::uint8_t (&p)[32]) {
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
 }
+BMMC_VBMI inline __m512i load_index(const std::uint8_t (&p)[64]) { return _mm512_load_si512(p); }
+BMMC_VBMI inline __m256i permute(__m256i idx, __m256i v) { return _mm256_permutexvar_epi8(idx, v); }
+BMMC_VBMI inline __m512i permute(__m512i idx, __m512i v) { return _mm512_permutexvar_epi8(idx, v); }
+BMMC_VBMI inline __m256i permute2(__m256i a, __m256i idx, __m256i b) { return _mm256_permutex2var_epi8(a, idx, b); }
+BMMC_VBMI inline __m512i permute2(__m512i a, __m512i idx, __m512i b) { return _mm512_permutex2var_epi8(a, idx, b); }
+BMMC_VBMI inline __m256i vxor(__m256i a, __m256i b) { return _mm256_xor_si256(a, b); }
+BMMC_VBMI inline __m512i vxor(__m512i a, __m512i b) { return _mm512_xor_si512(a, b); }
+BMMC_VBMI inline void splat(__m256i& v, char c) { v = _mm256_set1_epi8(c); }
+BMMC_VBMI inline void splat(__m512i& v, char c) { v = _mm512_set1_epi8(c); }
+BMMC_VBMI inline void loadu(__m256i& v, const void* p) { v = _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+BMMC_VBMI inline void loadu(__m512i& v, const void* p) { v = _mm512_loadu_si512(p); }
+BMMC_VBMI inline void storeu(void* p, __m256i v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+BMMC_VBMI inline void storeu(void* p, __m512i v) { _mm512_storeu_si512(p, v); }
 
-// T_r on the group: exchanges lane bit q with vector bit q for the Swaps highest q. FoldPre / FoldPost (the
-// direct loop): the first exchange also applies the pre permutations, the last one the post permutations
-// and the group's lane XOR (ByteIndices::first / last, each last index XOR mlast; see WordIndices).
-template <int EB, int Swaps, bool FoldPre = false, bool FoldPost = false>
-BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m256i* r, const ByteIndices& ix,
-                                                                        [[maybe_unused]] __m256i mlast = _mm256_setzero_si256()) {
+// The vector of VB bytes (a specialisation rather than std::conditional_t: GCC drops a vector type's
+// attributes from template arguments, with a warning).
+template <int VB>
+struct ByteVector {
+  using type = __m256i;
+};
+template <>
+struct ByteVector<64> {
+  using type = __m512i;
+};
+
+// T_r on a group of 2^W vectors (Vec: 32 or 64 bytes; Ix: ByteIndices or WideByteIndices): exchanges lane bit
+// q with vector bit q for the Swaps highest q. FoldPre / FoldPost (the direct loop): the first exchange also
+// applies the pre permutations, the last one the post permutations and the group's lane XOR (Ix::first /
+// last, each last index XOR mlast; see WordIndices). With 64-byte vectors of 2-byte elements the 32 vectors
+// fill the register file, so the compiler keeps a stage's index vectors by spilling a data vector or two.
+template <int W, int Swaps, bool FoldPre = false, bool FoldPost = false, class Vec, class Ix>
+BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(Vec* r, const Ix& ix,
+                                                                        [[maybe_unused]] Vec mlast = Vec{}) {
   static_assert(!FoldPre || Swaps >= 2, "the pre permutation folds into a first exchange that is not the last");
-  constexpr int W = EB == 1 ? 5 : 4, V = 1 << W;
+  constexpr int V = 1 << W;
 #pragma GCC unroll 5
   for (int q = W - 1; q >= W - Swaps; --q) {
     const bool pre = FoldPre && q == W - 1, post = FoldPost && q == W - Swaps;
-    const __m256i il = load_index(ix.lo[q]), ih = load_index(ix.hi[q]);
+    const Vec il = load_index(ix.lo[q]), ih = load_index(ix.hi[q]);
 #pragma GCC unroll 32
     for (int k = 0; k < V; ++k) {
       if ((k >> q) & 1) continue;
       const int k1 = k | (1 << q);
-      const __m256i va = r[k], vb = r[k1];
-      const __m256i jl = pre ? load_index(ix.first[k]) : post ? _mm256_xor_si256(load_index(ix.last[k]), mlast) : il;
-      const __m256i jh = pre ? load_index(ix.first[k1]) : post ? _mm256_xor_si256(load_index(ix.last[k1]), mlast) : ih;
-      r[k] = _mm256_permutex2var_epi8(va, jl, vb);
-      r[k1] = _mm256_permutex2var_epi8(va, jh, vb);
-    }
-  }
-}
-
-// The same for 2-byte elements in 64-byte vectors (the direct loop's wide byte groups: W = 5, 32 vectors of
-// 32 lanes, every vector a whole cache line). The 32 vectors fill the register file, so the compiler keeps
-// the two index vectors of a stage by spilling a data vector or two.
-BMMC_VBMI inline __m512i load_index64(const std::uint8_t* p) {
-  return _mm512_load_si512(reinterpret_cast<const void*>(p));
-}
-
-// FoldPre / FoldPost as in avx512_network.hpp's exchange_lane_bits_512 (WideByteIndices::first / last).
-template <int Swaps, bool FoldPre, bool FoldPost>
-BMMC_VBMI __attribute__((always_inline)) inline void exchange_lane_bits(__m512i* r, const WideByteIndices& ix,
-                                                                        [[maybe_unused]] __m512i mlast) {
-  static_assert(!FoldPre || Swaps >= 2, "the pre permutation folds into a first exchange that is not the last");
-  constexpr int W = 5, V = 1 << W;
-#pragma GCC unroll 5
-  for (int q = W - 1; q >= W - Swaps; --q) {
-    const bool pre = FoldPre && q == W - 1, post = FoldPost && q == W - Swaps;
-    const __m512i il = load_index64(ix.lo[q]), ih = load_index64(ix.hi[q]);
-#pragma GCC unroll 32
-    for (int k = 0; k < V; ++k) {
-      if ((k >> q) & 1) continue;
-      const int k1 = k | (1 << q);
-      const __m512i va = r[k], vb = r[k1];
-      const __m512i jl = pre ? load_index64(ix.first[k]) : post ? _mm512_xor_si512(load_index64(ix.last[k]), mlast) : il;
-      const __m512i jh = pre ? load_index64(ix.first[k1]) : post ? _mm512_xor_si512(load_index64(ix.last[k1]), mlast) : ih;
-      r[k] = _mm512_permutex2var_epi8(va, jl, vb);
-      r[k1] = _mm512_permutex2var_epi8(va, jh, vb);
+      const Vec va = r[k], vb = r[k1];
+      const Vec jl = pre ? load_index(ix.first[k]) : post ? vxor(load_index(ix.last[k]), mlast) : il;
+      const Vec jh = pre ? load_index(ix.first[k1]) : post ? vxor(load_index(ix.last[k1]), mlast) : ih;
+      r[k] = permute2(va, jl, vb);
+      r[k1] = permute2(va, jh, vb);
     }
   }
 }
