@@ -150,7 +150,13 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
   if (loop.starts_with("direct-transpose") && one_pass.threads() == 1)
     probe_tables = cpu_detail::make_direct_tables(bmmc, elem_bytes, true, options.avx512);
   if (probe_tables && probe_tables->groups)
-    variants.push_back({"one-pass-probe", [&] { cpu_detail::run_direct_probe(*probe_tables, i, o); }, nullptr, {}});
+    variants.push_back({"one-pass-probe",
+                        [&] {
+                          if (!cpu_detail::run_direct_probe(*probe_tables, i, o))
+                            throw std::logic_error("bench_cpu: the direct loop's probe cannot run on this CPU");
+                        },
+                        nullptr,
+                        {}});
   const std::optional<CpuInPlacePermuter> inplace =
       in_place ? std::optional<CpuInPlacePermuter>(std::in_place, bmmc, elem_bytes, options) : std::nullopt;
   if (inplace)

@@ -1,14 +1,14 @@
 // Internal to the CPU backend: the AVX-512 register network for 4- and 8-byte elements in 64-byte vectors,
 // used by the direct loop (direct_blocks.cpp). A group is 2^W vectors of one whole 64-byte line each (W = 4
-// lane bits for 4-byte elements, 3 for 8-byte ones); the lane permutations before and after the network are
-// vpermd, and exchanging lane bit q with vector bit q is a pair of two-source permutes (vpermt2d) per vector
-// pair, with the 32-bit index vectors of TransposeTables::words.
+// lane bits for 4-byte elements, 3 for 8-byte ones); exchanging lane bit q with vector bit q is a pair of
+// two-source permutes (vpermt2d) per vector pair, with the 32-bit index vectors of TransposeTables::words, and
+// the lane permutations before and after the network ride on its first and last exchange (WordIndices).
 //
 // Why 64-byte vectors. The AVX2 groups move 32-byte halves of lines: where a group's vectors lie 4 KiB apart
 // (a multiple of the L1's set stride) its loads or stores crowd one 8-way set, and the half left behind is
 // evicted before the neighbouring group wants it. A 64-byte vector is a whole line, so every line is read and
 // written once whatever the strides, and a group of 1 KiB costs 16 loads, 16 stores and 64 two-source
-// permutes (+ up to 32 vpermd) against the AVX2 loops' 32 + 32 + ~100 shuffles for the same bytes.
+// permutes against the AVX2 loops' 32 + 32 + ~100 shuffles for the same bytes.
 //
 // Worked example (4-byte elements, W = 4, q = 3): lo[3] = 0..7, 16..23 and hi[3] = 8..15, 24..31, so for
 // a = r[k], b = r[k | 8], permutex2var(a, lo, b) holds a's lanes 0..7 then b's lanes 0..7 and

@@ -285,9 +285,9 @@ BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, u
   const TransposeTables& x = *d.groups;
   const auto& ix = [&x]() -> const auto& {
     if constexpr (VB == 64)
-      return x.wide_bytes;
+      return *x.wide_bytes;
     else
-      return x.bytes;
+      return *x.bytes;
   }();
   GrayGroups<Post> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
@@ -325,7 +325,7 @@ BMMC_AVX512 void groups_avx512(const DirectTables& d, const unsigned char* in_ra
   const auto* in = reinterpret_cast<const E*>(in_raw);
   auto* out = reinterpret_cast<E*>(out_raw);
   const TransposeTables& x = *d.groups;
-  const WordIndices& ix = x.words;
+  const WordIndices& ix = *x.words;
   GrayGroups<Post> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
@@ -575,31 +575,27 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 namespace {
 
 // The probe of a group loop: the group's 2^W input vectors loaded and stored to its 2^W output vectors in
-// the loop's order, with no permute (VB-byte vectors, V of them a group).
+// the loop's order, with no permute (V vectors of VB bytes a group). A 64-byte vector moves as two 32-byte
+// halves of the same line, so the probe needs AVX2 only and touches the same lines in the same order.
 template <int VB, int V>
-__attribute__((target("avx2,avx512f"))) void probe_groups(const DirectTables& d, const unsigned char* in,
-                                                          unsigned char* out, std::uint64_t begin, std::uint64_t end) {
+__attribute__((target("avx2"))) void probe_groups(const DirectTables& d, const unsigned char* in, unsigned char* out,
+                                                  std::uint64_t begin, std::uint64_t end) {
+  constexpr int Parts = VB / 32;
   const TransposeTables& x = *d.groups;
   const int eb = d.elem_bytes, W = x.lane_bits;
   GrayGroups<false> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
-    if constexpr (VB == 64) {
-      __m512i r[V];
+    __m256i r[V][Parts];
 #pragma GCC unroll 32
-      for (int k = 0; k < V; ++k) r[k] = _mm512_loadu_si512(in + std::size_t{walk.a ^ x.kpos[k]} * eb);
+    for (int k = 0; k < V; ++k)
+      for (int h = 0; h < Parts; ++h)
+        r[k][h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + std::size_t{walk.a ^ x.kpos[k]} * eb) + h);
 #pragma GCC unroll 32
-      for (int l = 0; l < V; ++l)
-        _mm512_storeu_si512(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb, r[l]);
-    } else {
-      __m256i r[V];
-#pragma GCC unroll 32
-      for (int k = 0; k < V; ++k)
-        r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + std::size_t{walk.a ^ x.kpos[k]} * eb));
-#pragma GCC unroll 32
-      for (int l = 0; l < V; ++l)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb), r[l]);
-    }
+    for (int l = 0; l < V; ++l)
+      for (int h = 0; h < Parts; ++h)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb) + h,
+                            r[l][h]);
   }
 }
 
@@ -608,7 +604,7 @@ __attribute__((target("avx2,avx512f"))) void probe_groups(const DirectTables& d,
 
 bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned char* out) {
 #if BMMC_CPU_DIRECT_AVX2
-  if (!t.groups) return false;
+  if (!t.groups || !has_avx2()) return false;
   const std::uint64_t units = direct_units(t);
   switch ((t.groups->vector_bytes == 64 ? 100 : 0) + (1 << t.groups->lane_bits)) {
     case 132: return probe_groups<64, 32>(t, in, out, 0, units), true;
@@ -621,6 +617,17 @@ bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned c
   }
 #else
   (void)t, (void)in, (void)out;
+#endif
+  return false;
+}
+
+bool wide_groups_supported(int elem_bytes, bool avx512) {
+#if BMMC_CPU_DIRECT_AVX2
+  if (!avx512) return false;
+  if (elem_bytes == 4 || elem_bytes == 8) return has_avx512();
+  if (elem_bytes == 2) return has_vbmi();
+#else
+  (void)elem_bytes, (void)avx512;
 #endif
   return false;
 }

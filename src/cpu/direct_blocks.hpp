@@ -15,8 +15,12 @@
 //   straight to the output. The group representatives are visited in Gray-code order, so each step is one
 //   XOR of a column (input offset, output vector, lane XOR μ) instead of a table the size of the array.
 //   The complement c adds its vector part to every output vector and its lane part, through D⁻¹, to μ.
-// - Byte groups (1- and 2-byte elements, AVX-512 VBMI): the same lane-permuting groups with 32 (16) lanes
-//   per 32-byte vector, through the byte-permute network of vbmi_network.hpp.
+// - Groups of 64-byte vectors (AVX-512; 2-byte elements with VBMI): the same lane-permuting groups with
+//   16 (4-byte), 8 (8-byte) or 32 (2-byte) lanes a vector, every load and store one whole line, so crowded
+//   L1 sets cost no second fetch of a line; the lane permutations folded into the first and last exchange
+//   (avx512_network.hpp, vbmi_network.hpp).
+// - Byte groups (1-byte elements, and 2-byte ones below n = 10, AVX-512 VBMI): the same lane-permuting groups
+//   with 32 (16) lanes per 32-byte vector, through the byte-permute network of vbmi_network.hpp.
 // - Walk (any element size): out[y] = in[A⁻¹·(y ⊕ c)] over blocks y0 ⊕ S, S = the output line's bits ⊕
 //   A·(the input line's bits) (≤ 2^(2L) elements, L = log2 of the elements per 64-byte line, 32 bytes for
 //   1/2-byte elements): a block reads and writes whole lines, so each line is fetched once even for
@@ -96,11 +100,17 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 /// The access pattern of the lane-permuting group loops alone, for benchmarks: every group's input vectors
 /// loaded and stored to its output vectors in the loop's order (so every output line is written once),
 /// with no lane permutes and no exchanges — not the permutation. Single thread, the whole array; false
-/// (nothing written) when `t` has no groups or the CPU cannot run them.
+/// (nothing written) when `t` has no groups or the CPU has no AVX2.
 bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned char* out);
 
+/// Whether make_direct_tables can give groups of 64-byte vectors for this element size on this CPU (AVX-512
+/// for 4/8 bytes, AVX-512 VBMI for 2 bytes) with CpuPolicy::avx512 = `avx512`: the executor builds direct
+/// tables above 1 MiB only then.
+bool wide_groups_supported(int elem_bytes, bool avx512);
+
 /// "direct-blend-avx2", "direct-transpose-avx2", "direct-transpose-avx512" (4/8-byte groups of 64-byte
-/// vectors), "direct-transpose-avx512vbmi" (1/2-byte) or "direct-walk".
+/// vectors), "direct-transpose-avx512vbmi-64" (2-byte groups of 64-byte vectors),
+/// "direct-transpose-avx512vbmi" (1/2-byte groups of 32-byte vectors) or "direct-walk".
 std::string direct_kernel_name(const DirectTables& t);
 
 }  // namespace bmmc::cpu_detail

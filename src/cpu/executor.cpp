@@ -67,14 +67,16 @@ constexpr std::size_t kDirectPiledBytes = std::size_t{128} << 10;
 // direct only up to 32 KiB then (bit-reverse at 64 KiB of 1-byte elements: 96 µs walk, 38 µs tiled).
 constexpr std::size_t kDirectPiledWalkBytes = std::size_t{32} << 10;
 constexpr int kL1Ways = 8;
-// The byte-permuting groups of 32-byte vectors (1-byte elements, AVX-512 VBMI) up to 512 KiB: at 1 MiB the tile loop is
-// as fast or faster for several maps (2-byte random BMMC at 1 MiB: 195 µs direct, 152 tiled; at 512 KiB
-// 43 against 66; BENCHMARKS.md "Byte groups without a tile").
+// The byte-permuting groups of 32-byte vectors (1-byte elements, AVX-512 VBMI) up to 512 KiB: at 1 MiB the
+// tile loop was as fast or faster for several maps (measured while 2-byte elements used these groups too:
+// 2-byte random BMMC at 1 MiB 195 µs direct, 152 tiled; at 512 KiB 43 against 66; BENCHMARKS.md "Byte
+// groups without a tile").
 constexpr std::size_t kDirectByteGroupBytes = std::size_t{512} << 10;
 // The groups of whole 64-byte lines (AVX-512: 4/8-byte elements, and 2-byte ones with VBMI) up to 4 MiB,
 // piled or not: a group reads and writes whole lines, so crowded sets cost no second fetch, and the direct
-// loop stays faster than the tile loop into L3 (4-byte at 4 MiB, 2 threads: bit-reverse 368 µs direct
-// against 723 tiled, random BMMC 176 against 315; 2-byte 415 against 504, 228 against 327); at 8 MiB, where
+// loop stays as fast or faster than the tile loop into L3 (4-byte at 4 MiB, 2 threads: bit-reverse 432 µs
+// direct against 698 tiled, random BMMC 460 against 683; 2-byte 415 against 504, 228 against 327; 8-byte
+// bit-reverse even at 2-4 MiB); at 8 MiB, where
 // the arrays reach DRAM, the tile loop's streaming wins (4-byte 1336 against 707, 667 against 524; 2-byte
 // 1621 against 909; BENCHMARKS.md "Groups of whole lines").
 constexpr std::size_t kDirectWideBytes = std::size_t{4} << 20;
@@ -324,7 +326,11 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
   const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
   // An explicit tile size asks for the tile loop (the direct loop has no tile).
   if (policy.direct == false || (!own_plan && policy.direct != true) ||
-      (policy.direct != true && (policy.tile_bits != -1 || bytes > std::max(kDirectWideBytes, kDirectWalkBytes))))
+      (policy.direct != true &&
+       (policy.tile_bits != -1 ||
+        bytes > (policy.register_transpose != false && cpu_detail::wide_groups_supported(p.elem_bytes, policy.avx512)
+                     ? kDirectWideBytes
+                     : std::max(kDirectTransposeBytes, kDirectWalkBytes)))))
     return pass_tables(p, policy.register_transpose, policy.avx512);  // (no direct tables built for large arrays)
   PassTables t{build_tables(p), std::nullopt, std::nullopt};
   cpu_detail::DirectTables d =

@@ -224,14 +224,19 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
     }
   }
   if (wide && elem_bytes == 2) {  // vpermb / vpermt2b on 64-byte vectors: 64 byte units, 2 a lane
-    WideByteIndices& b = x.wide_bytes;
-    fill_network_indices<64>(x, 2, b.pre, b.post, b.lo, b.hi, b.first, b.last);
+    auto b = std::make_shared<WideByteIndices>();
+    fill_network_indices<64>(x, 2, b->pre, b->post, b->lo, b->hi, b->first, b->last);
+    x.wide_bytes = std::move(b);
   } else if (wide) {  // vpermd / vpermt2d: 16 word units, 1 or 2 a lane
-    WordIndices& w = x.words;
-    fill_network_indices<16>(x, static_cast<std::uint32_t>(elem_bytes) / 4, w.pre, w.post, w.lo, w.hi, w.first, w.last);
+    auto w = std::make_shared<WordIndices>();
+    fill_network_indices<16>(x, static_cast<std::uint32_t>(elem_bytes) / 4, w->pre, w->post, w->lo, w->hi, w->first,
+                             w->last);
+    x.words = std::move(w);
   } else if (elem_bytes <= 2) {  // vpermb / vpermt2b on 32-byte vectors: 32 byte units
-    ByteIndices& b = x.bytes;
-    fill_network_indices<32>(x, static_cast<std::uint32_t>(elem_bytes), b.pre, b.post, b.lo, b.hi, b.first, b.last);
+    auto b = std::make_shared<ByteIndices>();
+    fill_network_indices<32>(x, static_cast<std::uint32_t>(elem_bytes), b->pre, b->post, b->lo, b->hi, b->first,
+                             b->last);
+    x.bytes = std::move(b);
   }
   std::vector<std::uint32_t> vec_cols, mu_cols;
   for (std::uint32_t e : rep_cols) {
@@ -363,7 +368,7 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
   const BitVec run_mask = (BitVec{1} << s) - 1;
   const std::uint32_t run_vectors = 1u << (s - W);
   const int run_bytes = EB << s;
-  const ByteIndices& ix = x.bytes;
+  const ByteIndices& ix = *x.bytes;
   BitVec x0 = t.x0(begin);
   for (std::uint64_t b = begin; b < end; ++b) {
     const BitVec z = t.z(b);

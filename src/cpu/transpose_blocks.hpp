@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -72,14 +73,16 @@ struct TransposeTables {
   std::array<std::array<std::int32_t, 32>, 32> pre{};   // input vector k, lane ℓ' ← lane pre[k][ℓ']
   std::array<std::array<std::int32_t, 32>, 32> post{};  // tile vector ℓ', lane j ← lane post[ℓ'][j] ⊕ μ
   std::array<std::uint32_t, 32> qvec{};     // K0-vector offset Q·ℓ' of transposed vector ℓ'
-  ByteIndices bytes;                        // pre, post and the exchanges as byte indices (1/2-byte elements)
-  WordIndices words;                        // the same as 32-bit indices (64-byte vectors, 4/8-byte elements)
-  WideByteIndices wide_bytes;               // ... as byte indices (64-byte vectors, 2-byte elements)
+  // pre, post and the exchanges as the index vectors of the loop that runs these tables, one of the three
+  // (on the heap: together they are ~17 KB, and a permuter's set-up keeps several tables on the stack):
+  std::shared_ptr<const ByteIndices> bytes;          // 1/2-byte elements in 32-byte vectors (VBMI)
+  std::shared_ptr<const WordIndices> words;          // 4/8-byte elements in 64-byte vectors (AVX-512)
+  std::shared_ptr<const WideByteIndices> wide_bytes; // 2-byte elements in 64-byte vectors (VBMI)
 };
 
-/// The XOR that a group's lane XOR μ (lanes) makes on the `last` index vectors of 64-byte vectors (WordIndices,
-/// WideByteIndices) of tables with these lane bits and swaps (≥ 1): `units` index units a vector (16 words or
-/// 64 bytes), `per_lane` units a lane. The last exchange's index of lane p is units·p_q + (p with bit q set or
+/// The XOR that a group's lane XOR μ (lanes) makes on the `last` index vectors (ByteIndices, WordIndices,
+/// WideByteIndices) of tables with these lane bits and swaps (≥ 1): `units` index units a vector (32 or 64
+/// bytes, 16 words), `per_lane` units a lane. The last exchange's index of lane p is units·p_q + (p with bit q set or
 /// cleared)·per_lane, linear in p but for bit q, whose part moves to the source bit; so index(p ⊕ μ) =
 /// index(p) ⊕ last_mu_index(μ). Example: W = 4, swaps = 4 (q = 0), words, 1 a lane: μ = 3 → 16 ⊕ 2 = 18.
 constexpr std::uint32_t last_mu_index(int lane_bits, int swaps, std::uint32_t mu, std::uint32_t units,

@@ -2,8 +2,9 @@
 // tile loop (transpose_blocks.cpp) and the direct loop (direct_blocks.cpp). A group is 2^W vectors of 32
 // bytes (W = 5 lane bits for 1-byte, 4 for 2-byte elements), or in the direct loop 32 vectors of 64 bytes
 // for 2-byte elements (W = 5); the lane permutations before and after the
-// network are vpermb, and exchanging lane bit q with vector bit q is a pair of two-source byte permutes
-// (vpermt2b) per vector pair, with the byte index vectors of TransposeTables::bytes.
+// network are vpermb (in the direct loop folded into the first and last exchange), and exchanging lane bit
+// q with vector bit q is a pair of two-source byte permutes (vpermt2b) per vector pair, with the byte index
+// vectors of TransposeTables::bytes (32-byte vectors) or ::wide_bytes (64-byte vectors).
 //
 // Worked example (2-byte elements, W = 4, q = 3): lo[3] picks, for result lane l, the lane l with bit 3
 // cleared from the first source (l < 8) or from the second (l ≥ 8); hi[3] the lane with bit 3 set. So for

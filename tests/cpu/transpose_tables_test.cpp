@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -246,23 +247,48 @@ TEST(TransposeTables, PlannerTilesReconstruct) {
 // last_mu_index) leaves every register holding what pre → exchanges → post ⊕ μ leaves there.
 using Reg = std::vector<int>;  // the (register, unit) a vector unit came from, as register · 64 + unit
 
+// The hardware reads only the index bits it needs; an index beyond them is a table error here (-1: marked).
 Reg permute1(const Reg& a, const auto& idx, std::size_t units) {
   Reg out(units);
-  for (std::size_t i = 0; i < units; ++i) out[i] = a[static_cast<std::size_t>(idx[i])];
+  for (std::size_t i = 0; i < units; ++i) {
+    const auto j = static_cast<std::size_t>(idx[i]);
+    out[i] = j < units ? a[j] : -1;
+  }
   return out;
 }
 Reg permute2(const Reg& a, const auto& idx, const Reg& b, std::size_t units, std::uint32_t xor_with = 0) {
   Reg out(units);
   for (std::size_t i = 0; i < units; ++i) {
     const std::size_t j = static_cast<std::uint32_t>(idx[i]) ^ xor_with;
-    out[i] = j < units ? a[j] : b[j - units];
+    out[i] = j < units ? a[j] : j < 2 * units ? b[j - units] : -1;
   }
   return out;
+}
+
+// The plain index vectors straight from the lane tables: unit e of lane ℓ is unit ℓ·per_lane + e, the second
+// source starts at `units`.
+template <class Ix>
+void check_plain(const TransposeTables& x, const Ix& ix, std::size_t units, std::uint32_t per_lane,
+                 const std::string& what) {
+  const int W = x.lane_bits;
+  for (std::uint32_t i = 0; i < units; ++i) {
+    const std::uint32_t l = i / per_lane, e = i % per_lane;
+    for (int v = 0; v < (1 << W); ++v) {
+      ASSERT_EQ(static_cast<std::uint32_t>(ix.pre[v][i]), static_cast<std::uint32_t>(x.pre[v][l]) * per_lane + e) << what;
+      ASSERT_EQ(static_cast<std::uint32_t>(ix.post[v][i]), static_cast<std::uint32_t>(x.post[v][l]) * per_lane + e) << what;
+    }
+    for (int q = 0; q < W; ++q) {
+      const std::uint32_t from_b = ((l >> q) & 1) ? static_cast<std::uint32_t>(units) : 0;
+      ASSERT_EQ(static_cast<std::uint32_t>(ix.lo[q][i]), from_b + (l & ~(1u << q)) * per_lane + e) << what;
+      ASSERT_EQ(static_cast<std::uint32_t>(ix.hi[q][i]), from_b + (l | (1u << q)) * per_lane + e) << what;
+    }
+  }
 }
 
 template <class Ix>
 void check_folded(const TransposeTables& x, const Ix& ix, std::size_t units, std::uint32_t per_lane,
                   std::uint32_t mu, const std::string& what) {
+  check_plain(x, ix, units, per_lane, what);
   const int W = x.lane_bits, V = 1 << W, r = x.swaps;
   std::vector<Reg> plain(V), folded(V);
   for (int k = 0; k < V; ++k) {
@@ -295,6 +321,7 @@ void check_folded(const TransposeTables& x, const Ix& ix, std::size_t units, std
     plain[l] = permute1(plain[l], idx, units);
     if (!fold_post) folded[l] = permute1(folded[l], idx, units);
     ASSERT_EQ(plain[l], folded[l]) << what << ", register " << l << ", mu " << mu;
+    ASSERT_EQ(std::count(plain[l].begin(), plain[l].end(), -1), 0) << what << ": an index beyond two vectors";
   }
 }
 
@@ -318,11 +345,11 @@ TEST(TransposeTables, FoldedIndexVectors) {
       const std::string what = fmt::format("{} B in {} B vectors, trial {}, swaps {}", eb, vb, trial, x->swaps);
       for (std::uint32_t mu : {0u, 1u, static_cast<std::uint32_t>(rng() % (1u << W)), (1u << W) - 1}) {
         if (vb == 32)
-          check_folded(*x, x->bytes, 32, static_cast<std::uint32_t>(eb), mu, what);
+          check_folded(*x, *x->bytes, 32, static_cast<std::uint32_t>(eb), mu, what);
         else if (eb == 2)
-          check_folded(*x, x->wide_bytes, 64, 2, mu, what);
+          check_folded(*x, *x->wide_bytes, 64, 2, mu, what);
         else
-          check_folded(*x, x->words, 16, static_cast<std::uint32_t>(eb / 4), mu, what);
+          check_folded(*x, *x->words, 16, static_cast<std::uint32_t>(eb / 4), mu, what);
         if (::testing::Test::HasFailure()) return;
       }
     }

@@ -31,12 +31,13 @@ struct CpuPolicy {
   std::optional<bool> register_transpose;
   /// The direct loop instead of a one-pass plan's tile loop (one pass from input to output through
   /// registers, no tile; src/cpu/direct_blocks.hpp): nullopt = for the CPU's own plan (CpuPermuter made
-  /// from a Bmmc, bmmc::permute) on arrays up to 1 MiB, where it is faster (docs/DESIGN.md §4.2) — a plan
+  /// from a Bmmc, bmmc::permute) on arrays up to 1 MiB (4 MiB for the groups of 64-byte vectors), where it
+  /// is faster (docs/DESIGN.md §4.2) — a plan
   /// handed in, or an explicit tile_bits, keeps the tile loop —; true = for any one-pass plan at every
   /// size; false = never. With register_transpose = false it is the table walk.
   std::optional<bool> direct;
-  /// The AVX-512 loops where the CPU has them (4/8-byte direct groups of 64-byte vectors, the 1/2-byte VBMI
-  /// loops); false runs what a CPU with AVX2 only would run (for comparisons and tests).
+  /// The AVX-512 loops where the CPU has them (the direct groups of 64-byte vectors for 2/4/8-byte elements,
+  /// the 1/2-byte VBMI loops); false runs what a CPU with AVX2 only would run (for comparisons and tests).
   bool avx512 = true;
 
   friend bool operator==(const CpuPolicy&, const CpuPolicy&) = default;
@@ -75,8 +76,9 @@ class CpuPermuter {
   std::size_t temp_bytes() const noexcept;
   /// The inner loop(s) that run, one name per pass joined by " + ": "direct-blend-avx2" /
   /// "direct-transpose-avx2" / "direct-transpose-avx512" (4/8-byte elements in 64-byte vectors) /
-  /// "direct-transpose-avx512vbmi" (1/2-byte elements) / "direct-walk" (the
-  /// direct loops: a one-pass CPU plan made from a Bmmc, on arrays up to 1 MiB, or any one-pass plan
+  /// "direct-transpose-avx512vbmi-64" (2-byte elements in 64-byte vectors) / "direct-transpose-avx512vbmi"
+  /// (1/2-byte elements in 32-byte vectors) / "direct-walk" (the direct loops: a one-pass CPU plan made from
+  /// a Bmmc, on arrays up to 1 MiB — 4 MiB for the 64-byte vectors —, or any one-pass plan
   /// with CpuPolicy::direct = true), "transpose-avx2" (4/8-byte elements),
   /// "transpose-avx512vbmi" (1/2-byte elements) — register transposes —, "gather" (per-element loads;
   /// vpgather for 4/8-byte elements on arrays that are streamed), "scatter" (a naive pass).
