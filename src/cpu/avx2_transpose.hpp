@@ -12,6 +12,12 @@
 
 namespace bmmc::cpu_detail {
 
+// Whether this CPU runs the AVX2 loops (checked once).
+inline bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+
 // r[k][ℓ] → r[ℓ][k] for an 8×8 block of 32-bit lanes.
 __attribute__((target("avx2"), always_inline)) inline void transpose8(__m256i r[8]) {
   const __m256i t0 = _mm256_unpacklo_epi32(r[0], r[1]), t1 = _mm256_unpackhi_epi32(r[0], r[1]);

@@ -1,8 +1,8 @@
 // The direct loops (see direct_blocks.hpp): blend and lane-permuting register-transpose groups straight from
-// input to output, and the line-blocked walk; the loop choice between them (make_direct_tables). Kernels are
-// templated on the element size and on which lane permutations are needed, so that a bit-reverse group is
-// 16 half-vector loads, 16 unpacks and 8 stores with nothing else in the loop. The blend tables are built
-// in blend_tables.cpp.
+// input to output, and the line-blocked walk; their probe for benchmarks. Kernels are templated on the
+// element size and on which lane permutations are needed, so that a bit-reverse group is 16 half-vector
+// loads, 16 unpacks and 8 stores with nothing else in the loop. The tables and the choice between the loops
+// are built in direct_tables.cpp, the blend tables in blend_tables.cpp.
 #include "direct_blocks.hpp"
 
 #include <fmt/format.h>
@@ -22,11 +22,6 @@
 namespace bmmc::cpu_detail {
 
 namespace {
-
-// The walk's block: the output lines' bits plus the images of the input lines' bits, so that a block reads
-// and writes whole 64-byte lines (32-byte halves for 1- and 2-byte elements, which keeps the table at
-// ≤ 2^10 entries, 8 KiB).
-constexpr int walk_line_bits(int elem_bytes) { return elem_bytes == 16 ? 2 : elem_bytes == 8 ? 3 : elem_bytes == 4 ? 4 : 5; }
 
 template <int B>
 struct Elem {
@@ -67,8 +62,7 @@ void walk(const DirectTables& t, const unsigned char* in_raw, unsigned char* out
   }
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define BMMC_CPU_DIRECT_AVX2 1
+#if BMMC_CPU_DIRECT_AVX2
 
 // The group representatives of the transposing loops in Gray-code order of the group index: group g's input
 // offset a, output vector vec and lane XOR mu (nat_c is 0 for the lane-permuting groups), one column XOR per
@@ -260,11 +254,6 @@ __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const u
 
 using GroupLoop = void (*)(const DirectTables&, const unsigned char*, unsigned char*, std::uint64_t, std::uint64_t);
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-
 // GCC 12's vpermb and vpermd (512-bit) intrinsics pass an undefined vector as its unused mask source and then warns about it.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -377,156 +366,7 @@ GroupLoop pick_swaps(int swaps, bool pre, bool post, std::integer_sequence<int, 
 }
 #endif
 
-// Whether every vector's lane permutation is the identity.
-bool identity_lanes(const std::array<std::array<std::int32_t, 32>, 32>& perm, int lanes) {
-  for (int v = 0; v < lanes; ++v)
-    for (int j = 0; j < lanes; ++j)
-      if (perm[v][j] != j) return false;
-  return true;
-}
-
-// The most of these element offsets (vector starts) that fall into one 64-byte-line L1 set of 64 sets.
-int set_pile(const std::uint32_t* offsets, int count, int elem_bytes) {
-  int pile = 0;
-  for (int i = 0; i < count; ++i) {
-    int same = 0;
-    for (int j = 0; j < count; ++j)
-      same += ((std::uint64_t{offsets[i]} * elem_bytes >> 6) & 63) == ((std::uint64_t{offsets[j]} * elem_bytes >> 6) & 63);
-    pile = std::max(pile, same);
-  }
-  return pile;
-}
-
-// Shuffle-unit work per group of the blend loop (see make_direct_tables).
-int blend_cost(const DirectTables& d, int W) {
-  const int V = 1 << W;
-  int cost = W == 3 ? 24 : 8;  // the transpose's shuffles (unpacks and 128-bit permutes)
-  if (d.pre) cost += 2 * V;
-  for (int q = 0; q < W; ++q) cost += (d.ub[q] != 0) * 2 + (d.ua[q] != 0) * 2;
-  return cost;
-}
-
-// d with set_pile filled in from its group's input and output vector offsets.
-DirectTables with_pile(DirectTables d, int V) {
-  const int W = __builtin_ctz(static_cast<unsigned>(V));
-  std::array<std::uint32_t, 32> in{}, out{};
-  for (int v = 0; v < V; ++v) {
-    in[v] = d.groups ? d.groups->kpos[v] : d.kpos[v];
-    out[v] = (d.groups ? d.groups->qvec[v] : d.qvec[v]) << W;
-  }
-  // Both sides: a group whose input and output vectors each crowd one set (bit-reverse) evicts its own lines
-  // before its neighbours use their other halves; one crowded side (transposes) does not hurt measurably.
-  d.set_pile = std::min(set_pile(in.data(), V, d.elem_bytes), set_pile(out.data(), V, d.elem_bytes));
-  return d;
-}
-
-// 8-byte groups (4 vectors) that pile more than half their vectors into one L1 set lose to the walk, which
-// reads and writes whole lines (bit-reverse at 128 KiB: 10.7 µs walk, 12.9 blends, 11.6 tiled); 4-byte
-// groups still win (4.6 against 20 µs).
-bool walk_instead(const DirectTables& d) { return d.elem_bytes == 8 && 2 * d.set_pile > 4; }
-
-// The lane-permuting groups of K0 = A (groups of 2^W vectors of 2^W lanes) into d: the group tables with
-// their representative tables replaced by Gray-walk columns, the complement's parts, and which lane
-// permutations are needed. False when make_group_tables finds none (d unchanged).
-bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int vector_bytes, DirectTables& d) {
-  const int n = bmmc.n();
-  const int W = std::countr_zero(static_cast<unsigned>(vector_bytes / d.elem_bytes)), V = 1 << W;
-  // K0 = A: the group basis is A⁻¹'s columns (K0⁻¹(e_i) = A⁻¹·e_i).
-  std::vector<BitVec> basis(n);
-  for (int i = 0; i < n; ++i) basis[i] = ainv.col(i);
-  std::optional<TransposeTables> x = make_group_tables(basis, W, d.elem_bytes, vector_bytes);
-  if (!x) return false;
-  for (std::size_t g = 1; g < x->rep_nat.size(); g *= 2) {
-    d.nat_cols.push_back(x->rep_nat[g]);
-    d.vec_cols.push_back(x->rep_vec[g]);
-    d.mu_cols.push_back(x->rep_mu[g]);
-  }
-  x->rep_nat = {}, x->rep_vec = {}, x->rep_mu = {};
-  // post[l][j] = D⁻¹(j ⊕ E_l) is affine in j, so reading output lane j ⊕ c_lo is a lane XOR by D⁻¹·c_lo.
-  const BitVec c = bmmc.complement();
-  const auto c_lo = static_cast<std::uint32_t>(c & static_cast<BitVec>(V - 1));
-  d.vec_c = static_cast<std::uint32_t>(c >> W);
-  d.mu_c = static_cast<std::uint32_t>(x->post[0][c_lo] ^ x->post[0][0]);
-  d.pre = !identity_lanes(x->pre, V);
-  d.post = !identity_lanes(x->post, V) || d.mu_c != 0 ||
-           std::any_of(d.mu_cols.begin(), d.mu_cols.end(), [](std::uint32_t m) { return m != 0; });
-  d.groups = std::move(x);
-  return true;
-}
-
 }  // namespace
-
-DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512) {
-  const int n = bmmc.n();
-  if (n > 32) throw std::invalid_argument(fmt::format("direct CPU loop: n = {} is above 32", n));
-  DirectTables d;
-  d.n = n;
-  d.elem_bytes = elem_bytes;
-  const BitMatrix ainv = bmmc.matrix().inverse();
-  const BitVec c = bmmc.complement();
-#if BMMC_CPU_DIRECT_AVX2
-  // 4- and 8-byte elements where the CPU has AVX-512: groups of whole 64-byte lines, for every map that has
-  // them (n ≥ 2W); they beat both AVX2 loops on every map measured (BENCHMARKS.md, docs/DESIGN.md §4.2).
-  if (transposes && avx512 && (elem_bytes == 4 || elem_bytes == 8) && has_avx512() &&
-      fill_groups(bmmc, ainv, 64, d)) {
-    const int V = 1 << d.groups->lane_bits;
-    return with_pile(std::move(d), V);
-  }
-  if (transposes && (elem_bytes == 4 || elem_bytes == 8) && has_avx2()) {
-    DirectTables blended = d;
-    const bool blend = make_blend_tables(bmmc, elem_bytes, blended);
-    const int W = elem_bytes == 4 ? 3 : 2;
-    if (fill_groups(bmmc, ainv, 32, d)) {
-      const int V = 1 << W;
-      const TransposeTables& x = *d.groups;
-      // The cheaper of the two loops by shuffle-unit work per group (vpermd counted as 2, a blend stage
-      // of 2^W vpblendd as 2): the blends win for general maps (no post permute, at most one lane permute
-      // per register), the lane-permuting loop for maps that keep low bits in place (identity-like, T_r
-      // with r < W and no permutes at all).
-      const int permute_cost = x.swaps * V + (d.pre ? 2 * V : 0) + (d.post ? 2 * V : 0);
-      if (blend && blend_cost(blended, W) <= permute_cost) {
-        if (DirectTables b = with_pile(std::move(blended), V); !walk_instead(b)) return b;
-      } else {
-        if (DirectTables g = with_pile(std::move(d), V); !walk_instead(g)) return g;
-      }
-    } else if (blend) {
-      if (DirectTables b = with_pile(std::move(blended), 1 << W); !walk_instead(b)) return b;
-    }
-  }
-  // 1- and 2-byte elements: the byte-permuting groups where the CPU has AVX-512 VBMI.
-  if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi()) {
-    // 2-byte elements: groups of whole 64-byte lines (32 × 32) where n allows them, else 32-byte vectors.
-    for (const int vector_bytes : {64, 32}) {
-      if (vector_bytes == 64 && elem_bytes == 1) continue;
-      if (fill_groups(bmmc, ainv, vector_bytes, d)) {
-        const int V = 1 << d.groups->lane_bits;
-        return with_pile(std::move(d), V);
-      }
-    }
-  }
-#else
-  (void)transposes, (void)avx512;
-#endif
-  d = DirectTables{};  // the walk (from scratch: the transposing attempts above may have filled d)
-  d.n = n, d.elem_bytes = elem_bytes;
-  // Block S = output bits 0..L-1 ⊕ A·(input bits 0..L-1); blocks = cosets y0 ⊕ S, y0 over unit directions
-  // outside S; within a block the output offsets ascend in the low bits, so stores fill lines in order.
-  const int L = std::min(n, walk_line_bits(elem_bytes));
-  Subspace block(n);
-  std::vector<BitVec> sbasis;
-  for (int i = 0; i < L; ++i)
-    if (block.insert(BitVec{1} << i)) sbasis.push_back(BitVec{1} << i);
-  for (int i = 0; i < L; ++i)  // A·e_i with the low L bits cleared (same span): line offsets stay aligned
-    if (const BitVec v = bmmc.matrix().col(i) & ~low_mask(L); block.insert(v)) sbasis.push_back(v);
-  d.walk_out = xor_table(std::vector<std::uint32_t>(sbasis.begin(), sbasis.end()));
-  for (std::uint32_t y : d.walk_out) d.walk_in.push_back(static_cast<std::uint32_t>(ainv.apply(y)));
-  for (int b = 0; b < n; ++b)
-    if (block.insert(BitVec{1} << b)) d.walk_ycols.push_back(BitVec{1} << b), d.walk_xcols.push_back(ainv.col(b));
-  // The sources of one output line: how many share an L1 set (all 2^L of them for bit-reverse).
-  d.set_pile = set_pile(d.walk_in.data(), 1 << L, elem_bytes);
-  d.walk_c = ainv.apply(c);
-  return d;
-}
 
 std::uint64_t direct_units(const DirectTables& t) {
   if (t.blend) return std::uint64_t{1} << (t.n - 2 * (t.elem_bytes == 4 ? 3 : 2));
@@ -575,27 +415,39 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 namespace {
 
 // The probe of a group loop: the group's 2^W input vectors loaded and stored to its 2^W output vectors in
-// the loop's order, with no permute (V vectors of VB bytes a group). A 64-byte vector moves as two 32-byte
-// halves of the same line, so the probe needs AVX2 only and touches the same lines in the same order.
-template <int VB, int V>
-__attribute__((target("avx2"))) void probe_groups(const DirectTables& d, const unsigned char* in, unsigned char* out,
-                                                  std::uint64_t begin, std::uint64_t end) {
-  constexpr int Parts = VB / 32;
+// the loop's order, with no permute (V vectors of 32 bytes a group; probe_groups_512 below for 64-byte ones,
+// which need AVX-512: as 32-byte halves the probe cost more than the loop it stands for).
+template <int V>
+__attribute__((target("avx2"))) void probe_groups_256(const DirectTables& d, const unsigned char* in,
+                                                      unsigned char* out, std::uint64_t begin, std::uint64_t end) {
   const TransposeTables& x = *d.groups;
   const int eb = d.elem_bytes, W = x.lane_bits;
   GrayGroups<false> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
-    __m256i r[V][Parts];
+    __m256i r[V];
 #pragma GCC unroll 32
     for (int k = 0; k < V; ++k)
-      for (int h = 0; h < Parts; ++h)
-        r[k][h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + std::size_t{walk.a ^ x.kpos[k]} * eb) + h);
+      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + std::size_t{walk.a ^ x.kpos[k]} * eb));
 #pragma GCC unroll 32
     for (int l = 0; l < V; ++l)
-      for (int h = 0; h < Parts; ++h)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb) + h,
-                            r[l][h]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb), r[l]);
+  }
+}
+
+template <int V>
+BMMC_AVX512 void probe_groups_512(const DirectTables& d, const unsigned char* in, unsigned char* out,
+                                  std::uint64_t begin, std::uint64_t end) {
+  const TransposeTables& x = *d.groups;
+  const int eb = d.elem_bytes, W = x.lane_bits;
+  GrayGroups<false> walk(d, begin);
+  for (std::uint64_t g = begin; g < end; ++g) {
+    if (g != begin) walk.step(g);
+    __m512i r[V];
+#pragma GCC unroll 32
+    for (int k = 0; k < V; ++k) r[k] = _mm512_loadu_si512(in + std::size_t{walk.a ^ x.kpos[k]} * eb);
+#pragma GCC unroll 32
+    for (int l = 0; l < V; ++l) _mm512_storeu_si512(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb, r[l]);
   }
 }
 
@@ -604,30 +456,26 @@ __attribute__((target("avx2"))) void probe_groups(const DirectTables& d, const u
 
 bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned char* out) {
 #if BMMC_CPU_DIRECT_AVX2
-  if (!t.groups || !has_avx2()) return false;
+  if (!t.groups) return false;
   const std::uint64_t units = direct_units(t);
-  switch ((t.groups->vector_bytes == 64 ? 100 : 0) + (1 << t.groups->lane_bits)) {
-    case 132: return probe_groups<64, 32>(t, in, out, 0, units), true;
-    case 116: return probe_groups<64, 16>(t, in, out, 0, units), true;
-    case 108: return probe_groups<64, 8>(t, in, out, 0, units), true;
-    case 32: return probe_groups<32, 32>(t, in, out, 0, units), true;
-    case 16: return probe_groups<32, 16>(t, in, out, 0, units), true;
-    case 8: return probe_groups<32, 8>(t, in, out, 0, units), true;
-    case 4: return probe_groups<32, 4>(t, in, out, 0, units), true;
+  if (t.groups->vector_bytes == 64) {
+    if (!has_avx512()) return false;
+    switch (t.groups->lane_bits) {
+      case 5: return probe_groups_512<32>(t, in, out, 0, units), true;
+      case 4: return probe_groups_512<16>(t, in, out, 0, units), true;
+      case 3: return probe_groups_512<8>(t, in, out, 0, units), true;
+    }
+    return false;
+  }
+  if (!has_avx2()) return false;
+  switch (t.groups->lane_bits) {
+    case 5: return probe_groups_256<32>(t, in, out, 0, units), true;
+    case 4: return probe_groups_256<16>(t, in, out, 0, units), true;
+    case 3: return probe_groups_256<8>(t, in, out, 0, units), true;
+    case 2: return probe_groups_256<4>(t, in, out, 0, units), true;
   }
 #else
   (void)t, (void)in, (void)out;
-#endif
-  return false;
-}
-
-bool wide_groups_supported(int elem_bytes, bool avx512) {
-#if BMMC_CPU_DIRECT_AVX2
-  if (!avx512) return false;
-  if (elem_bytes == 4 || elem_bytes == 8) return has_avx512();
-  if (elem_bytes == 2) return has_vbmi();
-#else
-  (void)elem_bytes, (void)avx512;
 #endif
   return false;
 }

@@ -41,6 +41,13 @@
 #include "bmmc/core/bmmc.hpp"
 #include "transpose_blocks.hpp"
 
+// The vector loops (AVX2, AVX-512) exist for GCC-compatible compilers on x86-64; elsewhere only the walk.
+#if defined(__GNUC__) && defined(__x86_64__)
+#define BMMC_CPU_DIRECT_AVX2 1
+#else
+#define BMMC_CPU_DIRECT_AVX2 0
+#endif
+
 namespace bmmc::cpu_detail {
 
 struct DirectTables {
@@ -79,6 +86,13 @@ struct DirectTables {
   BitVec walk_c = 0;              // A⁻¹·c
 };
 
+/// The walk's block: the output lines' bits plus the images of the input lines' bits, so that a block reads
+/// and writes whole 64-byte lines (32-byte halves for 1- and 2-byte elements, which keeps the table at
+/// ≤ 2^10 entries, 8 KiB): log2 of the elements per line (part).
+constexpr int walk_line_bits(int elem_bytes) {
+  return elem_bytes == 16 ? 2 : elem_bytes == 8 ? 3 : elem_bytes == 4 ? 4 : 5;
+}
+
 /// Tables for out[A·x ⊕ c] = in[x]: with the register transposes when `transposes` and this CPU can run
 /// them for the element size (AVX-512 groups of 64-byte vectors, else AVX2, for 4/8 bytes; AVX-512 VBMI for
 /// 1/2 bytes; else the walk); `avx512` = false leaves out the AVX-512 loops, as on a CPU without them.
@@ -100,7 +114,7 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 /// The access pattern of the lane-permuting group loops alone, for benchmarks: every group's input vectors
 /// loaded and stored to its output vectors in the loop's order (so every output line is written once),
 /// with no lane permutes and no exchanges — not the permutation. Single thread, the whole array; false
-/// (nothing written) when `t` has no groups or the CPU has no AVX2.
+/// (nothing written) when `t` has no groups or the CPU cannot run its vectors (AVX2; AVX-512 for 64 bytes).
 bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned char* out);
 
 /// Whether make_direct_tables can give groups of 64-byte vectors for this element size on this CPU (AVX-512

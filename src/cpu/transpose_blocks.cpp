@@ -263,8 +263,7 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
 #if BMMC_CPU_TRANSPOSE_AVX2
 
 bool transpose_blocks_supported(int elem_bytes, bool avx512) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return elem_bytes == 4 || elem_bytes == 8 ? avx2 : elem_bytes == 1 || elem_bytes == 2 ? avx512 && has_vbmi() : false;
+  return elem_bytes == 4 || elem_bytes == 8 ? has_avx2() : elem_bytes == 1 || elem_bytes == 2 ? avx512 && has_vbmi() : false;
 }
 
 namespace {
