@@ -76,9 +76,8 @@ constexpr std::size_t kDirectByteGroupBytes = std::size_t{512} << 10;
 // piled or not: a group reads and writes whole lines, so crowded sets cost no second fetch, and the direct
 // loop stays as fast or faster than the tile loop into L3 (4-byte at 4 MiB, 2 threads: bit-reverse 432 µs
 // direct against 698 tiled, random BMMC 460 against 683; 2-byte 415 against 504, 228 against 327; 8-byte
-// bit-reverse even at 2-4 MiB); at 8 MiB, where
-// the arrays reach DRAM, the tile loop's streaming wins (4-byte 1336 against 707, 667 against 524; 2-byte
-// 1621 against 909; BENCHMARKS.md "Groups of whole lines").
+// bit-reverse even at 2-4 MiB); at 8 MiB, where the arrays reach DRAM, the tile loop's streaming wins
+// (4-byte 1336 against 707, 667 against 524; 2-byte 1621 against 909; BENCHMARKS.md "Groups of whole lines").
 constexpr std::size_t kDirectWideBytes = std::size_t{4} << 20;
 constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
 
