@@ -109,10 +109,10 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
   const BitMatrix ainv = bmmc.matrix().inverse();
   const BitVec c = bmmc.complement();
 #if BMMC_CPU_DIRECT_AVX2
-  // 4- and 8-byte elements where the CPU has AVX-512: groups of whole 64-byte lines, for every map that has
-  // them (n ≥ 2W); they beat both AVX2 loops on every map measured (BENCHMARKS.md, docs/DESIGN.md §4.2).
-  if (transposes && avx512 && (elem_bytes == 4 || elem_bytes == 8) && has_avx512() &&
-      fill_groups(bmmc, ainv, 64, d)) {
+  // Groups of whole 64-byte lines where the CPU has them (AVX-512 for 4/8-byte elements, VBMI for 2-byte), for
+  // every map that has them (n ≥ 2W); they beat the AVX2 loops and the 32-byte byte groups on every map
+  // measured (BENCHMARKS.md, docs/DESIGN.md §4.2).
+  if (transposes && wide_groups_supported(elem_bytes, avx512) && fill_groups(bmmc, ainv, 64, d)) {
     const int V = 1 << d.groups->lane_bits;
     return with_pile(std::move(d), V);
   }
@@ -137,16 +137,10 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
       if (DirectTables b = with_pile(std::move(blended), 1 << W); !walk_instead(b)) return b;
     }
   }
-  // 1- and 2-byte elements: the byte-permuting groups where the CPU has AVX-512 VBMI.
-  if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi()) {
-    // 2-byte elements: groups of whole 64-byte lines (32 × 32) where n allows them, else 32-byte vectors.
-    for (const int vector_bytes : {64, 32}) {
-      if (vector_bytes == 64 && elem_bytes == 1) continue;
-      if (fill_groups(bmmc, ainv, vector_bytes, d)) {
-        const int V = 1 << d.groups->lane_bits;
-        return with_pile(std::move(d), V);
-      }
-    }
+  // 1- and 2-byte elements (2-byte ones below 2W = 10 bits): the byte groups of 32-byte vectors (AVX-512 VBMI).
+  if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi() && fill_groups(bmmc, ainv, 32, d)) {
+    const int V = 1 << d.groups->lane_bits;
+    return with_pile(std::move(d), V);
   }
 #else
   (void)transposes, (void)avx512;

@@ -1,6 +1,7 @@
 // The register-transpose block loops and their tables (see transpose_blocks.hpp for the algebra).
 #include "transpose_blocks.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -53,12 +54,14 @@ std::vector<std::uint32_t> complete(Subspace& basis, const std::vector<std::uint
   return taken;
 }
 
-// The network's index vectors in units of U a vector (the second source's start), g units a lane, for the
-// lane tables of x: a unit index i is unit e = i mod g of lane i / g. first / last: the first and the last
-// exchange with x.pre / x.post folded in (see WordIndices).
-template <std::size_t U, class T>
-void fill_network_indices(const TransposeTables& x, std::uint32_t g, T (*pre)[U], T (*post)[U], T (*lo)[U],
-                          T (*hi)[U], T (*first)[U], T (*last)[U]) {
+// The network's index vectors for the lane tables of x, g units a lane: a unit index i is unit e = i mod g of
+// lane i / g (see NetworkIndices).
+template <class Ix>
+std::shared_ptr<const Ix> network_indices(const TransposeTables& x, std::uint32_t g) {
+  using T = std::remove_all_extents_t<decltype(Ix::pre)>;
+  constexpr std::uint32_t U = Ix::units;
+  auto ix = std::make_shared<Ix>();
+  auto& [pre, post, lo, hi, first, last] = *ix;
   const int W = x.lane_bits;
   const std::uint32_t V = 1u << W;
   auto unit = [&](std::uint32_t from_b, std::uint32_t lane, std::uint32_t e) {
@@ -90,6 +93,7 @@ void fill_network_indices(const TransposeTables& x, std::uint32_t g, T (*pre)[U]
       last[v][i] = unit((p & bl) ? 1 : 0, (v & bl) ? (p | bl) : (p & ~bl), e);
     }
   }
+  return ix;
 }
 
 }  // namespace
@@ -223,21 +227,12 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
       x.post[s2][j] = static_cast<std::int32_t>(Dinv[j ^ E[s2]]);
     }
   }
-  if (wide && elem_bytes == 2) {  // vpermb / vpermt2b on 64-byte vectors: 64 byte units, 2 a lane
-    auto b = std::make_shared<WideByteIndices>();
-    fill_network_indices<64>(x, 2, b->pre, b->post, b->lo, b->hi, b->first, b->last);
-    x.wide_bytes = std::move(b);
-  } else if (wide) {  // vpermd / vpermt2d: 16 word units, 1 or 2 a lane
-    auto w = std::make_shared<WordIndices>();
-    fill_network_indices<16>(x, static_cast<std::uint32_t>(elem_bytes) / 4, w->pre, w->post, w->lo, w->hi, w->first,
-                             w->last);
-    x.words = std::move(w);
-  } else if (elem_bytes <= 2) {  // vpermb / vpermt2b on 32-byte vectors: 32 byte units
-    auto b = std::make_shared<ByteIndices>();
-    fill_network_indices<32>(x, static_cast<std::uint32_t>(elem_bytes), b->pre, b->post, b->lo, b->hi, b->first,
-                             b->last);
-    x.bytes = std::move(b);
-  }
+  if (wide && elem_bytes == 2)  // vpermb / vpermt2b on 64-byte vectors: 64 byte units, 2 a lane
+    x.wide_bytes = network_indices<WideByteIndices>(x, 2);
+  else if (wide)  // vpermd / vpermt2d: 16 word units, 1 or 2 a lane
+    x.words = network_indices<WordIndices>(x, static_cast<std::uint32_t>(elem_bytes) / 4);
+  else if (elem_bytes <= 2)  // vpermb / vpermt2b on 32-byte vectors: 32 byte units
+    x.bytes = network_indices<ByteIndices>(x, static_cast<std::uint32_t>(elem_bytes));
   std::vector<std::uint32_t> vec_cols, mu_cols;
   for (std::uint32_t e : rep_cols) {
     vec_cols.push_back(k0(e) >> W);

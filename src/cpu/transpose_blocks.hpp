@@ -37,30 +37,28 @@
 
 namespace bmmc::cpu_detail {
 
-// The lane tables of a 1- or 2-byte TransposeTables as the byte index vectors of the AVX-512 VBMI network
-// (vbmi_network.hpp): pre/post[v] for vpermb, lo/hi[q] for the vpermt2b pair that exchanges lane bit q with
-// vector bit q; first / last as in WordIndices (the direct loop's groups). Filled once with the tables, so a
-// loop call starts without building them.
-struct ByteIndices {
-  alignas(32) std::uint8_t pre[32][32]{}, post[32][32]{}, lo[5][32]{}, hi[5][32]{}, first[32][32]{}, last[32][32]{};
+// The lane tables of a TransposeTables as the index vectors of a register network: Units index units of T a
+// vector (bytes or 32-bit words; index unit Units + i is unit i of the second source of a two-source
+// permute), up to Vectors registers a group and Exchanges exchanged lane bits. pre/post[v]: the one-source
+// lane permutations; lo/hi[q]: the two-source pair that exchanges lane bit q with vector bit q. first[v]:
+// the first exchange (q = W − 1) with the pre permutation folded in, one index per result register v;
+// last[v]: the last exchange (q = W − swaps) with the post permutation folded in — a group's lane XOR μ then
+// XORs the index with a constant (last_mu_index), because the exchange's index is linear in the lane it
+// reads. So a network with exchanges needs no one-source permute at all (the direct loop folds; the tile loop
+// uses pre and post). Filled once with the tables, so a loop call starts without building them.
+template <class T, int Units, int Vectors, int Exchanges>
+struct NetworkIndices {
+  static constexpr int units = Units;
+  alignas(Units * sizeof(T)) T pre[Vectors][Units]{}, post[Vectors][Units]{}, lo[Exchanges][Units]{},
+      hi[Exchanges][Units]{}, first[Vectors][Units]{}, last[Vectors][Units]{};
 };
-
-// The lane tables of a TransposeTables of 64-byte vectors (4-byte elements, W = 4; 8-byte, W = 3) as the
-// 32-bit index vectors of the AVX-512 network (avx512_network.hpp): pre/post[v] for vpermd, lo/hi[q] for the
-// vpermt2d pair (index bit 4 picks the second source). An 8-byte lane ℓ is the two 32-bit words 2ℓ, 2ℓ + 1.
-// first[v]: the first exchange (q = W − 1) with the pre permutation folded in, one index per result
-// register v; last[v]: the last exchange (q = W − swaps) with the post permutation folded in — a group's
-// lane XOR μ then XORs the index with a constant (last_mu_index), because the exchange's index is linear
-// in the lane it reads. So a full network needs no vpermd at all.
-struct WordIndices {
-  alignas(64) std::int32_t pre[16][16]{}, post[16][16]{}, lo[4][16]{}, hi[4][16]{}, first[16][16]{}, last[16][16]{};
-};
-
-// The same for 2-byte elements in 64-byte vectors (W = 5): byte indices for vpermb / vpermt2b on 64 bytes
-// (index bit 6 picks the second source).
-struct WideByteIndices {
-  alignas(64) std::uint8_t pre[32][64]{}, post[32][64]{}, lo[5][64]{}, hi[5][64]{}, first[32][64]{}, last[32][64]{};
-};
+// 1- and 2-byte elements in 32-byte vectors, vpermb / vpermt2b (vbmi_network.hpp).
+using ByteIndices = NetworkIndices<std::uint8_t, 32, 32, 5>;
+// 4-byte elements (W = 4) and 8-byte ones (W = 3; lane ℓ is words 2ℓ, 2ℓ + 1) in 64-byte vectors, vpermd /
+// vpermt2d (avx512_network.hpp).
+using WordIndices = NetworkIndices<std::int32_t, 16, 16, 4>;
+// 2-byte elements in 64-byte vectors (W = 5), vpermb / vpermt2b on 64 bytes.
+using WideByteIndices = NetworkIndices<std::uint8_t, 64, 32, 5>;
 
 struct TransposeTables {
   int lane_bits = 3;                        // W: 2^W lanes per vector (32 bytes: 5, 4, 3, 2 for 1, 2, 4, 8 B)
