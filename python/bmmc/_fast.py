@@ -172,7 +172,7 @@ def _numpy_run(e, x, out):
     """The per-call part of a cached NumPy entry; None: take the general path."""
     call, shape, dtype, _ = e
     if out is None:
-        out = _np_empty(shape, dtype)
+        out = _np_empty(shape, x.dtype)  # x's own dtype object (an equal one may have made the entry)
     elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not dtype and out.dtype != dtype):
         return None
     # call_buffers refuses (False) a non-contiguous x, a read-only or non-contiguous out, a wrong size.
@@ -211,7 +211,7 @@ def numpy_permute(x, spec, out, threads):
         if e is None:
             return None
     # Also on a hit here: the native table misses it (cleared when full, or by clear()), so hand it back.
-    _bmmc._np_remember(x, spec, threads, e[3], x.dtype)
+    _bmmc._np_remember(x, spec, threads, e[3])
     return _numpy_run(e, x, out)
 
 

@@ -3,14 +3,16 @@
 // Why. A cached bmmc.permute call on a small NumPy array spent ~0.9 µs in Python (building the cache key,
 // hashing it with the dtype, two buffer exports, np.empty) against ~0.05 µs of permutation: three times what
 // the issue allows over x.copy() (BENCHMARKS.md "CPU small arrays from Python"). Here one native call does
-// it: one buffer export of x gives its shape, dtype format and data; the key (spec, format, item size, shape,
-// threads) is looked up in a native table; `out` is allocated through numpy.empty with the entry's shape
-// and dtype objects (or checked against x: exact ndarray, same shape and format, writable, contiguous); the
-// entry's Prepared runs. Whatever is not a plain hit — a first call, `out is x`, an `out` that does not
-// match, a thread count that is not an int, an unhashable spec — is handed to the Python fast path
-// (set with _np_set_fallback: python/bmmc/_fast.py's numpy_permute), which fills this table through
-// _np_remember after it has validated the call, or leaves the call to the general path that raises the
-// error. So errors, results and the Permuter are exactly those of the Python path.
+// it, through NumPy's C API (numpy/arrayobject.h, imported when bmmc._fast meets its first ndarray): x's
+// shape, dtype object, flags and data are read from the array; the key (spec, dtype, shape, threads) is
+// looked up in a native table; `out` is allocated like numpy.empty(x.shape, x.dtype) (PyArray_NewFromDescr)
+// or checked against x (exact ndarray, same dtype object and shape, writable, C-contiguous); the entry's
+// Prepared runs. A call large enough to release the GIL also holds buffer exports of both arrays, as the
+// Python path does. Whatever is not a plain hit — a first call, `out is x`, an `out` that does not match,
+// a thread count that is not an int, an unhashable spec — is handed to the Python fast path (set with
+// _np_set_fallback: python/bmmc/_fast.py's numpy_permute), which fills this table through _np_remember
+// after it has validated the call, or leaves the call to the general path that raises the error. So
+// errors, results and the Permuter are exactly those of the Python path.
 //
 // Only exact str and Bmmc specs are remembered (a subclass's Python __eq__ must not run inside the table).
 // The table holds at most 512 entries (cleared when full, and by bmmc._fast.clear()); the Python fast path

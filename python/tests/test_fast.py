@@ -133,6 +133,20 @@ def test_repeated_numpy_permutes_are_served_natively(fallback_calls):
     assert np.array_equal(bmmc.permute(x, b, threads=2), want)
     assert np.array_equal(bmmc.permute(x, "bit-reverse"), reference(x, bmmc.bit_reverse(7)))
     assert _fast.stats()["native_numpy"] == 4 + 4  # the four arrays above, then these four keys
+    # The native key holds the dtype object: a dtype equal to float32 but another object (it has metadata) is
+    # another entry, and an out of it for a plain float32 x goes to the fallback. Same results either way, and
+    # the output keeps x's dtype object, as numpy.empty_like would.
+    md = np.dtype(np.float32, metadata={"unit": "m"})
+    assert md == x.dtype and md is not x.dtype
+    xm = x.view(md)
+    first = len(fallback_calls)
+    for _ in range(3):
+        got = bmmc.permute(xm, b)
+        assert got.dtype is md and np.array_equal(got, want)
+    assert len(fallback_calls) == first + 1 and _fast.stats()["native_numpy"] == 4 + 5
+    out_md = np.empty(x.shape, md)
+    assert bmmc.permute(x, b, out=out_md) is out_md and np.array_equal(out_md, want)
+    assert len(fallback_calls) == first + 2
     # What the native path hands back to Python: an out of another dtype, shape or order, read-only, or x
     # itself; a thread count that is not an int. Results and errors are those of the Python path.
     ro_out = np.empty_like(x)
