@@ -317,7 +317,9 @@ def transpose(x, axes=None, out=None, *, threads: int = 0):
 
     Returns exactly what numpy.transpose(x, axes).copy() / x.permute(axes).contiguous() return: an array
     of shape [x.shape[a] for a in axes] (axes=None reverses them). out, when given, must have that shape
-    (or at least that many elements), x's dtype and device.
+    (or at least that many elements), x's dtype and device. out=x transposes x in place, with no second
+    array (as bmmc.permute does); x keeps its shape, so this is for axes that leave the shape as it is, such
+    as (1, 0) of a square matrix.
 
     Repeated calls with the same (shape, axes, dtype, device, threads) reuse a prepared permutation (see
     bmmc/_fast.py); inside torch.compile it calls the custom op torch.ops.bmmc.transpose.

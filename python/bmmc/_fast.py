@@ -25,6 +25,9 @@ The dict is bounded (CAPACITY entries, oldest inserted out first: a hit costs on
 bookkeeping). An evicted entry is rebuilt on its next use from the C++ PermuterCache (256 prepared
 Permuters, LRU), which the fast and the general path share.
 
+NumPy: a native table (python/src/numpy_fast.hpp) sits in front of the NumPy handlers here and serves their
+hits in one C++ call; the handlers fill it on every miss and hit they see, and take whatever it hands back.
+
 torch.compile: the torch handlers start with torch.compiler.is_compiling(), and while Dynamo traces they
 call the custom ops torch.ops.bmmc.transpose / permute (bmmc/_torch_ops.py) instead, so bmmc.transpose and
 bmmc.permute can be used inside compiled functions (fullgraph=True too).
@@ -179,7 +182,16 @@ def _numpy_run(e, x, out):
     return out if call(x, out) else None
 
 
+# The NumPy handlers sit behind native ones (_bmmc._np_transpose / _np_permute, python/src/numpy_fast.hpp),
+# which serve the calls they have an entry for and hand everything else here: these build and validate
+# entries, and hand them (again, on their own hits: the native table misses them when it was cleared, full or
+# by clear()) to the native table, with the operation (0 permute, 1 transpose) and the output's shape.
+
 def numpy_transpose(x, axes, out, threads):
+    # In place (the general path runs identical buffers in place) and a thread count that is not an int (2.0
+    # would find the entry of 2): the general path.
+    if out is x or type(threads) is not int:
+        return None
     try:
         key = (_T_NUMPY, x.shape, _axes_key(axes), x.dtype, threads)
         e = _entries.get(key)
@@ -190,15 +202,13 @@ def numpy_transpose(x, axes, out, threads):
                             lambda n, b, shape: _numpy_entry(key, n, b, shape, x.dtype, threads))
         if e is None:
             return None
+    _bmmc._np_remember(1, x, axes, threads, e[3], e[1])
     return _numpy_run(e, x, out)
 
 
 def numpy_permute(x, spec, out, threads):
-    """bmmc.permute's NumPy fast path behind the native one (_bmmc._np_permute, which serves the calls it has
-    an entry for and hands everything else here): builds and validates entries, and hands them (again, on
-    its own hits) to the native table."""
-    # In place (bmmc::permute runs identical buffers in place) and a thread count that is not an int (2.0
-    # would find the entry of 2): the general path.
+    # In place (bmmc::permute runs identical buffers in place) and a thread count that is not an int: the
+    # general path.
     if out is x or type(threads) is not int:
         return None
     try:
@@ -210,8 +220,7 @@ def numpy_permute(x, spec, out, threads):
         e = _permute_miss(x.shape, spec, threads, lambda n, b: _numpy_entry(key, n, b, x.shape, x.dtype, threads))
         if e is None:
             return None
-    # Also on a hit here: the native table misses it (cleared when full, or by clear()), so hand it back.
-    _bmmc._np_remember(x, spec, threads, e[3])
+    _bmmc._np_remember(0, x, spec, threads, e[3], x.shape)
     return _numpy_run(e, x, out)
 
 
@@ -323,6 +332,10 @@ def _torch_out_ok(out, x, shape, cplx) -> bool:
 def torch_transpose(x, axes, out, threads):
     if _compiling():
         return _torch_ops.traced_transpose(x, axes, out)
+    # In place, and a thread count that is not an int (2.0 or True would find the entry of 2 or 1): the
+    # general path decides.
+    if out is x or type(threads) is not int:
+        return None
     try:
         key = (_T_TORCH, x.shape, axes if axes is None or type(axes) is tuple else tuple(axes), x.dtype, x.device,
                threads)
@@ -339,7 +352,9 @@ def torch_transpose(x, axes, out, threads):
 def torch_permute(x, spec, out, threads):
     if _compiling():
         return _torch_ops.traced_permute(x, spec, out)
-    if out is x:  # in place: the general path (bmmc::permute runs identical buffers in place)
+    # In place (bmmc::permute runs identical buffers in place) and a thread count that is not an int: the
+    # general path.
+    if out is x or type(threads) is not int:
         return None
     try:
         key = (_P_TORCH, x.shape, spec, x.dtype, x.device, threads)
@@ -387,6 +402,8 @@ def _cupy_run(e, x, out):
 
 
 def cupy_transpose(x, axes, out, threads):
+    if out is x or type(threads) is not int:  # in place, or not an int: the general path
+        return None
     try:
         key = (_T_CUPY, x.shape, _axes_key(axes), x.dtype, x.device.id, threads)
         e = _entries.get(key)
@@ -400,7 +417,7 @@ def cupy_transpose(x, axes, out, threads):
 
 
 def cupy_permute(x, spec, out, threads):
-    if out is x:  # in place: the general path (bmmc::permute runs identical buffers in place)
+    if out is x or type(threads) is not int:  # in place, or not an int: the general path
         return None
     try:
         key = (_P_CUPY, x.shape, spec, x.dtype, x.device.id, threads)
@@ -425,8 +442,8 @@ def _classify(t):
         np = sys.modules["numpy"]
         if t is np.ndarray:
             _np_ndarray, _np_empty = np.ndarray, np.empty
-            _bmmc._np_set_fallback(numpy_permute)
-            return numpy_transpose, _bmmc._np_permute
+            _bmmc._np_set_fallbacks(numpy_permute, numpy_transpose)
+            return _bmmc._np_transpose, _bmmc._np_permute
     elif root == "torch":
         torch = sys.modules["torch"]
         if t is torch.Tensor:

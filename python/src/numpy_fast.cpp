@@ -23,23 +23,28 @@ using namespace nb::literals;
 constexpr int kMaxDims = 8;
 constexpr std::size_t kCapacity = 512;
 
-// What makes two calls share an entry: the spec object by value (equal strings, or one Bmmc), x's dtype
-// object (NumPy's built-in dtypes are singletons, so equal dtypes are one object; an equal dtype that is
-// another object only makes another entry), the shape and the caller's thread count. The key holds its own
-// references, so a dtype's address is never reused while it is a key.
+// The two calls served here; an entry of one never serves the other.
+enum Op : int { kPermute = 0, kTranspose = 1 };
+
+// What makes two calls share an entry: the operation; its argument by value (the spec: equal strings or one
+// Bmmc; the axes: None or one tuple of ints); x's dtype object (NumPy's built-in dtypes are singletons, so
+// equal dtypes are one object; an equal dtype that is another object only makes another entry); the shape
+// and the caller's thread count. The key holds its own references, so a dtype's address is never reused
+// while it is a key.
 struct Key {
-  nb::object spec, dtype;
-  Py_hash_t spec_hash = 0;
+  int op = kPermute;
+  nb::object arg, dtype;
+  Py_hash_t arg_hash = 0;
   int ndim = 0;
   std::array<npy_intp, kMaxDims> shape{};
   long threads = 0;
 
   bool operator==(const Key& o) const {
-    if (spec_hash != o.spec_hash || dtype.ptr() != o.dtype.ptr() || ndim != o.ndim || threads != o.threads ||
-        shape != o.shape)
+    if (op != o.op || arg_hash != o.arg_hash || dtype.ptr() != o.dtype.ptr() || ndim != o.ndim ||
+        threads != o.threads || shape != o.shape)
       return false;
-    if (spec.ptr() == o.spec.ptr()) return true;
-    const int eq = PyObject_RichCompareBool(spec.ptr(), o.spec.ptr(), Py_EQ);
+    if (arg.ptr() == o.arg.ptr()) return true;
+    const int eq = PyObject_RichCompareBool(arg.ptr(), o.arg.ptr(), Py_EQ);
     if (eq < 0) PyErr_Clear();
     return eq == 1;
   }
@@ -47,24 +52,28 @@ struct Key {
 
 struct KeyHash {
   std::size_t operator()(const Key& k) const noexcept {
-    std::size_t h = static_cast<std::size_t>(k.spec_hash);
+    std::size_t h = static_cast<std::size_t>(k.arg_hash);
     auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
     for (int i = 0; i < k.ndim; ++i) mix(static_cast<std::size_t>(k.shape[i]));
     mix(std::hash<const void*>{}(k.dtype.ptr()));
     mix(static_cast<std::size_t>(k.threads));
+    mix(static_cast<std::size_t>(k.op));
     return h;
   }
 };
 
-// A prepared call; its output is allocated with the key's dtype and x's shape.
+// A prepared call and the shape of its output (x's for a permute, the permuted shape for a transpose), which
+// gets the key's dtype.
 struct Entry {
   nb::object prepared;
+  int out_ndim = 0;
+  std::array<npy_intp, kMaxDims> out_shape{};
 };
 
 struct State {
   std::unordered_map<Key, Entry, KeyHash> table;
-  nb::object fallback;  // python/bmmc/_fast.py's numpy_permute
-  bool api = false;     // NumPy's C API imported (by _np_set_fallback, once NumPy is loaded)
+  std::array<nb::object, 2> fallback;  // python/bmmc/_fast.py's numpy_permute and numpy_transpose
+  bool api = false;     // NumPy's C API imported (by _np_set_fallbacks, once NumPy is loaded)
   bool closed = false;  // set at exit: nothing is remembered any more, every call takes the general path
 };
 
@@ -96,59 +105,72 @@ PyArrayObject* plain_array(nb::handle x) {
   return PyArray_IS_C_CONTIGUOUS(a) && PyArray_NDIM(a) <= kMaxDims ? a : nullptr;
 }
 
-// The key of a call on x, or false when spec or threads cannot make one (the fallback decides then).
-bool make_key(PyArrayObject* x, nb::handle spec, nb::handle threads, Key& k) {
-  if (!PyLong_CheckExact(threads.ptr())) return false;
+// Only arguments whose hash and equality are NumPy-independent C code are looked up or remembered: for a
+// permute an exact str or Bmmc spec, for a transpose None or an exact tuple of exact ints (a list of axes, or
+// a tuple of NumPy integers, is the Python path's). A subclass's Python __eq__ / __hash__ would run inside the
+// table's operations (a comparison with a subclass tries its reflected __eq__ first), where it could change
+// the table.
+bool plain_arg(int op, nb::handle arg) {
+  static const auto* bmmc_type = reinterpret_cast<PyTypeObject*>(nb::type<bmmc::Bmmc>().ptr());
+  PyObject* a = arg.ptr();
+  if (op == kPermute) return PyUnicode_CheckExact(a) || Py_TYPE(a) == bmmc_type;
+  if (a == Py_None) return true;
+  if (!PyTuple_CheckExact(a)) return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); ++i)
+    if (!PyLong_CheckExact(PyTuple_GET_ITEM(a, i))) return false;
+  return true;
+}
+
+// The key of a call on x, or false when arg or threads cannot make one (the fallback decides then).
+bool make_key(int op, PyArrayObject* x, nb::handle arg, nb::handle threads, Key& k) {
+  if (!plain_arg(op, arg) || !PyLong_CheckExact(threads.ptr())) return false;
   const long t = PyLong_AsLong(threads.ptr());
   if (t == -1 && PyErr_Occurred()) {
     PyErr_Clear();
     return false;
   }
-  const Py_hash_t h = PyObject_Hash(spec.ptr());
+  const Py_hash_t h = PyObject_Hash(arg.ptr());
   if (h == -1) {
     PyErr_Clear();
     return false;
   }
-  k.spec = nb::borrow(spec);
+  k.op = op;
+  k.arg = nb::borrow(arg);
   k.dtype = nb::borrow(reinterpret_cast<PyObject*>(PyArray_DESCR(x)));
-  k.spec_hash = h;
+  k.arg_hash = h;
   k.ndim = PyArray_NDIM(x);
   std::copy_n(PyArray_DIMS(x), k.ndim, k.shape.begin());
   k.threads = t;
   return true;
 }
 
-// Only exact str and Bmmc specs are looked up or remembered: a subclass's Python __eq__ / __hash__ would run
-// inside the table's operations (a comparison with a subclass tries its reflected __eq__ first), where it could
-// change the table.
-bool plain_spec(nb::handle spec) {
-  static const auto* bmmc_type = reinterpret_cast<PyTypeObject*>(nb::type<bmmc::Bmmc>().ptr());
-  return PyUnicode_CheckExact(spec.ptr()) || Py_TYPE(spec.ptr()) == bmmc_type;
-}
-
-nb::object np_permute(nb::handle x, nb::handle spec, nb::handle out, nb::handle threads) {
+nb::object np_call(int op, nb::handle x, nb::handle arg, nb::handle out, nb::handle threads) {
   State& s = state();
   // None (the general path) where no fallback is set: before bmmc._fast set it, or after exit emptied it.
-  auto fall_back = [&] { return s.fallback.is_valid() ? s.fallback(x, spec, out, threads) : nb::none(); };
+  auto fall_back = [&] {
+    const nb::object& f = s.fallback[op];
+    return f.is_valid() ? f(x, arg, out, threads) : nb::none();
+  };
   PyArrayObject* ax = s.api ? plain_array(x) : nullptr;
   Key key;
-  if (ax == nullptr || !plain_spec(spec) || !make_key(ax, spec, threads, key)) return fall_back();
+  if (ax == nullptr || !make_key(op, ax, arg, threads, key)) return fall_back();
   const auto it = s.table.find(key);
   if (it == s.table.end()) return fall_back();
-  const Entry e = it->second;  // our own reference: the table may change while the GIL is released
+  const Entry e = it->second;  // our own references: the table may change while the GIL is released
   nb::object result;
   if (out.is_none()) {
-    // numpy.empty(x.shape, x.dtype) without the call through Python: NewFromDescr takes a dtype reference.
+    // numpy.empty(out_shape, x.dtype) without the call through Python: NewFromDescr takes a dtype reference.
     Py_INCREF(key.dtype.ptr());
     result = nb::steal(PyArray_NewFromDescr(&PyArray_Type, reinterpret_cast<PyArray_Descr*>(key.dtype.ptr()),
-                                            key.ndim, key.shape.data(), nullptr, nullptr, 0, nullptr));
+                                            e.out_ndim, const_cast<npy_intp*>(e.out_shape.data()), nullptr,
+                                            nullptr, 0, nullptr));
     if (!result.is_valid()) throw nb::python_error();
   } else {
-    // Same exact type, dtype object and shape as x, writable and contiguous; anything else (out is x too) is
-    // the fallback's to decide.
+    // Same exact type and dtype object as x, the output's shape, writable and contiguous; anything else (out
+    // is x too) is the fallback's to decide.
     PyArrayObject* ao = out.ptr() == x.ptr() ? nullptr : plain_array(out);
     if (ao == nullptr || !PyArray_ISWRITEABLE(ao) || PyArray_DESCR(ao) != PyArray_DESCR(ax) ||
-        PyArray_NDIM(ao) != key.ndim || !std::equal(key.shape.begin(), key.shape.begin() + key.ndim, PyArray_DIMS(ao)))
+        PyArray_NDIM(ao) != e.out_ndim || !std::equal(e.out_shape.begin(), e.out_shape.begin() + e.out_ndim, PyArray_DIMS(ao)))
       return fall_back();
     result = nb::borrow(out);
   }
@@ -165,38 +187,51 @@ nb::object np_permute(nb::handle x, nb::handle spec, nb::handle out, nb::handle 
 }
 
 // Called by the Python fast path once it has built and validated an entry for a call on x: later calls with
-// the same key are served natively. False when x cannot be keyed (the Python path serves those).
-bool np_remember(nb::handle x, nb::handle spec, nb::handle threads, nb::handle prepared) {
+// the same key are served natively. False when x or arg cannot be keyed (the Python path serves those).
+bool np_remember(int op, nb::handle x, nb::handle arg, nb::handle threads, nb::handle prepared,
+                 nb::handle out_shape) {
   State& s = state();
+  if (op != kPermute && op != kTranspose) throw nb::value_error("_np_remember: op must be 0 (permute) or 1 (transpose)");
   if (!nb::isinstance<Prepared>(prepared)) throw nb::type_error("_np_remember: expected a _Prepared");
-  if (s.closed || !s.api || !plain_spec(spec)) return false;
+  if (s.closed || !s.api) return false;
   PyArrayObject* ax = plain_array(x);
   Key key;
-  if (ax == nullptr || !make_key(ax, spec, threads, key)) return false;
+  if (ax == nullptr || !make_key(op, ax, arg, threads, key)) return false;
+  Entry e{nb::borrow(prepared)};
+  const nb::tuple shape = nb::cast<nb::tuple>(out_shape);
+  if (shape.size() > kMaxDims) return false;
+  e.out_ndim = static_cast<int>(shape.size());
+  for (int i = 0; i < e.out_ndim; ++i) e.out_shape[i] = nb::cast<npy_intp>(shape[i]);
   if (s.table.size() >= kCapacity) s.table.clear();
-  s.table.insert_or_assign(std::move(key), Entry{nb::borrow(prepared)});
+  s.table.insert_or_assign(std::move(key), std::move(e));
   return true;
 }
 
-// Imports NumPy's C API (numpy_fast.hpp) the first time the fallback is set: bmmc._fast does that when it
+// Imports NumPy's C API (numpy_fast.hpp) the first time the fallbacks are set: bmmc._fast does that when it
 // meets its first ndarray, so NumPy is loaded by then and `import bmmc` does not load it.
-void np_set_fallback(nb::object f) {
+void np_set_fallbacks(nb::object permute, nb::object transpose) {
   State& s = state();
   if (!s.api) {
     if (PyArray_ImportNumPyAPI() < 0) throw nb::python_error();
     s.api = true;
   }
-  s.fallback = std::move(f);
+  s.fallback = {std::move(permute), std::move(transpose)};
 }
 
 }  // namespace
 
 void bind_numpy_fast(nb::module_& m) {
-  m.def("_np_permute", &np_permute, "x"_a, "spec"_a, "out"_a.none(), "threads"_a,
+  m.def("_np_permute", [](nb::handle x, nb::handle spec, nb::handle out, nb::handle threads) {
+          return np_call(kPermute, x, spec, out, threads);
+        }, "x"_a, "spec"_a, "out"_a.none(), "threads"_a,
         "bmmc.permute for a NumPy x: the native hit path (python/src/numpy_fast.hpp); anything else goes to the "
-        "fallback set with _np_set_fallback.");
-  m.def("_np_remember", &np_remember, "x"_a, "spec"_a, "threads"_a, "prepared"_a);
-  m.def("_np_set_fallback", &np_set_fallback, "fallback"_a);
+        "fallback set with _np_set_fallbacks.");
+  m.def("_np_transpose", [](nb::handle x, nb::handle axes, nb::handle out, nb::handle threads) {
+          return np_call(kTranspose, x, axes, out, threads);
+        }, "x"_a, "axes"_a.none(), "out"_a.none(), "threads"_a,
+        "bmmc.transpose for a NumPy x: the native hit path; anything else goes to the fallback.");
+  m.def("_np_remember", &np_remember, "op"_a, "x"_a, "arg"_a.none(), "threads"_a, "prepared"_a, "out_shape"_a);
+  m.def("_np_set_fallbacks", &np_set_fallbacks, "permute"_a, "transpose"_a);
   m.def("_np_clear", [] { state().table.clear(); });
   // The table outlives the module (numpy_fast.hpp); it lets go of its Python objects while the interpreter
   // still runs, at exit, so that nothing is released after it and nanobind sees no leaked instances.
@@ -204,7 +239,7 @@ void bind_numpy_fast(nb::module_& m) {
     State& s = state();
     s.closed = true;
     s.table.clear();
-    s.fallback = nb::object();
+    s.fallback = {};
   }));
   m.def("_np_size", [] { return state().table.size(); });
 }

@@ -92,13 +92,17 @@ def fallback_calls():
 
     calls = []
 
-    def counting(x, spec, out, threads):
-        calls.append(spec)
+    def counting_permute(x, spec, out, threads):
+        calls.append(("permute", spec))
         return _fast.numpy_permute(x, spec, out, threads)
 
-    _bmmc._np_set_fallback(counting)
+    def counting_transpose(x, axes, out, threads):
+        calls.append(("transpose", axes))
+        return _fast.numpy_transpose(x, axes, out, threads)
+
+    _bmmc._np_set_fallbacks(counting_permute, counting_transpose)
     yield calls
-    _bmmc._np_set_fallback(_fast.numpy_permute)
+    _bmmc._np_set_fallbacks(_fast.numpy_permute, _fast.numpy_transpose)
 
 
 def test_repeated_numpy_permutes_are_served_natively(fallback_calls):
@@ -182,6 +186,64 @@ def test_repeated_numpy_permutes_are_served_natively(fallback_calls):
     _fast.clear()
     assert _fast.stats()["native_numpy"] == 0
     assert np.array_equal(bmmc.permute(x, b), want)
+
+
+def test_repeated_numpy_transposes_are_served_natively(fallback_calls):
+    # As for permute: the first call of a key goes through the Python fast path, which hands the entry (with the
+    # output's shape) to the native table; later calls never reach it, with or without out=.
+    _fast.clear()
+    x = random_array((4, 8, 16), np.float32, 11)
+    want = np.transpose(x, (2, 0, 1)).copy()
+    assert np.array_equal(bmmc.transpose(x, (2, 0, 1)), want)
+    assert len(fallback_calls) == 1 and _fast.stats()["native_numpy"] == 1
+    out = np.empty((16, 4, 8), np.float32)
+    for _ in range(3):
+        got = bmmc.transpose(x, (2, 0, 1))
+        assert type(got) is np.ndarray and got.shape == (16, 4, 8) and np.array_equal(got, want)
+        assert bmmc.transpose(x, (2, 0, 1), out=out) is out and np.array_equal(out, want)
+    assert bmmc.transpose(x, (2, 0, 1), threads=0) is not None
+    assert len(fallback_calls) == 1
+    # axes=None (reverse), other axes, a 0-d array and a 512 KiB array (GIL released): one entry each, then native.
+    cases = [(x, None), (x, (1, 0, 2)), (np.array(3.0), None), (np.array(3.0), ()),
+             (random_array((512, 256), np.int32, 2), (1, 0))]
+    for y, axes in cases:
+        first = len(fallback_calls)
+        for _ in range(2):
+            assert np.array_equal(bmmc.transpose(y, axes), np.transpose(y, axes).copy()), (y.shape, axes)
+        assert len(fallback_calls) == first + 1, (y.shape, axes)
+    # The Python path's, every call: axes as a list or as a tuple of NumPy integers (same results), an out of
+    # the input's shape rather than the output's, x itself as out, a thread count that is not an int — with
+    # the errors of the general path.
+    first = len(fallback_calls)
+    assert np.array_equal(bmmc.transpose(x, [2, 0, 1]), want)
+    assert np.array_equal(bmmc.transpose(x, (np.int64(2), 0, 1)), want)
+    assert len(fallback_calls) == first + 2
+    assert error_of(lambda: bmmc.transpose(x, (2, 0, 1), out=np.empty((4, 8, 16), np.float32))) == \
+        error_of(lambda: _general_transpose(x, (2, 0, 1), np.empty((4, 8, 16), np.float32)))
+    sq = random_array((8, 8), np.float32, 5)
+    want_sq = sq.T.copy()
+    bmmc.transpose(sq, (1, 0))
+    assert bmmc.transpose(sq, (1, 0), out=sq) is sq and np.array_equal(sq, want_sq)  # in place, as permute
+    ro_out = np.empty((16, 4, 8), np.float32)
+    ro_out.flags.writeable = False
+    assert error_of(lambda: bmmc.transpose(x, (2, 0, 1), out=ro_out)) == \
+        error_of(lambda: _general_transpose(x, (2, 0, 1), ro_out))
+    # A transpose entry never serves a permute of the same array (nor the other way round).
+    assert np.array_equal(bmmc.permute(x, "bit-reverse"), reference(x, bmmc.bit_reverse(9)))
+    assert fallback_calls[-1] == ("permute", "bit-reverse")
+
+
+def test_cached_calls_refuse_what_uncached_calls_refuse():
+    # A thread count of 2.0 or True equals the int key of 2 or 1: a cached call must still raise the error of an
+    # uncached one, for transpose and permute alike.
+    x = random_array((8, 8), np.float32, 9)
+    for threads in (2, 1):
+        bmmc.transpose(x, (1, 0), threads=threads)
+        bmmc.permute(x, "bit-reverse", threads=threads)
+    for bad, msg in ((2.0, "threads is a float; expected an int (0: all cores)"),
+                     (True, "threads is a bool; expected an int (0: all cores)")):
+        assert error_of(lambda: bmmc.transpose(x, (1, 0), threads=bad)) == (TypeError, msg)
+        assert error_of(lambda: bmmc.permute(x, "bit-reverse", threads=bad)) == (TypeError, msg)
 
 
 def test_large_array_releases_the_gil_and_stays_right():
