@@ -220,10 +220,6 @@ def test_repeated_numpy_transposes_are_served_natively(fallback_calls):
     assert len(fallback_calls) == first + 2
     assert error_of(lambda: bmmc.transpose(x, (2, 0, 1), out=np.empty((4, 8, 16), np.float32))) == \
         error_of(lambda: _general_transpose(x, (2, 0, 1), np.empty((4, 8, 16), np.float32)))
-    sq = random_array((8, 8), np.float32, 5)
-    want_sq = sq.T.copy()
-    bmmc.transpose(sq, (1, 0))
-    assert bmmc.transpose(sq, (1, 0), out=sq) is sq and np.array_equal(sq, want_sq)  # in place, as permute
     ro_out = np.empty((16, 4, 8), np.float32)
     ro_out.flags.writeable = False
     assert error_of(lambda: bmmc.transpose(x, (2, 0, 1), out=ro_out)) == \
@@ -233,17 +229,37 @@ def test_repeated_numpy_transposes_are_served_natively(fallback_calls):
     assert fallback_calls[-1] == ("permute", "bit-reverse")
 
 
+def _numpy_and_torch_squares():
+    """An 8 x 8 float32 NumPy array, and the same as a PyTorch CPU tensor where torch imports."""
+    x = random_array((8, 8), np.float32, 9)
+    try:
+        import torch
+    except ImportError:
+        return [x]
+    return [x, torch.from_numpy(x.copy())]
+
+
 def test_cached_calls_refuse_what_uncached_calls_refuse():
     # A thread count of 2.0 or True equals the int key of 2 or 1: a cached call must still raise the error of an
-    # uncached one, for transpose and permute alike.
-    x = random_array((8, 8), np.float32, 9)
-    for threads in (2, 1):
-        bmmc.transpose(x, (1, 0), threads=threads)
-        bmmc.permute(x, "bit-reverse", threads=threads)
-    for bad, msg in ((2.0, "threads is a float; expected an int (0: all cores)"),
-                     (True, "threads is a bool; expected an int (0: all cores)")):
-        assert error_of(lambda: bmmc.transpose(x, (1, 0), threads=bad)) == (TypeError, msg)
-        assert error_of(lambda: bmmc.permute(x, "bit-reverse", threads=bad)) == (TypeError, msg)
+    # uncached one, for transpose and permute alike, on every framework's fast path.
+    for x in _numpy_and_torch_squares():
+        for threads in (2, 1):
+            bmmc.transpose(x, (1, 0), threads=threads)
+            bmmc.permute(x, "bit-reverse", threads=threads)
+        for bad, msg in ((2.0, "threads is a float; expected an int (0: all cores)"),
+                         (True, "threads is a bool; expected an int (0: all cores)")):
+            assert error_of(lambda: bmmc.transpose(x, (1, 0), threads=bad)) == (TypeError, msg), type(x)
+            assert error_of(lambda: bmmc.permute(x, "bit-reverse", threads=bad)) == (TypeError, msg), type(x)
+
+
+def test_transpose_into_x_is_in_place_cached_or_not():
+    # out=x: the general path transposes in place (as permute(out=x) does); the fast paths hand it there.
+    for x in _numpy_and_torch_squares():
+        want = x.T.copy() if isinstance(x, np.ndarray) else x.t().contiguous()
+        for _ in range(3):  # uncached, then cached (a plain transpose in between makes the entry)
+            y = x.clone() if hasattr(x, "clone") else x.copy()
+            assert bmmc.transpose(y, (1, 0), out=y) is y and (y == want).all(), type(x)
+            bmmc.transpose(x, (1, 0))
 
 
 def test_large_array_releases_the_gil_and_stays_right():
