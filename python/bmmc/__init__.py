@@ -244,10 +244,14 @@ def _permute_general(x, spec, out, threads):
 
 
 def _threads(threads) -> int:
-    """threads as an int: ints and integer-likes (numpy.int64, ...) are taken; bool and float are refused."""
+    """threads as an int: ints and integer-likes (numpy.int64, ...) are taken; bool and float are refused, and
+    so is a count beyond a C int."""
     if isinstance(threads, (bool, float)) or not hasattr(type(threads), "__index__"):
         raise TypeError(f"threads is a {type(threads).__name__}; expected an int (0: all cores)")
-    return operator.index(threads)
+    t = operator.index(threads)
+    if not -(1 << 31) <= t < 1 << 31:
+        raise ValueError(f"threads is {t}; expected a count below 2**31 (0: all cores)")
+    return t
 
 
 def _run(b: Bmmc, x, out, threads: int) -> None:
@@ -303,7 +307,11 @@ def swap_index_bits(x, pairs, mask=None, *, threads: int = 0):
 def _normalise_axes(ndim: int, axes) -> list:
     if axes is None:
         return list(range(ndim))[::-1]
-    axes = [int(a) for a in axes]
+    given = axes
+    try:
+        axes = [operator.index(a) for a in axes]  # ints and integer-likes; not floats, strings or complex
+    except TypeError:
+        raise TypeError(f"axes {given!r} must be a sequence of ints") from None
     if len(axes) != ndim:
         raise ValueError(f"axes {tuple(axes)} has {len(axes)} entries; expected one per dimension ({ndim})")
     norm = [a + ndim if a < 0 else a for a in axes]

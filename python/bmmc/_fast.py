@@ -35,6 +35,7 @@ bmmc.permute can be used inside compiled functions (fullgraph=True too).
 
 from __future__ import annotations
 
+import operator
 import sys
 
 from . import _bmmc
@@ -42,6 +43,14 @@ from . import _bmmc
 CAPACITY = 512
 
 _entries: dict = {}
+_index = operator.index
+_Bmmc = _bmmc.Bmmc
+
+
+def _plain_spec(spec) -> bool:
+    """A spec the cache keys: an exact str or Bmmc. An object merely equal to one (a str subclass, anything with
+    its own __eq__) could find another spec's entry; the general path validates it instead."""
+    return type(spec) is str or type(spec) is _Bmmc
 
 # Tags: the first element of every key.
 _T_TORCH, _P_TORCH, _T_NUMPY, _P_NUMPY, _T_CUPY, _P_CUPY = range(1, 7)
@@ -121,11 +130,16 @@ def _permute_bmmc(spec, n):
     return None
 
 
+def _plain_threads(threads) -> bool:
+    """An int that the library takes as a thread count (a C int); anything else is the general path's to refuse."""
+    return type(threads) is int and -(1 << 31) <= threads < 1 << 31
+
+
 def _transpose_miss(shape, axes, threads, make_entry):
     """A transpose cache miss, the same for every framework: the Bmmc and output shape of these axes (None:
     leave the call to the general path, which says what is wrong), then make_entry(n, bmmc, out_shape)."""
     plan = _transpose_plan(shape, axes)
-    if plan is None or type(threads) is not int:
+    if plan is None or not _plain_threads(threads):
         return None
     return make_entry(_log2_numel(shape), plan[0], plan[1])
 
@@ -133,7 +147,7 @@ def _transpose_miss(shape, axes, threads, make_entry):
 def _permute_miss(shape, spec, threads, make_entry):
     """A permute cache miss, the same for every framework: the Bmmc for this shape (None: leave the call to
     the general path, which says what is wrong), then the framework's entry make_entry(n, bmmc)."""
-    if not _pow2_shape(shape) or type(threads) is not int:
+    if not _pow2_shape(shape) or not _plain_threads(threads):
         return None
     n = _log2_numel(shape)
     b = _permute_bmmc(spec, n)
@@ -141,10 +155,14 @@ def _permute_miss(shape, spec, threads, make_entry):
 
 
 def _axes_key(axes):
-    """The caller's axes as a hashable key part (a tuple), or raise TypeError (the general path decides)."""
-    if axes is None or type(axes) is tuple:
-        return axes
-    return tuple(axes)
+    """The caller's axes as a key part: None, or a tuple or list as a tuple of ints. Anything else — an iterator
+    (reading it would use it up), items that are not integers (1.0 and 1+0j equal 1 but are refused) — raises
+    TypeError: the general path decides."""
+    if axes is None:
+        return None
+    if type(axes) is not tuple and type(axes) is not list:
+        raise TypeError("axes: the general path")
+    return tuple(map(_index, axes))
 
 
 # ---- NumPy -------------------------------------------------------------------------------------------------
@@ -209,7 +227,7 @@ def numpy_transpose(x, axes, out, threads):
 def numpy_permute(x, spec, out, threads):
     # In place (bmmc::permute runs identical buffers in place) and a thread count that is not an int: the
     # general path.
-    if out is x or type(threads) is not int:
+    if out is x or type(threads) is not int or not _plain_spec(spec):
         return None
     try:
         key = (_P_NUMPY, x.shape, spec, x.dtype, threads)
@@ -267,11 +285,13 @@ def _torch_entry(key, x, n, b, shape, threads):
     dev = x.device
     if eb is None or x.layout is not _torch.strided or b.n != n or dev.type not in ("cpu", "cuda"):
         return None
-    if type(threads) is not int:
+    if not _plain_threads(threads):
         return None
     index = -1 if dev.type == "cpu" else (dev.index if dev.index is not None else _torch.cuda.current_device())
     prep = _bmmc._Prepared(b, eb, index, _cpu_threads(threads, n, eb) if index < 0 else threads, NOGIL_BYTES)
-    same = tuple(shape) == tuple(x.shape)
+    # empty_like(x) gives x's strides, which for a contiguous x with a dimension of 1 may be odd ones (a stride
+    # of 999 on a size-1 axis is contiguous): such shapes allocate through the template, as transposes do.
+    same = tuple(shape) == tuple(x.shape) and 1 not in tuple(x.shape)
     return _insert(key, (prep, None if same else shape, prep.alignment - 1, index, x.dtype.is_complex,
                          None if same else _shape_template(x, shape)))
 
@@ -315,8 +335,8 @@ def _torch_run(e, x, out):
         return None
     xp = x.data_ptr()
     op = out.data_ptr()
-    if (xp | op) & amask:
-        return None  # an offset view: the general path narrows the lane accesses
+    if (xp | op) & amask or xp == op:
+        return None  # an offset view (the general path narrows the lane accesses), or out x's own data (in place)
     prep(xp, op, _torch_stream(index) if index >= 0 else 0)
     return out
 
@@ -337,8 +357,7 @@ def torch_transpose(x, axes, out, threads):
     if out is x or type(threads) is not int:
         return None
     try:
-        key = (_T_TORCH, x.shape, axes if axes is None or type(axes) is tuple else tuple(axes), x.dtype, x.device,
-               threads)
+        key = (_T_TORCH, x.shape, _axes_key(axes), x.dtype, x.device, threads)
         e = _entries.get(key)
     except TypeError:  # axes not iterable or not hashable: the general path says what is wrong
         return None
@@ -354,7 +373,7 @@ def torch_permute(x, spec, out, threads):
         return _torch_ops.traced_permute(x, spec, out)
     # In place (bmmc::permute runs identical buffers in place) and a thread count that is not an int: the
     # general path.
-    if out is x or type(threads) is not int:
+    if out is x or type(threads) is not int or not (type(spec) is str or type(spec) is _Bmmc):
         return None
     try:
         key = (_P_TORCH, x.shape, spec, x.dtype, x.device, threads)
@@ -395,7 +414,7 @@ def _cupy_run(e, x, out):
         return None
     xp = x.data.ptr
     op = out.data.ptr
-    if (xp | op) & amask:
+    if (xp | op) & amask or xp == op:  # an offset view, or out x's own data (in place): the general path
         return None
     prep(xp, op, _cupy.cuda.get_current_stream().ptr)
     return out
@@ -417,7 +436,7 @@ def cupy_transpose(x, axes, out, threads):
 
 
 def cupy_permute(x, spec, out, threads):
-    if out is x or type(threads) is not int:  # in place, or not an int: the general path
+    if out is x or type(threads) is not int or not _plain_spec(spec):  # in place, not an int: the general path
         return None
     try:
         key = (_P_CUPY, x.shape, spec, x.dtype, x.device.id, threads)
@@ -442,7 +461,10 @@ def _classify(t):
         np = sys.modules["numpy"]
         if t is np.ndarray:
             _np_ndarray, _np_empty = np.ndarray, np.empty
-            _bmmc._np_set_fallbacks(numpy_permute, numpy_transpose)
+            try:
+                _bmmc._np_set_fallbacks(numpy_permute, numpy_transpose)
+            except ImportError:  # a NumPy whose C API the module cannot use: the Python handlers alone
+                return numpy_transpose, numpy_permute
             return _bmmc._np_transpose, _bmmc._np_permute
     elif root == "torch":
         torch = sys.modules["torch"]

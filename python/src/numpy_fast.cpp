@@ -6,8 +6,11 @@
 #include <functional>
 #include <unordered_map>
 
-// NumPy's C API, imported at run time (np_set_fallback); this file is its only user.
+// NumPy's C API, imported at run time (np_set_fallbacks); this file is its only user. Built against NumPy 2
+// headers for any NumPy from 1.23 on (the package's run-time requirement): the target is spelled out so that
+// newer headers do not raise it silently.
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define NPY_TARGET_VERSION NPY_1_23_API_VERSION
 #include <numpy/arrayobject.h>
 
 #include "bmmc/core/bmmc.hpp"
@@ -27,10 +30,8 @@ constexpr std::size_t kCapacity = 512;
 enum Op : int { kPermute = 0, kTranspose = 1 };
 
 // What makes two calls share an entry: the operation; its argument by value (the spec: equal strings or one
-// Bmmc; the axes: None or one tuple of ints); x's dtype object (NumPy's built-in dtypes are singletons, so
-// equal dtypes are one object; an equal dtype that is another object only makes another entry); the shape
-// and the caller's thread count. The key holds its own references, so a dtype's address is never reused
-// while it is a key.
+// Bmmc; the axes: None or one tuple of ints); x's dtype as key_dtype names it; the shape and the caller's
+// thread count. The key holds its own references, so a dtype's address is never reused while it is a key.
 struct Key {
   int op = kPermute;
   nb::object arg, dtype;
@@ -63,7 +64,7 @@ struct KeyHash {
 };
 
 // A prepared call and the shape of its output (x's for a permute, the permuted shape for a transpose), which
-// gets the key's dtype.
+// gets x's own dtype object (as numpy.empty(shape, x.dtype) would).
 struct Entry {
   nb::object prepared;
   int out_ndim = 0;
@@ -98,6 +99,22 @@ struct Buffer {
   }
 };
 
+// The dtype object that keys an array's entries: NumPy's own object for the array's built-in type where the
+// array's dtype is equivalent to it (usually it is that object; an unpickled array has its own copy, and a dtype
+// with metadata is another object equal to it), else the array's dtype object itself (byte-swapped, structured,
+// ...: the Python path decides those). So equal dtypes share entries as they do in the Python path's dict.
+nb::object key_dtype(PyArrayObject* a) {
+  PyArray_Descr* d = PyArray_DESCR(a);
+  PyArray_Descr* canon = PyArray_DescrFromType(PyArray_TYPE(a));  // a new reference, or null with an error set
+  if (canon == nullptr) {
+    PyErr_Clear();
+    return nb::borrow(reinterpret_cast<PyObject*>(d));
+  }
+  if (canon == d || PyArray_EquivTypes(canon, d)) return nb::steal(reinterpret_cast<PyObject*>(canon));
+  Py_DECREF(reinterpret_cast<PyObject*>(canon));
+  return nb::borrow(reinterpret_cast<PyObject*>(d));
+}
+
 // x as an exact, C-contiguous ndarray of at most kMaxDims dimensions, or nullptr (the fallback decides).
 PyArrayObject* plain_array(nb::handle x) {
   if (!PyArray_CheckExact(x.ptr())) return nullptr;
@@ -116,8 +133,10 @@ bool plain_arg(int op, nb::handle arg) {
   if (op == kPermute) return PyUnicode_CheckExact(a) || Py_TYPE(a) == bmmc_type;
   if (a == Py_None) return true;
   if (!PyTuple_CheckExact(a)) return false;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(a); ++i)
-    if (!PyLong_CheckExact(PyTuple_GET_ITEM(a, i))) return false;
+  // PyTuple_Size / GetItem rather than the macros, which the limited API (the abi3 wheel) leaves out.
+  const Py_ssize_t size = PyTuple_Size(a);
+  for (Py_ssize_t i = 0; i < size; ++i)
+    if (!PyLong_CheckExact(PyTuple_GetItem(a, i))) return false;
   return true;
 }
 
@@ -136,7 +155,7 @@ bool make_key(int op, PyArrayObject* x, nb::handle arg, nb::handle threads, Key&
   }
   k.op = op;
   k.arg = nb::borrow(arg);
-  k.dtype = nb::borrow(reinterpret_cast<PyObject*>(PyArray_DESCR(x)));
+  k.dtype = key_dtype(x);
   k.arg_hash = h;
   k.ndim = PyArray_NDIM(x);
   std::copy_n(PyArray_DIMS(x), k.ndim, k.shape.begin());
@@ -160,16 +179,18 @@ nb::object np_call(int op, nb::handle x, nb::handle arg, nb::handle out, nb::han
   nb::object result;
   if (out.is_none()) {
     // numpy.empty(out_shape, x.dtype) without the call through Python: NewFromDescr takes a dtype reference.
-    Py_INCREF(key.dtype.ptr());
-    result = nb::steal(PyArray_NewFromDescr(&PyArray_Type, reinterpret_cast<PyArray_Descr*>(key.dtype.ptr()),
-                                            e.out_ndim, const_cast<npy_intp*>(e.out_shape.data()), nullptr,
-                                            nullptr, 0, nullptr));
+    PyArray_Descr* d = PyArray_DESCR(ax);
+    Py_INCREF(reinterpret_cast<PyObject*>(d));
+    result = nb::steal(PyArray_NewFromDescr(&PyArray_Type, d, e.out_ndim, const_cast<npy_intp*>(e.out_shape.data()),
+                                            nullptr, nullptr, 0, nullptr));
     if (!result.is_valid()) throw nb::python_error();
   } else {
-    // Same exact type and dtype object as x, the output's shape, writable and contiguous; anything else (out
-    // is x too) is the fallback's to decide.
+    // Exact type, x's dtype (or one keyed alike), the output's shape, writable and contiguous, and not x's own
+    // data (out is x, or a view of all of x: the general path runs those in place); anything else is the
+    // fallback's to decide.
     PyArrayObject* ao = out.ptr() == x.ptr() ? nullptr : plain_array(out);
-    if (ao == nullptr || !PyArray_ISWRITEABLE(ao) || PyArray_DESCR(ao) != PyArray_DESCR(ax) ||
+    if (ao == nullptr || !PyArray_ISWRITEABLE(ao) || PyArray_DATA(ao) == PyArray_DATA(ax) ||
+        (PyArray_DESCR(ao) != PyArray_DESCR(ax) && key_dtype(ao).ptr() != key.dtype.ptr()) ||
         PyArray_NDIM(ao) != e.out_ndim || !std::equal(e.out_shape.begin(), e.out_shape.begin() + e.out_ndim, PyArray_DIMS(ao)))
       return fall_back();
     result = nb::borrow(out);
@@ -211,6 +232,7 @@ bool np_remember(int op, nb::handle x, nb::handle arg, nb::handle threads, nb::h
 // meets its first ndarray, so NumPy is loaded by then and `import bmmc` does not load it.
 void np_set_fallbacks(nb::object permute, nb::object transpose) {
   State& s = state();
+  if (s.closed) return;  // after exit: nothing is kept any more
   if (!s.api) {
     if (PyArray_ImportNumPyAPI() < 0) throw nb::python_error();
     s.api = true;
@@ -223,14 +245,14 @@ void np_set_fallbacks(nb::object permute, nb::object transpose) {
 void bind_numpy_fast(nb::module_& m) {
   m.def("_np_permute", [](nb::handle x, nb::handle spec, nb::handle out, nb::handle threads) {
           return np_call(kPermute, x, spec, out, threads);
-        }, "x"_a, "spec"_a, "out"_a.none(), "threads"_a,
+        }, "x"_a, "spec"_a.none(), "out"_a.none(), "threads"_a.none(),
         "bmmc.permute for a NumPy x: the native hit path (python/src/numpy_fast.hpp); anything else goes to the "
         "fallback set with _np_set_fallbacks.");
   m.def("_np_transpose", [](nb::handle x, nb::handle axes, nb::handle out, nb::handle threads) {
           return np_call(kTranspose, x, axes, out, threads);
-        }, "x"_a, "axes"_a.none(), "out"_a.none(), "threads"_a,
+        }, "x"_a, "axes"_a.none(), "out"_a.none(), "threads"_a.none(),
         "bmmc.transpose for a NumPy x: the native hit path; anything else goes to the fallback.");
-  m.def("_np_remember", &np_remember, "op"_a, "x"_a, "arg"_a.none(), "threads"_a, "prepared"_a, "out_shape"_a);
+  m.def("_np_remember", &np_remember, "op"_a, "x"_a, "arg"_a.none(), "threads"_a.none(), "prepared"_a, "out_shape"_a);
   m.def("_np_set_fallbacks", &np_set_fallbacks, "permute"_a, "transpose"_a);
   m.def("_np_clear", [] { state().table.clear(); });
   // The table outlives the module (numpy_fast.hpp); it lets go of its Python objects while the interpreter

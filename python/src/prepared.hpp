@@ -80,8 +80,9 @@ class Prepared {
 
   // The CPU call for objects with the buffer protocol (NumPy): `in` any C-contiguous buffer, `out` a
   // writable C-contiguous one, both of exactly bytes() bytes. Returns False without doing anything when
-  // either cannot be had that way (non-contiguous, read-only, wrong size, no buffer protocol): the Python
-  // layer then takes its general path, which raises the error that says what was wrong.
+  // either cannot be had that way (non-contiguous, read-only, wrong size, no buffer protocol) or both are one
+  // buffer: the Python layer then takes its general path, which raises the error that says what was wrong, or
+  // runs one buffer in place.
   bool call_buffers(nb::handle in, nb::handle out) const {
     Py_buffer bin, bout;
     if (PyObject_GetBuffer(in.ptr(), &bin, PyBUF_SIMPLE) != 0) {
@@ -102,6 +103,7 @@ class Prepared {
       }
     } release_buffers{&bin, &bout};
     if (static_cast<std::size_t>(bin.len) != bytes_ || static_cast<std::size_t>(bout.len) != bytes_) return false;
+    if (bin.buf == bout.buf) return false;  // out is (a view of all of) x: the general path runs it in place
     call(reinterpret_cast<std::uintptr_t>(bin.buf), reinterpret_cast<std::uintptr_t>(bout.buf), 0);
     return true;
   }

@@ -2,6 +2,7 @@
 exactly (framework, op, shape, axes or spec, dtype, device, threads), errors identical to the general path's,
 and (where torch imports) PyTorch CPU tensors, the custom ops and torch.compile."""
 
+import pickle
 import subprocess
 import sys
 
@@ -91,6 +92,7 @@ def fallback_calls():
     from bmmc import _bmmc
 
     calls = []
+    _fast.learn(np.ndarray)  # NumPy's handlers set (a first ndarray call would set the real fallbacks again)
 
     def counting_permute(x, spec, out, threads):
         calls.append(("permute", spec))
@@ -127,6 +129,11 @@ def test_repeated_numpy_permutes_are_served_natively(fallback_calls):
         for _ in range(2):
             assert np.array_equal(bmmc.permute(y, spec), reference(y, yb)), (y.dtype, y.shape)
         assert len(fallback_calls) == first + 1, (y.dtype, y.shape)
+    # The 512 KiB call pinned both arrays while the GIL was released, and let go: x can be resized again.
+    big = random_array((256, 512), np.int32, 4).copy()  # owns its data
+    for _ in range(2):
+        bmmc.permute(big, "gray")
+    big.resize((512, 512), refcheck=False)
     same = eval(repr(b), {"bmmc": bmmc})  # another Bmmc object, equal by value: the same entry
     assert same is not b and bmmc.permute(x, same, out=out) is out and np.array_equal(out, want)
     # Keys the native table must tell apart: shape, dtype of one item size, threads, spec.
@@ -137,20 +144,28 @@ def test_repeated_numpy_permutes_are_served_natively(fallback_calls):
     assert np.array_equal(bmmc.permute(x, b, threads=2), want)
     assert np.array_equal(bmmc.permute(x, "bit-reverse"), reference(x, bmmc.bit_reverse(7)))
     assert _fast.stats()["native_numpy"] == 4 + 4  # the four arrays above, then these four keys
-    # The native key holds the dtype object: a dtype equal to float32 but another object (it has metadata) is
-    # another entry, and an out of it for a plain float32 x goes to the fallback. Same results either way, and
-    # the output keeps x's dtype object, as numpy.empty_like would.
+    # Equal dtypes that are other objects share the native entry of NumPy's own dtype object, as they share the
+    # Python path's: a dtype with metadata, an unpickled array's dtype (every unpickled array has its own copy),
+    # and an out of either for a plain float32 x. The output keeps x's own dtype object, as numpy.empty_like does.
     md = np.dtype(np.float32, metadata={"unit": "m"})
-    assert md == x.dtype and md is not x.dtype
-    xm = x.view(md)
+    unpickled = pickle.loads(pickle.dumps(x))
+    assert md == x.dtype and md is not x.dtype and unpickled.dtype is not x.dtype
     first = len(fallback_calls)
-    for _ in range(3):
-        got = bmmc.permute(xm, b)
-        assert got.dtype is md and np.array_equal(got, want)
-    assert len(fallback_calls) == first + 1 and _fast.stats()["native_numpy"] == 4 + 5
-    out_md = np.empty(x.shape, md)
-    assert bmmc.permute(x, b, out=out_md) is out_md and np.array_equal(out_md, want)
-    assert len(fallback_calls) == first + 2
+    for y in (x.view(md), unpickled):
+        for _ in range(2):
+            got = bmmc.permute(y, b)
+            assert got.dtype is y.dtype and np.array_equal(got, want)
+    for o in (np.empty(x.shape, md), np.empty(x.shape, unpickled.dtype)):
+        assert bmmc.permute(x, b, out=o) is o and np.array_equal(o, want)
+    assert len(fallback_calls) == first and _fast.stats()["native_numpy"] == 4 + 4
+    # A byte-swapped float32 is not equivalent: the Python path's (its general path refuses it).
+    swapped = x.astype(">f4")
+    assert error_of(lambda: bmmc.permute(swapped, b)) == error_of(lambda: _general_permute(swapped, b))
+    assert len(fallback_calls) == first + 1
+    # out sharing all of x's data without being x (a view): the general path runs it in place, on every path.
+    for _ in range(2):
+        z = x.copy()
+        assert bmmc.permute(z, b, out=z.view()) is not None and np.array_equal(z, want)
     # What the native path hands back to Python: an out of another dtype, shape or order, read-only, or x
     # itself; a thread count that is not an int. Results and errors are those of the Python path.
     ro_out = np.empty_like(x)
@@ -201,7 +216,6 @@ def test_repeated_numpy_transposes_are_served_natively(fallback_calls):
         got = bmmc.transpose(x, (2, 0, 1))
         assert type(got) is np.ndarray and got.shape == (16, 4, 8) and np.array_equal(got, want)
         assert bmmc.transpose(x, (2, 0, 1), out=out) is out and np.array_equal(out, want)
-    assert bmmc.transpose(x, (2, 0, 1), threads=0) is not None
     assert len(fallback_calls) == 1
     # axes=None (reverse), other axes, a 0-d array and a 512 KiB array (GIL released): one entry each, then native.
     cases = [(x, None), (x, (1, 0, 2)), (np.array(3.0), None), (np.array(3.0), ()),
@@ -218,6 +232,16 @@ def test_repeated_numpy_transposes_are_served_natively(fallback_calls):
     assert np.array_equal(bmmc.transpose(x, [2, 0, 1]), want)
     assert np.array_equal(bmmc.transpose(x, (np.int64(2), 0, 1)), want)
     assert len(fallback_calls) == first + 2
+    # Axes equal to cached ones but not ints, and axes read once (a generator): never served from the cache.
+    for axes in [(2.0, 0, 1), (2 + 0j, 0, 1), ("2", "0", "1")]:
+        assert error_of(lambda: bmmc.transpose(x, axes)) == error_of(lambda: _general_transpose(x, axes))
+        assert error_of(lambda: bmmc.transpose(x, axes))[0] is TypeError
+    assert np.array_equal(bmmc.transpose(x, (a for a in (2, 0, 1))), want)
+    z0 = np.array(1.5, np.float32)
+    bmmc.transpose(z0, ())
+    assert error_of(lambda: bmmc.transpose(z0, (a for a in (7, 9)))) == \
+        error_of(lambda: _general_transpose(z0, (a for a in (7, 9))))
+    assert error_of(lambda: bmmc.transpose(z0, (7, 9))) is not None
     assert error_of(lambda: bmmc.transpose(x, (2, 0, 1), out=np.empty((4, 8, 16), np.float32))) == \
         error_of(lambda: _general_transpose(x, (2, 0, 1), np.empty((4, 8, 16), np.float32)))
     ro_out = np.empty((16, 4, 8), np.float32)
@@ -246,10 +270,27 @@ def test_cached_calls_refuse_what_uncached_calls_refuse():
         for threads in (2, 1):
             bmmc.transpose(x, (1, 0), threads=threads)
             bmmc.permute(x, "bit-reverse", threads=threads)
-        for bad, msg in ((2.0, "threads is a float; expected an int (0: all cores)"),
-                         (True, "threads is a bool; expected an int (0: all cores)")):
-            assert error_of(lambda: bmmc.transpose(x, (1, 0), threads=bad)) == (TypeError, msg), type(x)
-            assert error_of(lambda: bmmc.permute(x, "bit-reverse", threads=bad)) == (TypeError, msg), type(x)
+        for bad, want in ((2.0, (TypeError, "threads is a float; expected an int (0: all cores)")),
+                          (True, (TypeError, "threads is a bool; expected an int (0: all cores)")),
+                          (None, (TypeError, "threads is a NoneType; expected an int (0: all cores)")),
+                          (2 ** 40, (ValueError, "threads is 1099511627776; expected a count below 2**31 (0: all "
+                                                 "cores)")),
+                          (-(2 ** 70), (ValueError, f"threads is {-(2 ** 70)}; expected a count below 2**31 (0: "
+                                                    "all cores)"))):
+            assert error_of(lambda: bmmc.transpose(x, (1, 0), threads=bad)) == want, (type(x), bad)
+            assert error_of(lambda: bmmc.permute(x, "bit-reverse", threads=bad)) == want, (type(x), bad)
+
+        # A spec equal to a cached one without being a str or Bmmc, and None: the general path's errors.
+        class EqStr:
+            def __eq__(self, other):
+                return other == "bit-reverse"
+
+            def __hash__(self):
+                return hash("bit-reverse")
+
+        for spec in (EqStr(), None):
+            assert error_of(lambda: bmmc.permute(x, spec)) == error_of(lambda: _general_permute(x, spec))
+            assert error_of(lambda: bmmc.permute(x, spec))[0] is TypeError
 
 
 def test_transpose_into_x_is_in_place_cached_or_not():
@@ -509,6 +550,14 @@ def test_torch_cpu_allocated_outputs_are_plain_contiguous_tensors():
             assert not got.requires_grad and got.dtype == x.dtype and torch.equal(got, want)
         got.fill_(0)  # a fresh allocation every call: the last result does not alias the next
         assert torch.equal(bmmc.transpose(x, axes), want) and not torch.equal(got, want)
+    # A contiguous x whose size-1 axis has an odd stride: the output has the plain strides all the same.
+    odd = torch.empty_strided((1, 4, 4), (999, 4, 1))
+    odd.copy_(torch.arange(16.0).reshape(1, 4, 4))
+    assert odd.is_contiguous()
+    for _ in range(2):
+        got = bmmc.permute(odd, "bit-reverse")
+        assert got.stride() == (16, 4, 1) and torch.equal(got, torch_reference(odd, bmmc.bit_reverse(4)))
+        assert bmmc.transpose(odd, (0, 2, 1)).stride() == (16, 4, 1)
 
 
 def test_torch_cpu_errors_and_special_tensors_unchanged():
