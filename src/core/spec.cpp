@@ -216,8 +216,9 @@ class Parser {
   }
 
   // A number token: the maximal run of letters and digits, validated afterwards so that "0b12" is reported
-  // as one malformed number rather than "0b1" followed by garbage. In a shape ("4x8x2") 'x' separates
-  // numbers, except as the second character of a 0x prefix (a dimension is never 0, so no ambiguity).
+  // as one malformed number rather than "0b1" followed by garbage. In a shape ("4x8x2") 'x' always separates
+  // numbers: a 0x prefix there would read the typo "2x0x4" as 2 × 4 instead of refusing its 0, so shape
+  // dimensions are decimal or 0b….
   Num number(bool in_shape, const std::string& what) {
     skip_ws();
     const std::size_t start = pos_;
@@ -225,7 +226,7 @@ class Parser {
       fail(pos_, fmt::format("expected {}", what), fmt::format(", found {}", found()));
     while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) {
       const char ch = s_[pos_];
-      if (in_shape && (ch == 'x' || ch == 'X') && !(pos_ == start + 1 && s_[start] == '0')) break;
+      if (in_shape && (ch == 'x' || ch == 'X')) break;
       ++pos_;
     }
     const std::string text(s_.substr(start, pos_ - start));

@@ -2,6 +2,7 @@
 #include "bmmc/dispatch/array_file.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,31 +38,60 @@ std::vector<std::byte> read_array_file(const std::string& path, std::optional<st
   return data;
 }
 
+namespace {
+
+// Writes all of `bytes` to fd; false (errno set) on a failed write.
+bool write_all(int fd, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t w = ::write(fd, p, bytes);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    bytes -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes) {
   namespace fs = std::filesystem;
-  const fs::path target(path);
+  std::error_code ec;
+  // Through a symbolic link to the file it names: that file is replaced, the link stays.
+  fs::path target(path);
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    const fs::path resolved = fs::weakly_canonical(target, ec);
+    if (!ec) target = resolved;
+  }
+  const fs::file_status st = fs::status(target, ec);
+  if (fs::is_directory(st)) throw std::invalid_argument(fmt::format("cannot write '{}': it is a directory", path));
+  // A device, pipe or socket cannot be replaced (renaming a file over /dev/null would make it a plain file):
+  // the bytes go into it, written once everything before succeeded, as for a regular file.
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw std::invalid_argument(fmt::format("cannot open '{}' for writing: {}", path, std::strerror(errno)));
+    const bool ok = write_all(fd, data, bytes);
+    const int err = errno;
+    if (::close(fd) != 0 || !ok)
+      throw std::runtime_error(fmt::format("writing '{}': {}", path, std::strerror(ok ? errno : err)));
+    return;
+  }
+  // The temporary file has a short name of its own (a name built from the target's could pass the file-name
+  // limit where the target's does not).
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".bmmc-XXXXXX")).string();
+  std::string tmpl = (dir / ".bmmc-XXXXXX").string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)
     throw std::invalid_argument(
         fmt::format("cannot create a temporary file next to '{}': {}", path, std::strerror(errno)));
-  const auto fail = [&](const std::string& what) {
+  if (!write_all(fd, data, bytes)) {
     const int err = errno;
     ::close(fd);
     ::unlink(tmpl.c_str());
-    throw std::runtime_error(fmt::format("{} '{}': {}", what, path, std::strerror(err)));
-  };
-  const auto* p = static_cast<const char*>(data);
-  std::size_t left = bytes;
-  while (left > 0) {
-    const ssize_t w = ::write(fd, p, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      fail("writing");
-    }
-    p += w;
-    left -= static_cast<std::size_t>(w);
+    throw std::runtime_error(fmt::format("writing '{}': {}", path, std::strerror(err)));
   }
   // mkstemp creates the file with mode 0600; give it the usual mode of a new file.
   const mode_t mask = ::umask(0);
@@ -72,7 +102,7 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t by
     ::unlink(tmpl.c_str());
     throw std::runtime_error(fmt::format("closing the temporary file for '{}': {}", path, std::strerror(err)));
   }
-  if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmpl.c_str(), target.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmpl.c_str());
     throw std::runtime_error(fmt::format("cannot replace '{}': {}", path, std::strerror(err)));

@@ -136,6 +136,11 @@ void check_pieces(int pieces) {
 void check_depth(int depth) {
   if (depth < 2)
     throw std::invalid_argument(fmt::format("depth = {}: the pipeline needs a ring of at least 2 buffers each way", depth));
+  // A ring deeper than the most pieces there can be holds nothing more, and each buffer costs scratch.
+  if (depth > (1 << kPieceBits))
+    throw std::invalid_argument(fmt::format(
+        "depth = {}: at most {} (the most pieces an exchange has; a deeper ring only takes scratch)", depth,
+        1 << kPieceBits));
 }
 
 int pieces_within(const DistPlan& plan, int depth, std::uint64_t max_scratch_elems) {

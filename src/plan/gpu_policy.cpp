@@ -1,6 +1,8 @@
 // GpuPolicy → PlanOptions (see gpu_policy.hpp).
 #include "bmmc/plan/gpu_policy.hpp"
 
+#include "bmmc/core/buffers.hpp"
+
 #include "bmmc/core/subspace.hpp"
 
 #include <fmt/format.h>
@@ -77,6 +79,7 @@ bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept {
 }
 
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count) {
+  check_elem_bytes(elem_bytes);  // before 16 / elem_bytes below
   GpuPolicy p = policy;
   const int n = bmmc.n();
   // 1-byte elements with lanes set to 8 bytes or more (the front door sets 8 for views aligned to 8 but not 16

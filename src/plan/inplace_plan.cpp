@@ -116,7 +116,7 @@ InPlacePass make_involution_pass(const Bmmc& f, int eb, const PlanOptions& opt, 
   };
   if (opt.variant == Variant::Naive || n < kLaneBits) return naive();
   int k = std::min(opt.vector_bits >= 0 ? opt.vector_bits : default_vector_bits(eb), n - kLaneBits);
-  if ((eb << k) > 16)
+  if (k > 4 || (eb << k) > 16)
     throw std::invalid_argument(fmt::format(
         "vector bits {} with {}-byte elements: a lane access must be at most 16 bytes", k, eb));
   // Swaps among high bits (and masks on them) carry the low bits: a tile would be fixed pointwise and only

@@ -279,7 +279,8 @@ Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
   check_elem_bytes(eb);
   const int n = bmmc.n();
   Plan plan{resolve_variant(opt.variant, n), bmmc, eb, {}};
-  if (opt.vector_bits < -1 || (opt.vector_bits >= 0 && (eb << opt.vector_bits) > 16))
+  // vector_bits > 4 first: eb << vector_bits overflows an int from 29 on
+  if (opt.vector_bits < -1 || opt.vector_bits > 4 || (opt.vector_bits >= 0 && (eb << opt.vector_bits) > 16))
     throw std::invalid_argument(fmt::format(
         "vector bits {} with {}-byte elements: a lane access must be at most 16 bytes", opt.vector_bits, eb));
   if (opt.tile_bits < -1 || opt.tile_bits > 40)

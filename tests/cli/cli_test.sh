@@ -170,7 +170,7 @@ expect_error 2 "cannot create a temporary file next to '$work/no/such/dir/o.bin'
   "$bmmc" permute gray --n 8 -b 4 --in "$work/in.bin" --out "$work/no/such/dir/o.bin"
 [[ ! -e "$work/no" ]] || fail "permute into a missing directory created it"
 mkdir "$work/outdir"
-expect_error 1 "cannot replace '$work/outdir': Is a directory" \
+expect_error 2 "cannot write '$work/outdir': it is a directory" \
   "$bmmc" permute gray --n 8 -b 4 --in "$work/in.bin" --out "$work/outdir"
 [[ -d "$work/outdir" && -z $(ls -A "$work/outdir") ]] || fail "permute over a directory changed it"
 if [[ $(id -u) -ne 0 ]]; then  # root may write into a read-only directory, so this case needs a plain user
@@ -300,6 +300,45 @@ for strategy in fused folded permute-then-leaf; do
 done
 "$bmmc" sort --n 9 --random 3 --backend cpu --check --tile-bits 6 --line-bits 2 >/dev/null 2>"$work/err" ||
   fail "bmmc sort --tile-bits 6 --line-bits 2: $(cat "$work/err")"
+expect_error 2 "unknown command 'foo'; the commands are demo, show" "$bmmc" foo
+# Integer options read numbers as the spec language does: a leading zero is decimal, not octal; words and
+# negative counts are refused by name.
+expect_out 'n = 10' bash -c "'$bmmc' show identity --n 010 | head -1"
+expect_out 'n = 10' bash -c "'$bmmc' show identity --n 0x0a | head -1"
+expect_error 2 "'abc' is not an integer" "$bmmc" show identity --n abc
+head -c 4096 /dev/urandom >"$work/h.bin"
+expect_error 2 "'-1' is negative; expected 0 or more" "$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/h2.bin" --ranks -1
+expect_error 2 "depth = 1000000: at most 128" "$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/h2.bin" \
+  --backend cpu --ranks 4 --pieces 4 --depth 1000000
+# Element size 0 and lane widths past any shift: errors, not a crash.
+expect_error 2 "element size 0 bytes is not supported" "$bmmc" plan gray --n 8 -b 0
+expect_error 2 "a lane access must be at most 16 bytes" "$bmmc" plan bit-reverse --n 12 --vector-bits 64
+# In a shape 'x' always separates: 2x0x4 is refused for its 0, not read as 2 x 0x4.
+expect_error 2 "dimension 1 of the shape is 0" "$bmmc" show axes:2x0x4:0,1,2
+# One file as --in and --out needs --in-place (and is then permuted in place); the file is untouched otherwise.
+cp "$work/h.bin" "$work/same.bin"
+expect_error 2 "--in and --out name the same file" "$bmmc" permute gray --n 10 -b 4 -i "$work/same.bin" -o "$work/same.bin"
+cmp -s "$work/h.bin" "$work/same.bin" || fail "a refused same-file permute changed the file"
+"$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/want.bin" --backend cpu || fail "permute gray to want.bin"
+"$bmmc" permute gray --n 10 -b 4 -i "$work/same.bin" -o "$work/same.bin" --in-place --backend cpu || fail "--in-place same file"
+cmp -s "$work/want.bin" "$work/same.bin" || fail "--in-place on one file: wrong bytes"
+# The output through a symbolic link replaces the file it names (the link stays); into a FIFO the bytes are
+# written, the FIFO stays a FIFO (replacing it would, for /dev/null, replace the device); a 250-byte name works.
+cp "$work/h.bin" "$work/target.bin"
+ln -s target.bin "$work/link.bin"
+"$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/link.bin" --backend cpu || fail "permute into a symlink"
+[[ -L "$work/link.bin" ]] || fail "permute replaced the symlink itself"
+cmp -s "$work/want.bin" "$work/target.bin" || fail "permute through a symlink: the target does not hold the output"
+mkfifo "$work/fifo"
+timeout 20 cat "$work/fifo" >"$work/from_fifo" &
+reader=$!
+timeout 20 "$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/fifo" --backend cpu || fail "permute into a FIFO"
+wait "$reader" || fail "the FIFO's reader got no end of file"
+[[ -p "$work/fifo" ]] || fail "permute replaced the FIFO with a file"
+cmp -s "$work/want.bin" "$work/from_fifo" || fail "permute into a FIFO: wrong bytes"
+long="$work/$(printf 'a%.0s' $(seq 250))"
+"$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$long" --backend cpu || fail "permute to a 250-byte file name"
+cmp -s "$work/want.bin" "$long" || fail "permute to a 250-byte file name: wrong bytes"
 # --- end hardening ---------------------------------------------------------------------------------------------
 
 if ((failures > 0)); then

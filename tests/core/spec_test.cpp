@@ -94,7 +94,9 @@ TEST(Spec, NumberFormatsAndWhitespace) {
   EXPECT_EQ(parse_spec("matrix:0X1,0B10,0x04"), identity(3));
   EXPECT_EQ(parse_spec("  inv ( rotate : 2 ) * bits : 1 , 0 , 2 , 3 ^ 0x3  "),
             compose(rotate(4, 2).inverse(), Bmmc(bit_permutation({1, 0, 2, 3}).matrix(), 3)));
-  EXPECT_EQ(parse_spec("axes:0x4x0b10:1,0"), axes_permutation({4, 2}, {1, 0}));
+  EXPECT_EQ(parse_spec("axes:4x0b10:1,0"), axes_permutation({4, 2}, {1, 0}));
+  // In a shape 'x' always separates: "2x0x4" is the dimensions 2, 0 and 4 (refused), not 2 and hex 4.
+  expect_error("axes:2x0x4:0,1,2", std::nullopt, 1, "dimension 1 of the shape is 0");
   EXPECT_EQ(parse_spec("axes: 4 x 4 : 1 , 0"), transpose(4, 2));
   EXPECT_EQ(parse_spec_number(" 0x1F "), 31u);
   EXPECT_EQ(parse_spec_number("0b101"), 5u);

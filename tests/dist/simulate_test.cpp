@@ -201,6 +201,14 @@ TEST(DistSimulate, BadBuffersAreRefusedBeforeWriting) {
   EXPECT_NE(msg([&] { simulate_dist_permute(plan, cin, vout, o); }).find("at least one piece"), std::string::npos);
   o.pieces = 3;
   EXPECT_NE(msg([&] { simulate_dist_permute_destroying(plan, vin, vout, o); }).find("input-destroyed"), std::string::npos);
+  // Depth: below 2, or deeper than the most pieces there can be (it only took memory: 10^6 took 2.8 GB).
+  for (int depth : {1, (1 << kPieceBits) + 1, 1000000}) {
+    DistSimOptions d;
+    d.pieces = 4;
+    d.depth = depth;
+    EXPECT_NE(msg([&] { simulate_dist_permute(plan, cin, vout, d); }).find("depth = " + std::to_string(depth)),
+              std::string::npos);
+  }
   untouched();
 }
 

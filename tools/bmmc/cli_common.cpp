@@ -1,7 +1,10 @@
 #include "cli_common.hpp"
 
 #include <fmt/format.h>
+
+#include <cctype>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bmmc/core/spec.hpp"
@@ -34,6 +37,39 @@ std::uint64_t parse_number_arg(const std::string& text, const std::string& what)
     throw UsageError(fmt::format("{} '{}' is not a number (decimal, 0x... or 0b...): {}", what, text, e.what()));
   }
 }
+
+namespace {
+
+// The value of an integer option rewritten as CLI11 reads it unambiguously (plain decimal), or an error message.
+std::string canonical_integer(std::string& value, bool is_signed) {
+  std::string_view text = value;
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  const bool negative = !text.empty() && text.front() == '-';
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) text.remove_prefix(1);
+  std::uint64_t v = 0;
+  try {
+    v = parse_spec_number(text);
+  } catch (const SpecError&) {
+    return fmt::format("'{}' is not an integer (decimal, 0x... or 0b...)", value);
+  }
+  if (negative && !is_signed && v != 0) return fmt::format("'{}' is negative; expected 0 or more", value);
+  value = (negative && v != 0 ? "-" : "") + std::to_string(v);  // CLI11 then refuses what its type cannot hold
+  return {};
+}
+
+void read_integers_in(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    const bool is_signed = type.rfind("INT", 0) == 0, is_unsigned = type.rfind("UINT", 0) == 0;
+    if (!is_signed && !is_unsigned) continue;
+    opt->transform(CLI::Validator([is_signed](std::string& v) { return canonical_integer(v, is_signed); }, ""));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) read_integers_in(*sub);
+}
+
+}  // namespace
+
+void read_integers_as_numbers(CLI::App& app) { read_integers_in(app); }
 
 void add_backend_option(CLI::App* sub, std::string& backend) {
   std::vector<std::string> names(backend_names().begin(), backend_names().end());

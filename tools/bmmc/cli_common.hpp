@@ -37,6 +37,12 @@ Bmmc parse_spec_options(const SpecOptions& opts);
 /// A number argument in the spec language's formats (decimal, 0x…, 0b…); `what` names it in errors.
 std::uint64_t parse_number_arg(const std::string& text, const std::string& what);
 
+/// Makes every integer option and argument of `app`'s subcommands read its value as the spec language reads a
+/// number (decimal — a leading zero is not octal —, 0x…, 0b…), with a sign only where the option's type has
+/// one, and say so when the value is not an integer. Call once all subcommands are added. (CLI11 alone reads
+/// 010 as 8, "abc" through the range check's "not in range", and -1 in an unsigned option as 2^64 − 1.)
+void read_integers_as_numbers(CLI::App& app);
+
 /// Adds --backend (auto|cpu|cuda, default auto) to `sub`.
 void add_backend_option(CLI::App* sub, std::string& backend);
 

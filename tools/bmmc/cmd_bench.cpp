@@ -245,8 +245,8 @@ void add_bench(CLI::App& app, Action& run) {
   sub->add_option("--devices", o->devices, "like --gpus over this device list, e.g. 0,1 (a device may repeat)")
       ->delimiter(',')
       ->excludes(gpus);
-  sub->add_flag("--json", o->json, "print one JSON array of rows");
-  sub->add_flag("--csv", o->csv, "print CSV rows");
+  CLI::Option* json = sub->add_flag("--json", o->json, "print one JSON array of rows");
+  sub->add_flag("--csv", o->csv, "print CSV rows")->excludes(json);
   add_backend_option(sub, o->backend);
   sub->callback([&run, o] {
     run = [o] {

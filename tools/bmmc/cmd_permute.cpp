@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -28,6 +29,12 @@ struct PermuteCommandOptions {
 
 void permute(const PermuteCommandOptions& o) {
   const Bmmc b = parse_spec_options(o.spec);
+  // One file as both --in and --out is what --in-place is for; without it, likely a slip of the shell.
+  std::error_code ec;
+  if (!o.in_place && std::filesystem::equivalent(o.in, o.out, ec))
+    throw UsageError(fmt::format("--in and --out name the same file ('{}'): give --in-place to permute it in place, "
+                                 "or another --out",
+                                 o.out));
   if (o.ranks != 0) {
     if (o.in_place) throw UsageError("--in-place and --ranks do not combine (yet): pick one");
     Backend requested;

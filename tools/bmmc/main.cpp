@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cli_common.hpp"
 #include "commands.hpp"
 
 namespace bmmc::cli {
@@ -31,6 +33,14 @@ int main(int argc, char** argv) {
   auto cmds = registry();
   std::stable_sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.first < b.first; });
   for (auto& [order, add] : cmds) add(app, run);
+  read_integers_as_numbers(app);
+  // A first word that is neither an option nor a command: say so (CLI11 alone says "A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
+    std::string names;
+    for (const CLI::App* c : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + c->get_name();
+    fmt::print(stderr, "bmmc: error: unknown command '{}'; the commands are {} (bmmc --help)\n", argv[1], names);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -55,6 +65,9 @@ int main(int argc, char** argv) {
   } catch (const std::out_of_range& e) {
     fmt::print(stderr, "bmmc: error: {}\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "bmmc: failed: out of memory (the arrays of this size do not fit this machine's memory)\n");
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "bmmc: failed: {}\n", e.what());
     return 1;

@@ -9,6 +9,7 @@ const char* const kSpecHelp = R"(SPEC language (one parser for CLI, tests and Py
          bits:P0,P1,...  (input bit i -> output bit Pi; defines n)
          axes:D0xD1x...:Q0,Q1,...  (numpy transpose of a C-order shape of powers of two; defines n)
          matrix:ROW0,ROW1,...  (rows as numbers, bit j of row i = a_ij; defines n)
+         swap:I0,J0,I1,J1,...  (swap index bits I0 <-> J0, ...: disjoint pairs)
          random-bpc:SEED, random-bmmc:SEED
   numbers: decimal, 0x..., 0b...    n comes from --n where the spec does not define it.
 Examples: bit-reverse --n 10;  transpose:15 --n 30;  axes:4x8x2:2,0,1;  inv(gray)*rotate:3^0b101 --n 8)";

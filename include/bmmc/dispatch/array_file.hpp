@@ -25,7 +25,9 @@ namespace bmmc {
 std::vector<std::byte> read_array_file(const std::string& path, std::optional<std::size_t> expected_bytes = {});
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename). On any error
-/// `path` is left as it was and the temporary file is removed.
+/// `path` is left as it was and the temporary file is removed. A symbolic link is followed (the file it names
+/// is replaced); a device, pipe or socket (/dev/null, a FIFO) is written into, not replaced; a directory is
+/// an error.
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes);
 
 /// Reads `in_path` (2^n · elem_bytes bytes), permutes it on options.backend (permute_host) and writes

@@ -88,7 +88,7 @@ struct PieceSchedule {
 
 /// The pipeline's two options as every engine and the simulator check them, before anything else and on every rank
 /// (also where the map moves nothing between ranks): pieces ≥ 0 (0 = the fewest within 1/8 scratch) and a ring of
-/// depth ≥ 2 buffers each way. Throw std::invalid_argument naming the value ("pieces = -1: give at least one piece
+/// 2 ≤ depth ≤ 2^kPieceBits buffers each way. Throw std::invalid_argument naming the value ("pieces = -1: give at least one piece
 /// (0 = the fewest within 1/8 scratch)").
 void check_pieces(int pieces);
 void check_depth(int depth);
