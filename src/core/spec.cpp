@@ -191,7 +191,7 @@ class Parser {
         node->args = list(what);
       } else {  // axes: dims separated by 'x', then ':', then the axis permutation
         node->dims.push_back(number(true, what));
-        while (peek() == 'x') {
+        while (peek() == 'x' || peek() == 'X') {
           ++pos_;
           node->dims.push_back(number(true, what));
         }

@@ -3,10 +3,13 @@
 
 #include <fmt/format.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -55,26 +58,93 @@ bool write_all(int fd, const void* data, std::size_t bytes) {
   return true;
 }
 
+// While alive, SIGPIPE is blocked in this thread, so that a write to a pipe whose reader went away fails with
+// EPIPE (reported) instead of killing the process with no message; a SIGPIPE raised meanwhile is consumed.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~SigpipeBlocked() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      const timespec now{0, 0};
+      while (sigtimedwait(&pipe, nullptr, &now) < 0 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t old_{};
+  bool was_pending_ = false;
+};
+
+// Where an output goes. Symbolic links are followed hop by hop (a dangling link names the file to create; a
+// relative link is read from its own folder) to the file to replace. A device, pipe or socket cannot be replaced
+// (renaming a file over /dev/null would make it a plain file), and a link into /proc or /dev (/dev/stdout,
+// /dev/fd/N, /proc/self/fd/N: the file behind them is the shell's redirection, which a rename would cut
+// off or clobber) is written into as given: into = true.
+struct OutputTarget {
+  std::filesystem::path file;
+  bool into = false;
+};
+
+OutputTarget output_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  const auto special = [](const fs::path& p) {
+    const std::string s = fs::absolute(p).lexically_normal().string();
+    return s.rfind("/proc/", 0) == 0 || s.rfind("/dev/", 0) == 0;
+  };
+  fs::path p(path);
+  for (int hops = 0;; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) break;
+    if (hops == 40)
+      throw std::invalid_argument(fmt::format("cannot write '{}': too many levels of symbolic links", path));
+    if (special(p)) return {fs::path(path), true};
+    fs::path next = fs::read_symlink(p, ec);
+    if (ec) throw std::invalid_argument(fmt::format("cannot write '{}': {}", path, ec.message()));
+    p = (next.is_relative() ? p.parent_path() / next : next).lexically_normal();
+  }
+  std::error_code ec;
+  const fs::file_status st = fs::status(p, ec);
+  if (fs::is_directory(st)) throw std::invalid_argument(fmt::format("cannot write '{}': it is a directory", path));
+  if (fs::exists(st) && !fs::is_regular_file(st)) return {p, true};
+  return {p, false};
+}
+
 }  // namespace
 
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  // Through a symbolic link to the file it names: that file is replaced, the link stays.
-  fs::path target(path);
-  if (fs::is_symlink(fs::symlink_status(target, ec))) {
-    const fs::path resolved = fs::weakly_canonical(target, ec);
-    if (!ec) target = resolved;
-  }
-  const fs::file_status st = fs::status(target, ec);
-  if (fs::is_directory(st)) throw std::invalid_argument(fmt::format("cannot write '{}': it is a directory", path));
-  // A device, pipe or socket cannot be replaced (renaming a file over /dev/null would make it a plain file):
-  // the bytes go into it, written once everything before succeeded, as for a regular file.
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
-    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  const OutputTarget out = output_target(path);
+  const fs::path& target = out.file;
+  if (out.into) {
+    // Appended (for a device or a pipe the same as writing; for /dev/stdout redirected with >> or > to a file,
+    // after what the shell wrote before) and written once everything before succeeded; a failure midway (a
+    // reader that went away: EPIPE) leaves what was written.
+    const int fd = ::open(target.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) throw std::invalid_argument(fmt::format("cannot open '{}' for writing: {}", path, std::strerror(errno)));
-    const bool ok = write_all(fd, data, bytes);
-    const int err = errno;
+    bool ok = false;
+    int err = 0;
+    {
+      const SigpipeBlocked no_sigpipe;
+      ok = write_all(fd, data, bytes);
+      err = errno;
+    }
     if (::close(fd) != 0 || !ok)
       throw std::runtime_error(fmt::format("writing '{}': {}", path, std::strerror(ok ? errno : err)));
     return;
@@ -93,10 +163,16 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t by
     ::unlink(tmpl.c_str());
     throw std::runtime_error(fmt::format("writing '{}': {}", path, std::strerror(err)));
   }
-  // mkstemp creates the file with mode 0600; give it the usual mode of a new file.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+  // mkstemp creates the file with mode 0600: give it the mode of the file it replaces, or the usual mode of a
+  // new file.
+  struct stat old {};
+  if (::stat(target.c_str(), &old) == 0) {
+    ::fchmod(fd, old.st_mode & 07777);
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd, 0666 & ~mask);
+  }
   if (::close(fd) != 0) {
     const int err = errno;
     ::unlink(tmpl.c_str());

@@ -109,6 +109,10 @@ InPlacePass make_involution_pass(const Bmmc& f, int eb, const PlanOptions& opt, 
         "plan it with make_inplace_plan (several passes), or out of place. It is {}",
         f.to_string()));
   check_mask(f, mask_bits, mask_value);
+  // The caller's value, before any clamping (vector_bits > 4 first: eb << vector_bits overflows from 29 on).
+  if (opt.vector_bits < -1 || opt.vector_bits > 4 || (opt.vector_bits >= 0 && (eb << opt.vector_bits) > 16))
+    throw std::invalid_argument(fmt::format(
+        "vector bits {} with {}-byte elements: a lane access must be at most 16 bytes", opt.vector_bits, eb));
   const int n = f.n();
   auto naive = [&] {
     const int warp_bits = opt.warp_bits >= 0 ? opt.warp_bits : 3;
@@ -116,9 +120,6 @@ InPlacePass make_involution_pass(const Bmmc& f, int eb, const PlanOptions& opt, 
   };
   if (opt.variant == Variant::Naive || n < kLaneBits) return naive();
   int k = std::min(opt.vector_bits >= 0 ? opt.vector_bits : default_vector_bits(eb), n - kLaneBits);
-  if (k > 4 || (eb << k) > 16)
-    throw std::invalid_argument(fmt::format(
-        "vector bits {} with {}-byte elements: a lane access must be at most 16 bytes", k, eb));
   // Swaps among high bits (and masks on them) carry the low bits: a tile would be fixed pointwise and only
   // copied through shared memory, so each thread swaps whole vectors instead (warp runs of 32 vectors).
   // With no shared memory there are no bank conflicts to avoid, so the lanes move 16 bytes unless told otherwise.

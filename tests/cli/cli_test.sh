@@ -336,6 +336,28 @@ timeout 20 "$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/fifo" --b
 wait "$reader" || fail "the FIFO's reader got no end of file"
 [[ -p "$work/fifo" ]] || fail "permute replaced the FIFO with a file"
 cmp -s "$work/want.bin" "$work/from_fifo" || fail "permute into a FIFO: wrong bytes"
+# /dev/stdout redirected to a file is appended to (a rename would have cut the shell's file off or clobbered it).
+printf 'old\n' >"$work/log"
+"$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o /dev/stdout --backend cpu >>"$work/log" || fail "permute -o /dev/stdout"
+[[ $(head -1 "$work/log") == old && $(stat -c %s "$work/log") == $((4 + 4096)) ]] || fail "-o /dev/stdout >> log: not appended"
+# A dangling link names the file to create (the link stays); a loop of links is refused; a replaced file keeps its mode.
+mkdir "$work/sub"
+ln -s sub/new.bin "$work/dangling"
+"$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/dangling" --backend cpu || fail "permute into a dangling link"
+[[ -L "$work/dangling" ]] && cmp -s "$work/want.bin" "$work/sub/new.bin" || fail "a dangling link: its target not created"
+ln -s loop_b "$work/loop_a"
+ln -s loop_a "$work/loop_b"
+expect_error 2 "too many levels of symbolic links" "$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/loop_a"
+cp "$work/h.bin" "$work/mode.bin"
+chmod 640 "$work/mode.bin"
+"$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$work/mode.bin" --backend cpu || fail "permute over a 640 file"
+[[ $(stat -c %a "$work/mode.bin") == 640 ]] || fail "the replaced file lost its mode: $(stat -c %a "$work/mode.bin")"
+# A reader that goes away: an error naming the broken pipe (not a silent SIGPIPE death).
+head -c $((256 * 1024)) /dev/urandom >"$work/big.bin"
+mkfifo "$work/fifo2"
+timeout 20 head -c 1 "$work/fifo2" >/dev/null &
+expect_error 1 "Broken pipe" timeout 20 "$bmmc" permute gray --n 16 -b 4 -i "$work/big.bin" -o "$work/fifo2" --backend cpu
+wait || true
 long="$work/$(printf 'a%.0s' $(seq 250))"
 "$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$long" --backend cpu || fail "permute to a 250-byte file name"
 cmp -s "$work/want.bin" "$long" || fail "permute to a 250-byte file name: wrong bytes"

@@ -49,7 +49,9 @@ std::string canonical_integer(std::string& value, bool is_signed) {
   std::uint64_t v = 0;
   try {
     v = parse_spec_number(text);
-  } catch (const SpecError&) {
+  } catch (const SpecError& e) {
+    if (std::string_view(e.what()).find("does not fit") != std::string_view::npos)
+      return fmt::format("'{}' is too large", value);
     return fmt::format("'{}' is not an integer (decimal, 0x... or 0b...)", value);
   }
   if (negative && !is_signed && v != 0) return fmt::format("'{}' is negative; expected 0 or more", value);

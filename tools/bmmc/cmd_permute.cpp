@@ -29,9 +29,10 @@ struct PermuteCommandOptions {
 
 void permute(const PermuteCommandOptions& o) {
   const Bmmc b = parse_spec_options(o.spec);
-  // One file as both --in and --out is what --in-place is for; without it, likely a slip of the shell.
+  // One file as both --in and --out is what --in-place is for; without it, likely a slip of the shell. (The
+  // distributed path has no --in-place; its output replaces the file only after everything succeeded.)
   std::error_code ec;
-  if (!o.in_place && std::filesystem::equivalent(o.in, o.out, ec))
+  if (!o.in_place && o.ranks == 0 && std::filesystem::equivalent(o.in, o.out, ec))
     throw UsageError(fmt::format("--in and --out name the same file ('{}'): give --in-place to permute it in place, "
                                  "or another --out",
                                  o.out));

@@ -11,6 +11,7 @@ const char* const kSpecHelp = R"(SPEC language (one parser for CLI, tests and Py
          matrix:ROW0,ROW1,...  (rows as numbers, bit j of row i = a_ij; defines n)
          swap:I0,J0,I1,J1,...  (swap index bits I0 <-> J0, ...: disjoint pairs)
          random-bpc:SEED, random-bmmc:SEED
-  numbers: decimal, 0x..., 0b...    n comes from --n where the spec does not define it.
+  numbers: decimal, 0x..., 0b... (in an axes shape decimal or 0b...: 'x' separates)
+  n comes from --n where the spec does not define it.
 Examples: bit-reverse --n 10;  transpose:15 --n 30;  axes:4x8x2:2,0,1;  inv(gray)*rotate:3^0b101 --n 8)";
 }  // namespace bmmc::cli

@@ -25,9 +25,11 @@ namespace bmmc {
 std::vector<std::byte> read_array_file(const std::string& path, std::optional<std::size_t> expected_bytes = {});
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename). On any error
-/// `path` is left as it was and the temporary file is removed. A symbolic link is followed (the file it names
-/// is replaced); a device, pipe or socket (/dev/null, a FIFO) is written into, not replaced; a directory is
-/// an error.
+/// `path` is left as it was and the temporary file is removed; a replaced file keeps its mode. Symbolic links are
+/// followed (the file they name is replaced, or created for a dangling link). A device, pipe or socket
+/// (/dev/null, a FIFO) and a link into /proc or /dev (/dev/stdout, /dev/fd/N) are written into, appending, once
+/// the caller is done — a reader that goes away midway leaves what was written and is an error (EPIPE, not
+/// SIGPIPE). A directory or a loop of links is an error.
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes);
 
 /// Reads `in_path` (2^n · elem_bytes bytes), permutes it on options.backend (permute_host) and writes

@@ -95,7 +95,7 @@ void check_depth(int depth);
 
 /// P = min(pieces, 2^q) pieces, piece i = atoms [⌊i·2^q/P⌋, ⌊(i+1)·2^q/P⌋) (odd counts included), over a ring of
 /// `depth` buffers each way; pieces = 0 takes pieces_within(plan, depth, local_elems / 8). Throws
-/// std::invalid_argument for pieces < 0 or depth < 2. Example (q = kPieceBits = 7, k = 1, both ranks keep a
+/// std::invalid_argument for pieces < 0 or a depth outside 2..2^kPieceBits. Example (q = kPieceBits = 7, k = 1, both ranks keep a
 /// chunk, depth 2): 26 pieces are at most 5 atoms = 5·C/128 (C = chunk = half the local array), so the scratch is
 /// 2·(1 + 2)·5·C/128 = 15/128 of the local array, within 1/8; 32 pieces (4 atoms) 12/128.
 PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth = 2);

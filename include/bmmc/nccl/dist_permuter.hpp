@@ -53,7 +53,7 @@ struct DistOptions {
   /// local array (pieces_within, dist/schedule.hpp); 1 = one piece, not pipelined. Fewer, larger pieces are faster
   /// (every NCCL group has a fixed cost: on two H200s 16 pieces reach 90% of NCCL's all-to-all, 32 pieces 74%).
   int pieces = 0;
-  int depth = 2;                ///< the pipeline's ring: this many send and receive buffers (≥ 2) of 2^k pieces
+  int depth = 2;                ///< the pipeline's ring: this many send and receive buffers (2..128) of 2^k pieces
   /// The pipelined exchange alternates its groups between this many communicators (1 or 2): the caller's and, for
   /// 2, one the first pipelined call splits from it (ncclCommSplit, collective; destroyed with the engine, so then
   /// destroy the engine on every rank). Two overlap one group's drain with the next one's start (the exchange alone:
