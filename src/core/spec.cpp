@@ -72,6 +72,14 @@ using NodePtr = std::unique_ptr<Node>;
 
 constexpr int kMaxDepth = 200;
 
+// A piece of the spec quoted in a message, shortened when long so that a message stays readable (the column
+// says where it starts): "'bit-reverse*bit-re...' (24006 characters)".
+std::string quoted(std::string_view text) {
+  constexpr std::size_t kShown = 40;
+  if (text.size() <= kShown + 8) return fmt::format("'{}'", text);
+  return fmt::format("'{}...' ({} characters)", text.substr(0, kShown), text.size());
+}
+
 [[noreturn]] void fail(std::size_t pos, const std::string& what, const std::string& after = "") {
   const int col = static_cast<int>(pos) + 1;
   throw SpecError(fmt::format("{} at column {}{}", what, col, after), col);
@@ -96,7 +104,7 @@ class Parser {
     Num v = number(false, "a number");
     skip_ws();
     if (pos_ < s_.size())
-      fail(pos_, fmt::format("unexpected {} after the number '{}'", found(), v.text), ": expected the end");
+      fail(pos_, fmt::format("unexpected {} after the number {}", found(), quoted(v.text)), ": expected the end");
     return v;
   }
 
@@ -176,13 +184,13 @@ class Parser {
     node->kind = Node::Name;
     for (const auto& k : kNames)
       if (name == k.name) node->info = &k;
-    if (!node->info) fail(start, fmt::format("unknown name '{}'", name), fmt::format(" (known: {})", known_names()));
+    if (!node->info) fail(start, fmt::format("unknown name {}", quoted(name)), fmt::format(" (known: {})", known_names()));
     const NameInfo& info = *node->info;
     if (info.args == Args::None) {
-      if (peek() == ':') fail(pos_, fmt::format("'{}' takes no arguments but ':' follows it", name));
+      if (peek() == ':') fail(pos_, fmt::format("{} takes no arguments but ':' follows it", quoted(name)));
     } else {
       if (peek() != ':')
-        fail(pos_, fmt::format("expected ':' after '{}'", name), fmt::format(" (usage: {})", info.usage));
+        fail(pos_, fmt::format("expected ':' after {}", quoted(name)), fmt::format(" (usage: {})", info.usage));
       ++pos_;
       const std::string what = fmt::format("a number for {}", info.usage);
       if (info.args == Args::One) {
@@ -235,7 +243,7 @@ class Parser {
     if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) base = 16, digits = 2;
     if (text.size() >= 2 && text[0] == '0' && (text[1] == 'b' || text[1] == 'B')) base = 2, digits = 2;
     const auto malformed = [&] {
-      fail(start, fmt::format("number '{}' is malformed", text), " (numbers are decimal, 0x... or 0b...)");
+      fail(start, fmt::format("number {} is malformed", quoted(text)), " (numbers are decimal, 0x... or 0b...)");
     };
     if (digits == text.size()) malformed();
     std::uint64_t v = 0;
@@ -246,7 +254,7 @@ class Parser {
       else if (ch >= 'a' && ch <= 'f') d = ch - 'a' + 10;
       if (d < 0 || d >= base) malformed();
       if (v > (UINT64_MAX - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base))
-        fail(start, fmt::format("number '{}' does not fit in 64 bits", text));
+        fail(start, fmt::format("number {} does not fit in 64 bits", quoted(text)));
       v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
     }
     return Num{v, start, text};
@@ -255,7 +263,7 @@ class Parser {
 
 int to_int(const Num& v, const char* what) {
   if (v.value > static_cast<std::uint64_t>(INT_MAX))
-    fail(v.pos, fmt::format("{} '{}' is too large", what, v.text));
+    fail(v.pos, fmt::format("{} {} is too large", what, quoted(v.text)));
   return static_cast<int>(v.value);
 }
 
@@ -267,7 +275,7 @@ Bmmc located(const Node& node, F&& make) {
   } catch (const SpecError&) {
     throw;
   } catch (const std::invalid_argument& e) {
-    fail(node.pos, fmt::format("{} (in '{}'", e.what(), node.text), ")");
+    fail(node.pos, fmt::format("{} (in {}", e.what(), quoted(node.text)), ")");
   }
 }
 
@@ -311,7 +319,7 @@ class Evaluator {
     if (!node.xor_c) return b;
     const Num& c = *node.xor_c;
     if (c.value & ~low_mask(b.n()))
-      fail(c.pos, fmt::format("complement '{}' does not fit in n = {} bits", c.text, b.n()),
+      fail(c.pos, fmt::format("complement {} does not fit in n = {} bits", quoted(c.text), b.n()),
            fmt::format(" (it must be below 2^{})", b.n()));
     return Bmmc(b.matrix(), b.complement() ^ c.value);
   }
@@ -332,7 +340,7 @@ class Evaluator {
     if (node.defined) return *node.defined;
     const std::string name = node.info->name;
     if (!n_)
-      fail(node.pos, fmt::format("{} needs n: pass --n N (the term '{}'", name, node.text),
+      fail(node.pos, fmt::format("{} needs n: pass --n N (the term {}", name, quoted(node.text)),
            "; only bits:, axes: and matrix: define n)");
     const int n = *n_;
     return located(node, [&] {
@@ -377,10 +385,10 @@ Bmmc parse_spec(std::string_view text, std::optional<int> n) {
       spec_n = dn;
       first = d;
     } else if (dn != *spec_n) {
-      const std::string other = first ? fmt::format("'{}' at column {} defines n = {}", first->text,
+      const std::string other = first ? fmt::format("{} at column {} defines n = {}", quoted(first->text),
                                                     first->pos + 1, *spec_n)
                                       : fmt::format("--n is {}", *spec_n);
-      fail(d->pos, fmt::format("n mismatch: '{}'", d->text), fmt::format(" defines n = {}, but {}", dn, other));
+      fail(d->pos, fmt::format("n mismatch: {}", quoted(d->text)), fmt::format(" defines n = {}, but {}", dn, other));
     }
   }
   return Evaluator(spec_n).eval(*root);

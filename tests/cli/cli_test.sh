@@ -277,7 +277,7 @@ expect_error 2 "bytes" "$bmmc" permute gray --n 13 -b 4 -i "$work/r12.bin" -o "$
 # --- sort / program: strategies and the fused passes (docs/DESIGN.md §10) ----------------------------------------
 expect_error 2 "unknown strategy 'x'; expected folded, permute-then-leaf or fused" "$bmmc" sort --n 8 --random 1 --strategy x
 expect_error 2 "--fused-kernel 'x': expected pipelined, registers or shared" "$bmmc" sort --n 8 --random 1 --fused-kernel x
-expect_error 2 "--tile-bits must be in 1..24" "$bmmc" sort --n 8 --random 1 --tile-bits 30
+expect_error 2 "expected --tile-bits in 1..24" "$bmmc" sort --n 8 --random 1 --tile-bits 30
 expect_error 2 "--run-bits in -1..10" "$bmmc" sort --n 8 --random 1 --run-bits 11
 expect_error 2 "--orientation 'x': expected auto, fixed or runtime" "$bmmc" sort --n 8 --random 1 --orientation x
 expect_error 2 "--no-relayout applies to the fused strategy, not to folded" "$bmmc" sort --n 8 --random 1 --strategy folded --no-relayout
@@ -361,6 +361,24 @@ wait || true
 long="$work/$(printf 'a%.0s' $(seq 250))"
 "$bmmc" permute gray --n 10 -b 4 -i "$work/h.bin" -o "$long" --backend cpu || fail "permute to a 250-byte file name"
 cmp -s "$work/want.bin" "$long" || fail "permute to a 250-byte file name: wrong bytes"
+# Options checked rather than taken as something else: negative display limits, sort's sentinels, an unbounded
+# --reps, options of the other backend, empty file names (CLI11 stores "" as if the option were absent).
+expect_error 2 "--depth: Value -1 not in range" "$bmmc" program sort --n 6 --depth -1
+expect_error 2 "--stages: Value -1 not in range" "$bmmc" program sort --n 6 --stages -1
+expect_error 2 "--line-bits in 0..24 below it (-1: the default)" "$bmmc" sort --n 10 --random 1 --backend cpu --line-bits -5
+expect_error 2 "--reps 2000000: expected 1..100000" "$bmmc" bench --backend cpu --n 10 --reps 2000000
+expect_error 2 "--vector-bits applies to the cuda backend" "$bmmc" bench --backend cpu --n 10 --vector-bits 3
+expect_error 2 "--block-order applies to the cuda backend" "$bmmc" bench --backend cpu --n 10 --block-order input
+expect_error 2 "--output: the file name is empty" "$bmmc" gen bit-reverse --n 4 -o ''
+expect_error 2 "--out: the file name is empty" "$bmmc" sort --n 4 --random 1 --backend cpu --out ''
+expect_error 2 "--in: the file name is empty" "$bmmc" permute bit-reverse --n 4 -b 4 --in '' --out "$work/never.bin"
+[[ ! -e "$work/never.bin" ]] || fail "permute --in '': an output was written"
+# A long spec: the message quotes a long name shortened and shows the 80 bytes around the column.
+longspec="$(printf 'bit-reverse*%.0s' $(seq 2000))zz"
+expect_error 2 "unknown name 'zz' at column 24001" "$bmmc" show "$longspec" --n 4
+(($(wc -c <"$work/err") < 1000)) || fail "a bad 24 KB spec: the message is $(wc -c <"$work/err") bytes"
+expect_error 2 "unknown name 'qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq...' (300 characters) at column 1" \
+  "$bmmc" show "$(printf 'q%.0s' $(seq 300))" --n 4
 # --- end hardening ---------------------------------------------------------------------------------------------
 
 if ((failures > 0)); then

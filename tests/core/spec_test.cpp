@@ -117,6 +117,11 @@ TEST(Spec, SyntaxErrorsNameTheColumn) {
   expect_error("rotate*gray", 5, 7, "expected ':' after 'rotate'");
   expect_error("bitrev", 4, 1, "unknown name 'bitrev'");
   expect_error("gray*bitrev", 4, 6, "known: identity, bit-reverse");
+  // A long piece of the spec is quoted shortened (its first 40 characters and its length), so that a bad spec
+  // of kilobytes gives a message of a few lines; 48 characters or fewer are quoted whole.
+  expect_error(std::string(300, 'q'), 4, 1, "unknown name '" + std::string(40, 'q') + "...' (300 characters)");
+  expect_error("gray*" + std::string(48, 'q'), 4, 6, "unknown name '" + std::string(48, 'q') + "' at");
+  expect_error("rotate:" + std::string(61, '1'), 5, 8, "...' (61 characters) does not fit in 64 bits");
   expect_error("inv(rotate:1*gray", 5, 18, "expected ')'");
   expect_error("(gray*rotate:1", 5, 15, "expected ')'");
   expect_error("matrix:1,0b12", std::nullopt, 10, "number '0b12' is malformed");

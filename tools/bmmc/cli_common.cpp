@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <string_view>
@@ -25,8 +26,13 @@ Bmmc parse_spec_options(const SpecOptions& opts) {
     return parse_spec(opts.spec, opts.n);
   } catch (const SpecError& e) {
     if (e.column() <= 0) throw UsageError(e.what());
-    // Show where: the spec, then a caret under the column (columns are bytes, like the spec).
-    throw UsageError(fmt::format("{}\n  {}\n  {}^", e.what(), opts.spec, std::string(e.column() - 1, ' ')));
+    // Show where: the spec, then a caret under the column (columns are bytes, like the spec). A long spec is
+    // shown as the 80 bytes around the column, so that the caret stays on the screen.
+    const std::size_t col = static_cast<std::size_t>(e.column()) - 1;
+    const std::size_t from = col > 60 ? col - 60 : 0, to = std::min(opts.spec.size(), col + 20);
+    const std::string before = from > 0 ? "..." : "", after = to < opts.spec.size() ? "..." : "";
+    throw UsageError(fmt::format("{}\n  {}{}{}\n  {}^", e.what(), before, opts.spec.substr(from, to - from), after,
+                                 std::string(before.size() + col - from, ' ')));
   }
 }
 
@@ -72,6 +78,12 @@ void read_integers_in(CLI::App& app) {
 }  // namespace
 
 void read_integers_as_numbers(CLI::App& app) { read_integers_in(app); }
+
+CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& v) { return v.empty() ? std::string("the file name is empty; expected a path") : std::string(); },
+      "FILE");
+}
 
 void add_backend_option(CLI::App* sub, std::string& backend) {
   std::vector<std::string> names(backend_names().begin(), backend_names().end());

@@ -43,6 +43,10 @@ std::uint64_t parse_number_arg(const std::string& text, const std::string& what)
 /// 010 as 8, "abc" through the range check's "not in range", and -1 in an unsigned option as 2^64 − 1.)
 void read_integers_as_numbers(CLI::App& app);
 
+/// A check for options that name a file: an empty name is refused (CLI11 would store "" as if the option were
+/// absent, e.g. `gen -o ''` wrote to stdout and `sort --out ''` wrote nothing).
+CLI::Validator file_name();
+
 /// Adds --backend (auto|cpu|cuda, default auto) to `sub`.
 void add_backend_option(CLI::App* sub, std::string& backend);
 

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
+#include <utility>
 
 #include "bmmc/bench/cpu.hpp"
 #include "bmmc/cpu/executor.hpp"
@@ -251,8 +253,21 @@ void add_bench(CLI::App& app, Action& run) {
   sub->callback([&run, o] {
     run = [o] {
       if (o->specs.empty()) o->specs = {"bit-reverse"};
-      if (o->reps < 1) throw UsageError("--reps must be at least 1");
+      if (o->reps < 1 || o->reps > 100000) throw UsageError(fmt::format("--reps {}: expected 1..100000", o->reps));
       const Backend backend = cli_backend(o->backend);
+      // Options of one backend are refused on the other rather than ignored, so that a row is what was asked.
+      const std::pair<bool, const char*> gpu_only[] = {
+          {o->vector_bits != -1, "--vector-bits"},   {o->elems_per_thread != 0, "--elems-per-thread"},
+          {o->streaming, "--streaming"},             {o->block_orders != std::vector<std::string>{"default"}, "--block-order"},
+          {o->host_overhead, "--host-overhead"}};
+      const std::pair<bool, const char*> cpu_only[] = {
+          {o->cpu_tile != -1, "--cpu-tile"},  {o->cpu_gather, "--cpu-gather"}, {o->cpu_transpose, "--cpu-transpose"},
+          {o->cpu_direct, "--cpu-direct"},    {o->cpu_tiled, "--cpu-tiled"},   {o->cpu_avx2, "--cpu-avx2"}};
+      using Given = std::span<const std::pair<bool, const char*>>;
+      for (const auto& [given, name] : backend == Backend::Cpu ? Given(gpu_only) : Given(cpu_only))
+        if (given)
+          throw UsageError(fmt::format("{} applies to the {} backend; this run uses the {} backend", name,
+                                       backend == Backend::Cpu ? "cuda" : "cpu", backend == Backend::Cpu ? "cpu" : "cuda"));
       const bool runs_asked = o->longer_runs != std::vector<std::string>{"read"};
       const bool probes_asked = o->probe_only || o->probe_splits != std::vector<int>{0};
       if (probes_asked && (o->in_place || o->gpus > 0 || !o->devices.empty() || backend == Backend::Cpu))

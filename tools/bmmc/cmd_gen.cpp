@@ -19,7 +19,7 @@ void add_gen(CLI::App& app, Action& run) {
   auto streaming = std::make_shared<bool>(false);
   add_spec_options(sub, *spec);
   add_plan_options(sub, *po);
-  sub->add_option("-o,--output", *out, "write the source to FILE instead of stdout");
+  sub->add_option("-o,--output", *out, "write the source to FILE instead of stdout")->check(file_name());
   sub->add_flag("--streaming", *streaming, "use __ldcs/__stcs (evict-first) global accesses");
   sub->callback([&run, spec, po, out, streaming] {
     run = [spec, po, out, streaming] {

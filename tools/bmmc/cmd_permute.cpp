@@ -74,8 +74,8 @@ void add_permute_command(CLI::App& app, Action& run) {
       "exactly 2^n * B bytes; the output is replaced only after everything succeeded");
   add_spec_options(sub, opts->spec);
   sub->add_option("--elem-bytes,-b", opts->elem_bytes, "Element size B in bytes: 1, 2, 4, 8 or 16")->required();
-  sub->add_option("--in,-i", opts->in, "Input file (2^n * B bytes)")->required();
-  sub->add_option("--out,-o", opts->out, "Output file (created or replaced)")->required();
+  sub->add_option("--in,-i", opts->in, "Input file (2^n * B bytes)")->required()->check(file_name());
+  sub->add_option("--out,-o", opts->out, "Output file (created or replaced)")->required()->check(file_name());
   add_backend_option(sub, opts->backend);
   sub->add_option("--ranks", opts->ranks,
                   "run the distributed plan on R simulated ranks (a power of two <= 2^n; rank = the top log2(R) "

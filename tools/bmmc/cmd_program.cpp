@@ -128,8 +128,12 @@ void add_program_command(CLI::App& app, Action& run) {
                  "and lowering to BMMC stages");
   sub->add_option("NAME", opts->name, "sort, merge or vcolumn")->required();
   sub->add_option("--n", opts->n, "log2 of the array size")->required();
-  sub->add_option("--depth", opts->depth, "Show parm nesting to this depth")->capture_default_str();
-  sub->add_option("--stages", opts->stages, "Show at most this many lowered stages")->capture_default_str();
+  sub->add_option("--depth", opts->depth, "Show parm nesting to this depth")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  sub->add_option("--stages", opts->stages, "Show at most this many lowered stages")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   sub->add_flag("--expand", opts->expand, "Also print the program with every parm expanded to bmmc ; two ; bmmc");
   sub->add_option("--tile-bits", opts->tile_bits,
                   "Fused schedule: log2 of the tile (default: the GPU's for 4-byte keys, 13 up to n = 24, else 14)");

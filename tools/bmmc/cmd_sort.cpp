@@ -160,9 +160,12 @@ void sort_command(const SortOptions& o) {
     throw UsageError(fmt::format("--fused-kernel '{}': expected pipelined, registers or shared", o.fused_kernel));
   if (o.orientation != "auto" && o.orientation != "fixed" && o.orientation != "runtime")
     throw UsageError(fmt::format("--orientation '{}': expected auto, fixed or runtime", o.orientation));
-  if (o.tile_bits < 0 || o.tile_bits > 24 || o.line_bits > 24 || o.reg_bits < 1 || o.reg_bits > 6 || o.run_bits < -1 ||
-      o.run_bits > 10)
-    throw UsageError("--tile-bits must be in 1..24, --line-bits below it, --reg-bits in 1..6, --run-bits in -1..10");
+  if (o.tile_bits < 0 || o.tile_bits > 24 || o.line_bits < -1 || o.line_bits > 24 || o.reg_bits < 1 || o.reg_bits > 6 ||
+      o.run_bits < -1 || o.run_bits > 10)
+    throw UsageError(fmt::format("--tile-bits {}, --line-bits {}, --reg-bits {}, --run-bits {}: expected --tile-bits in "
+                                 "1..24 (0: the default), --line-bits in 0..24 below it (-1: the default), --reg-bits "
+                                 "in 1..6, --run-bits in -1..10",
+                                 o.tile_bits, o.line_bits, o.reg_bits, o.run_bits));
   std::string fused_info;  // --stats: what the fused passes are
   std::string pass_lines;  // --stats on the GPU: each pass's median time
   if (backend == Backend::Cpu) {
@@ -323,9 +326,9 @@ void add_sort_command(CLI::App& app, Action& run) {
       "Sort 2^n keys with the paper's sorting network (sort/merge/vcolumn built from parm), compiled to BMMC "
       "permutations and compare-swap passes, on the CPU or the GPU");
   sub->add_option("--n", opts->n, "log2 of the number of keys")->required();
-  sub->add_option("--in,-i", opts->in, "Input file: 2^n raw little-endian keys");
+  sub->add_option("--in,-i", opts->in, "Input file: 2^n raw little-endian keys")->check(file_name());
   sub->add_option("--random", opts->random, "Sort random keys from this seed instead of --in");
-  sub->add_option("--out,-o", opts->out, "Output file (replaced atomically after the sort)");
+  sub->add_option("--out,-o", opts->out, "Output file (replaced atomically after the sort)")->check(file_name());
   sub->add_option("--dtype", opts->dtype, "Key type: int32, float32, uint32, int64, uint64, float64")
       ->capture_default_str();
   sub->add_option("--strategy", opts->strategy,
