@@ -392,7 +392,11 @@ void execute_direct(const cpu_detail::DirectTables& d, const void* in, void* out
   const std::uint64_t units = cpu_detail::direct_units(d);
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, units)));
   if (threads == 1) return cpu_detail::run_direct(d, src, dst, 0, units);
-  const std::uint64_t chunk = std::max<std::uint64_t>(1, units / (32 * threads));
+  // Chunks of at least 16 KiB: on small arrays a chunk per group (1 KiB) would make the shared counter's
+  // line travel between the cores once per group.
+  const std::uint64_t min_chunk = std::max<std::uint64_t>(
+      1, (std::uint64_t{128} << 10) * units / array_bytes(static_cast<int>(d.n), d.elem_bytes));
+  const std::uint64_t chunk = std::max<std::uint64_t>(min_chunk, units / (32 * threads));
   ThreadPool::shared().run(units, chunk, threads, [&](std::uint64_t begin, std::uint64_t end, int) {
     cpu_detail::run_direct(d, src, dst, begin, end);
   });

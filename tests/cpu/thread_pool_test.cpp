@@ -146,6 +146,37 @@ TEST(ThreadPool, ExceptionsReachTheCaller) {
                std::logic_error);
 }
 
+// Workers spin for a while after a call, then sleep; calls come back to back (spinning workers), after gaps
+// around the spin time (the race between going to sleep and a new publication) and after long gaps (asleep).
+// In every call the caller's first chunk waits until a worker has taken a chunk: a lost wake-up of the
+// workers fails the call after 10 s instead of letting the caller quietly do all the work, and a lost
+// wake-up of the caller hangs the test (ctest's timeout).
+TEST(ThreadPool, SpinningAndSleepingWorkersBothWake) {
+  using Clock = std::chrono::steady_clock;
+  ThreadPool pool(3);
+  for (int gap_us : {0, 20, 45, 50, 55, 80, 2000}) {
+    for (int call = 0; call < 12; ++call) {
+      const auto resume = Clock::now() + std::chrono::microseconds(gap_us);
+      while (Clock::now() < resume) {
+      }
+      std::atomic<bool> worker_ran{false}, caller_waited{false};
+      bool woke = true;
+      std::vector<std::atomic<int>> hits(64);
+      pool.run(64, 1, 3, [&](std::uint64_t begin, std::uint64_t end, int slot) {
+        if (slot > 0) worker_ran.store(true);
+        if (slot == 0 && !caller_waited.exchange(true)) {
+          const auto give_up = Clock::now() + std::chrono::seconds(10);
+          while (!worker_ran.load() && Clock::now() < give_up) std::this_thread::yield();
+          woke = worker_ran.load();
+        }
+        for (std::uint64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+      });
+      ASSERT_TRUE(woke) << "no worker took a chunk within 10 s (gap " << gap_us << " us, call " << call << ")";
+      for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "gap " << gap_us << " us, call " << call;
+    }
+  }
+}
+
 TEST(ThreadPool, MoreThreadsThanTheDefaultStartMoreWorkers) {
   ThreadPool pool(1);
   EXPECT_EQ(pool.size(), 1);
