@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ONE script run on the lent GPU machine: GPU + NVRTC tests, then benchmarks, logs under $OUT.
+# The ONE script run on the GPU host: GPU + NVRTC tests, then benchmarks, logs under $OUT.
 #
 # The build is prepared elsewhere by scripts/pack-gpu.sh and carried as build-gpu/ (the GPU machine has no
 # network and no GoogleTest/CLI11/fmt/json, so nothing is configured or compiled here). ctest files hold the
@@ -79,7 +79,7 @@ status=0
 ctest_ran=0
 
 # 1) ctest, at the path the build was made at (recreated with a symlink if it is free).
-PACK_ROOT="$(cat "$BUILD/bmmc-pack-root.txt" 2>/dev/null || echo /work/main)"
+PACK_ROOT="$(cat "$BUILD/bmmc-pack-root.txt" 2>/dev/null || echo "$ROOT")"
 if [[ ! -e "$PACK_ROOT" ]]; then
   mkdir -p "$(dirname "$PACK_ROOT")" 2>/dev/null && ln -sfn "$ROOT" "$PACK_ROOT" 2>/dev/null
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds, HERE, the Release tree that travels to the lent GPU machine and is run there by scripts/gpu-check.sh.
+# Builds, HERE, the Release tree that travels to the GPU host and is run there by scripts/gpu-check.sh.
 #
 # Why here: the GPU machine has CUDA 13.0, cmake, ninja and python3 but no network and no GoogleTest, CLI11,
 # fmt or nlohmann_json, so nothing can be configured there. We build build-gpu/ with sm_90 code, link
@@ -7,8 +7,8 @@
 # binaries need nothing the GPU machine lacks: only libc-family libraries and libnvrtc (from its toolkit).
 # The driver library (libcuda) must NOT appear: the CUDA runtime is static and loads the driver at run time.
 #
-# Usage: scripts/pack-gpu.sh            then have the lead run on the device:
-#        run(command="bash scripts/gpu-check.sh", carry=["build-gpu"])
+# Usage: scripts/pack-gpu.sh            then copy the working tree, build-gpu/ included, to the GPU host and
+#        run there, from the tree's root: bash scripts/gpu-check.sh
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,4 +63,4 @@ if (( size_mib > 48 )); then
   size_mib=$(( $(du -sk "$BUILD" | cut -f1) / 1024 ))
   echo "pack-gpu: $BUILD is now ${size_mib} MiB"
 fi
-echo "pack-gpu: carry it with: run(command=\"bash scripts/gpu-check.sh\", carry=[\"$BUILD\"])"
+echo "pack-gpu: copy the tree with $BUILD/ to the GPU host and run there: bash scripts/gpu-check.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds, HERE, the bmmc Python wheel that travels to the lent GPU machine (scripts/gpu/python.sh installs it).
+# Builds, HERE, the bmmc Python wheel that travels to the GPU host (scripts/gpu/python.sh installs it).
 #
 # Why here: the GPU machine has python3 3.12 with torch, cupy, numpy and pytest but no network and no pip
 # index, so the extension cannot be built there from PyPI's nanobind / scikit-build-core. We build one
@@ -10,8 +10,8 @@
 #
 # Needs: a python3.12 here (pyenv's, or BMMC_PY312=/path/to/python3.12), a CUDA toolkit, network to PyPI
 # (nanobind, scikit-build-core, ninja into a build venv). Builds from this working tree.
-# Usage: scripts/pack-python.sh     then on the device (with scripts/pack-gpu.sh's tree too):
-#        run(command="bash scripts/gpu-check.sh", carry=["build-gpu", "build-python"])
+# Usage: scripts/pack-python.sh     then copy the tree with build-python/ (and scripts/pack-gpu.sh's build-gpu/)
+#        to the GPU host and run there: bash scripts/gpu-check.sh
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -84,4 +84,4 @@ print("pack-python: import and CPU smoke test OK (has_cuda = True)")' 2>/dev/nul
   || echo "pack-python: note: no numpy in the build venv, smoke test skipped"
 
 git rev-parse HEAD > build-python/bmmc-pack-commit.txt 2>/dev/null || echo unknown > build-python/bmmc-pack-commit.txt
-echo "pack-python: $(du -sh build-python | cut -f1) to carry; run(command=\"bash scripts/gpu-check.sh\", carry=[\"build-gpu\", \"build-python\"])"
+echo "pack-python: $(du -sh build-python | cut -f1) to copy with the tree (and build-gpu/); on the GPU host: bash scripts/gpu-check.sh"

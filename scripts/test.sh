@@ -50,7 +50,7 @@ sanitizer_tests() {
   # Abort on the first report so ctest records a failure; leaks are checked at every test's exit.
   ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$asan" -L 'core|plan|cpu|combinators|cli' --output-on-failure --parallel "$(nproc)" \
+    ctest --test-dir "$asan" -L 'core|plan|cpu|combinators|dispatch|dist|cli' --output-on-failure --parallel "$(nproc)" \
     --timeout 900
 }
 

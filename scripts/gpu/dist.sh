@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Several GPUs (issues 19 and 14, docs/DESIGN.md §9): the one script for a lent multi-GPU machine of 2, 4 or 8 GPUs
-# (nvidia-h200-x2 / -x4 / -x8, or the H100 kinds where those are what is lent).
+# Several GPUs (issues 19 and 14, docs/DESIGN.md §9): the one script for a multi-GPU host of 2, 4 or 8 GPUs
+# (H100 or H200 nodes with NVLink; measured on 2 and 4 of each).
 # Runs, with NVLink multicast kept off: the peer and NCCL engine tests, compute-sanitizer memcheck on a few of
 # them, `bmmc bench --gpus G` (every engine beside cudaMemcpy, the peer-copy bound, NCCL all-to-all and, where
 # libcustatevec.so.1 loads, cuStateVec's multi-device swap; every row verified), bmmc_nccl_bench (the portable

@@ -6,8 +6,7 @@
 # must not skip here: the fast path, the custom ops under torch.compile, CUDA graph capture) and
 # python/bench_transpose.py against PyTorch (host time per call, the 1 MiB … 4 GiB sweep, CUDA graph replay).
 # Outputs in $EXTRA_OUT: pytest.txt, bench_transpose.txt, bench_host.csv, bench_sweep.csv, bench_graph.csv.
-# Alone on the device (about 5–7 minutes on an H100):
-#   run(command="EXTRA_OUT=$OUT bash scripts/gpu/python.sh", carry=["build-python"], timeout_s=600)
+# Alone on the GPU host (about 5–7 minutes on an H100): EXTRA_OUT=DIR bash scripts/gpu/python.sh
 # BMMC_PY_BENCH_ARGS adds arguments to the benchmark (e.g. "--max-mib 512 --shapes 2" for a quick run).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

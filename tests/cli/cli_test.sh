@@ -369,6 +369,7 @@ expect_error 2 "--line-bits in 0..24 below it (-1: the default)" "$bmmc" sort --
 expect_error 2 "--reps 2000000: expected 1..100000" "$bmmc" bench --backend cpu --n 10 --reps 2000000
 expect_error 2 "--vector-bits applies to the cuda backend" "$bmmc" bench --backend cpu --n 10 --vector-bits 3
 expect_error 2 "--block-order applies to the cuda backend" "$bmmc" bench --backend cpu --n 10 --block-order input
+expect_error 2 "--variant two-pass: the cpu backend times naive and one-pass" "$bmmc" bench --backend cpu --n 10 --variant one-pass two-pass
 expect_error 2 "--output: the file name is empty" "$bmmc" gen bit-reverse --n 4 -o ''
 expect_error 2 "--out: the file name is empty" "$bmmc" sort --n 4 --random 1 --backend cpu --out ''
 expect_error 2 "--in: the file name is empty" "$bmmc" permute bit-reverse --n 4 -b 4 --in '' --out "$work/never.bin"

@@ -2,7 +2,7 @@
 // communicators from ncclCommInitAll), random data, poisoned outputs, input preserved and destroyed, random
 // BMMCs and BPCs, a rank↔local bit swap, several element sizes; ranks that disagree all throw; bad buffers are
 // refused before anything is written. One GPU runs the 1-rank cases (a purely local plan through the engine);
-// the multi-rank cases need 2 or more GPUs (nvidia-h200-x2) and skip otherwise.
+// the multi-rank cases need 2 or more GPUs of one host and skip otherwise.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>

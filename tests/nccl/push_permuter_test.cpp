@@ -2,7 +2,7 @@
 // ncclCommInitAll), random data, poisoned outputs and scratch, the input checked unchanged; one-pass push plans
 // (runs already on one rank) and two-pass ones (random BMMCs, the rank bit swapped with local bit 0) for several
 // element sizes, both through push + finish and through the copy engines in pieces (2^26 elements per rank); bad buffers refused before anything is written; ranks that disagree all throw. One GPU runs the
-// 1-rank cases; the multi-rank cases need 2 or more GPUs (nvidia-h200-x2) and skip otherwise.
+// 1-rank cases; the multi-rank cases need 2 or more GPUs of one host and skip otherwise.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>

@@ -263,6 +263,12 @@ void add_bench(CLI::App& app, Action& run) {
       const std::pair<bool, const char*> cpu_only[] = {
           {o->cpu_tile != -1, "--cpu-tile"},  {o->cpu_gather, "--cpu-gather"}, {o->cpu_transpose, "--cpu-transpose"},
           {o->cpu_direct, "--cpu-direct"},    {o->cpu_tiled, "--cpu-tiled"},   {o->cpu_avx2, "--cpu-avx2"}};
+      if (backend == Backend::Cpu && o->variants != BenchOptions{}.variants)
+        for (const std::string& v : o->variants)
+          if (v != "naive" && v != "one-pass")
+            throw UsageError(fmt::format("--variant {}: the cpu backend times naive and one-pass (with the "
+                                         "loops beside one-pass); the other variants are GPU kernels",
+                                         v));
       using Given = std::span<const std::pair<bool, const char*>>;
       for (const auto& [given, name] : backend == Backend::Cpu ? Given(gpu_only) : Given(cpu_only))
         if (given)
