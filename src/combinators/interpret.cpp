@@ -47,6 +47,7 @@ void interpret(const Program& p, std::span<T> data) {
 }
 
 void interpret(const Program& p, void* data, DType t) {
+  if (!data) throw std::invalid_argument("interpret: data is null");
   visit_dtype(t, [&](auto v) {
     using T = decltype(v);
     interpret(p, std::span<T>(static_cast<T*>(data), std::size_t{1} << p.n()));

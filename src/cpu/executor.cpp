@@ -20,6 +20,7 @@
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
+#include "bmmc/plan/plan_consistency.hpp"
 #include "bmmc/plan/planner.hpp"
 #include "direct_blocks.hpp"
 #include "loop_choice.hpp"
@@ -470,16 +471,6 @@ const Bmmc& pass_bmmc(const Pass& p) {
   return std::visit([](const auto& q) -> const Bmmc& { return q.bmmc; }, p);
 }
 
-void check_plan_shape(const Plan& plan) {
-  if (plan.passes.empty()) throw std::invalid_argument("execute_plan_cpu: the plan has no passes");
-  for (const Pass& pass : plan.passes) {
-    const int eb = std::visit([](const auto& q) { return q.elem_bytes; }, pass);
-    if (pass_bmmc(pass).n() != plan.n() || eb != plan.elem_bytes)
-      throw std::invalid_argument(fmt::format(
-          "execute_plan_cpu: a pass has n = {} and {}-byte elements but the plan has n = {} and {}-byte elements",
-          pass_bmmc(pass).n(), eb, plan.n(), plan.elem_bytes));
-  }
-}
 
 }  // namespace
 
@@ -528,7 +519,7 @@ struct CpuPermuter::Prepared {
 CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy) : CpuPermuter(std::move(plan), policy, false) {}
 
 CpuPermuter::CpuPermuter(Plan plan, const CpuPolicy& policy, bool own_plan) : policy_(policy) {
-  check_plan_shape(plan);
+  require_consistent_plan(plan, "execute_plan_cpu");
   auto p = std::make_shared<Prepared>();
   p->tables.resize(plan.passes.size());
   // Tables are built (and a malformed hand-made pass refused) here, before anything is written.
@@ -558,8 +549,16 @@ void CpuPermuter::operator()(const void* in, void* out, void* temp) const {
       throw std::invalid_argument(fmt::format(
           "execute_plan_cpu: this plan has {} passes and needs a temporary buffer of 2^{} elements; temp is null",
           passes, plan.n()));
-    check_buffers(in, temp, plan.n(), plan.elem_bytes);
-    check_buffers(temp, out, plan.n(), plan.elem_bytes);
+    // The shared buffer checks speak of an input and an output: say which pair is the temporary one.
+    const auto check_temp = [&](const void* a, void* b, const char* pair) {
+      try {
+        check_buffers(a, b, plan.n(), plan.elem_bytes);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(fmt::format("execute_plan_cpu: the temporary buffer ({}): {}", pair, e.what()));
+      }
+    };
+    check_temp(in, temp, "input -> temporary");
+    check_temp(temp, out, "temporary -> output");
   }
   const int threads = prepared_->threads;
   const void* src = in;

@@ -12,6 +12,7 @@
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/involution.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
+#include "bmmc/plan/plan_consistency.hpp"
 
 namespace bmmc {
 
@@ -134,14 +135,9 @@ struct CpuInPlacePermuter::Prepared {
 
 CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy) : policy_(policy) {
   check_elem_bytes(plan.elem_bytes);
+  require_consistent_plan(plan, "CpuInPlacePermuter");
   auto p = std::make_shared<Prepared>();
   for (const InPlacePass& pass : plan.passes) {
-    const Bmmc& f = pass_bmmc(pass);
-    if (f.n() != plan.n())
-      throw std::invalid_argument(
-          fmt::format("in-place plan for n = {} has a pass on n = {}", plan.n(), f.n()));
-    if (!is_involution(f))
-      throw std::invalid_argument("in-place plan has a pass that is not an involution; it cannot run in place");
     const auto* t = std::get_if<InvolutionPass>(&pass);
     p->tables.push_back(t ? coset_tables(t->tile) : CosetTables{});
   }

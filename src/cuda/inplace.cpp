@@ -14,6 +14,7 @@
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/plan/plan_consistency.hpp"
 
 namespace bmmc {
 
@@ -33,6 +34,8 @@ CudaInPlacePermuter::CudaInPlacePermuter(const Bmmc& bmmc, int elem_bytes, const
 }
 
 CudaInPlacePermuter::CudaInPlacePermuter(InPlacePlan plan, const GpuOptions& options) : plan_(std::move(plan)) {
+  check_elem_bytes(plan_.elem_bytes);
+  require_consistent_plan(plan_, "CudaInPlacePermuter");
   if (!options.jit)
     for (InPlacePass& p : plan_.passes)
       if (const auto* t = std::get_if<InvolutionPass>(&p))

@@ -12,6 +12,7 @@
 #include "bmmc/cuda/generic_kernel.hpp"
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/plan/plan_consistency.hpp"
 
 namespace bmmc {
 
@@ -64,7 +65,7 @@ CudaPermuter::CudaPermuter(const Bmmc& bmmc, int elem_bytes, const GpuOptions& o
 }
 
 CudaPermuter::CudaPermuter(Plan plan, const GpuOptions& options) : plan_(std::move(plan)) {
-  if (plan_.passes.empty()) throw std::invalid_argument("CudaPermuter: the plan has no passes");
+  require_consistent_plan(plan_, "CudaPermuter");
   if (!options.jit)
     for (const Pass& p : plan_.passes)
       if (const auto* t = std::get_if<TilePass>(&p); t && t->vector_bits != 0)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/subspace.hpp"
@@ -84,6 +85,44 @@ void check_dist_geometry(const Bmmc& bmmc, int rank_bits, int elem_bytes) {
   if (rank_bits < 0 || rank_bits > n || rank_bits > kMaxRankBits)
     throw std::invalid_argument(fmt::format("rank bits g = {} must lie in 0..min(n, {}) = 0..{} (n = {})", rank_bits,
                                             kMaxRankBits, std::min(n, kMaxRankBits), n));
+}
+
+void require_planned(const DistPlan& plan, const char* who) {
+  try {
+    check_dist_geometry(plan.bmmc, plan.rank_bits, plan.elem_bytes);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", who, e.what()));
+  }
+  const DistPlan want = make_dist_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes);
+  if (plan == want) return;
+  const std::pair<bool, const char*> fields[] = {
+      {plan.local_bits == want.local_bits, "local_bits"},
+      {plan.k == want.k, "k"},
+      {plan.chunk_rows == want.chunk_rows, "chunk_rows"},
+      {plan.dest_chunk_cols == want.dest_chunk_cols, "dest_chunk_cols"},
+      {plan.spread_rows == want.spread_rows, "spread_rows"},
+      {plan.piece_bits == want.piece_bits, "piece_bits"},
+      {plan.pre == want.pre, "pre"},
+      {plan.dest_rank_cols == want.dest_rank_cols, "dest_rank_cols"},
+      {plan.dest_complement == want.dest_complement, "dest_complement"},
+      {plan.chunk_of_dest_cols == want.chunk_of_dest_cols, "chunk_of_dest_cols"},
+      {plan.sender_basis == want.sender_basis, "sender_basis"},
+      {plan.sender_rep_cols == want.sender_rep_cols, "sender_rep_cols"},
+      {plan.sender_rep_complement == want.sender_rep_complement, "sender_rep_complement"},
+      {plan.round_cols == want.round_cols, "round_cols"},
+      {plan.post == want.post, "post"},
+      {plan.post_rank_cols == want.post_rank_cols, "post_rank_cols"},
+      {plan.fused_line_bits == want.fused_line_bits, "fused_line_bits"}};
+  const char* field = "a field";
+  for (const auto& [same, name] : fields)
+    if (!same) {
+      field = name;
+      break;
+    }
+  throw std::invalid_argument(fmt::format(
+      "{}: the DistPlan's {} differs from make_dist_plan's for its own bmmc, {} rank bits and {}-byte elements; a "
+      "hand-edited plan cannot be run (plan again with make_dist_plan)",
+      who, field, plan.rank_bits, plan.elem_bytes));
 }
 
 DistPlan make_dist_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes) {

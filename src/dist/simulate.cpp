@@ -168,6 +168,7 @@ DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& i
 
 DistSimReport simulate_dist_permute(const DistPlan& plan, const std::vector<const void*>& in,
                                     const std::vector<void*>& out, const DistSimOptions& options) {
+  require_planned(plan, "simulate_dist_permute");
   check_rank_buffers(plan, in, out);
   check_pieces(options.pieces);
   if (options.pieces != 1) return run_pieces(plan, in, out, options.pieces, options.depth);
@@ -191,6 +192,7 @@ DistSimReport simulate_dist_permute(const DistPlan& plan, const std::vector<cons
 
 DistSimReport simulate_dist_permute_destroying(const DistPlan& plan, const std::vector<void*>& in,
                                                const std::vector<void*>& out, const DistSimOptions& options) {
+  require_planned(plan, "simulate_dist_permute_destroying");
   check_rank_buffers(plan, std::vector<const void*>(in.begin(), in.end()), out);
   if (options.pieces != 1)
     throw std::invalid_argument(fmt::format(
@@ -209,6 +211,7 @@ DistSimReport simulate_dist_permute_destroying(const DistPlan& plan, const std::
 
 DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<const void*>& in,
                                      const std::vector<void*>& out, const DistSimOptions& options) {
+  require_planned(plan, "simulate_dist_alltoall");
   check_rank_buffers(plan, in, out);
   if (options.pieces != 1)
     throw std::invalid_argument(fmt::format("pieces = {}: the all-to-all form exchanges in one piece", options.pieces));
@@ -305,6 +308,7 @@ void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data
 }
 
 void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  require_planned(plan, "simulate_dist_fused");
   // Line bits 0 ask nothing of F, so the push plan is A itself: one pass.
   simulate_dist_push(make_push_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, 0), in, out, {});
 }

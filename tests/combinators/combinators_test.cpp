@@ -210,6 +210,7 @@ TEST(Program, ConstructorsRejectMismatches) {
   EXPECT_THROW(p.push(BmmcStep{identity(4)}), std::invalid_argument);
   std::vector<std::int32_t> v(4);
   EXPECT_THROW(interpret(compare_swap(3), std::span<std::int32_t>(v)), std::invalid_argument);
+  EXPECT_THROW(interpret(compare_swap(3), nullptr, DType::Int32), std::invalid_argument);  // was a null reference
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -99,6 +100,47 @@ TEST(CpuInPlace, BadBuffers) {
   InPlacePlan bad = make_inplace_plan(bit_reverse(8), 4);
   std::get<InvolutionPass>(bad.passes[0]).tile.bmmc = gray(8);
   EXPECT_THROW(CpuInPlacePermuter{bad}, std::invalid_argument);
+}
+
+// Hand-edited in-place plans: tables that pointed outside the array (a read row or block image beyond 2^n, a
+// block position past n, 2^40-element lanes) were run and wrote out of bounds; now every edit is refused when
+// the permuter is made, or runs to the reference result.
+TEST(CpuInPlace, HandEditedPlansRunCorrectlyOrAreRefused) {
+  for (int edit = 0; edit < 4; ++edit) {
+    InPlacePlan p = make_inplace_plan(random_involution(16, 3), 4, cpu_inplace_plan_options({}));
+    auto& t = std::get<InvolutionPass>(p.passes.at(0)).tile;
+    if (edit == 0) t.read_rows.at(0) = BitVec{1} << 16;
+    if (edit == 1) t.block_images.at(0) = BitVec{1} << 16;
+    if (edit == 2) t.block_positions.at(0) = 70;
+    if (edit == 3) t.vector_bits = 40;
+    EXPECT_THROW(CpuInPlacePermuter{p}, std::invalid_argument) << "edit " << edit;
+  }
+  std::mt19937_64 rng(5);
+  int refused = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const int n = 10 + static_cast<int>(rng() % 5);
+    const Bmmc f = random_involution(n, rng());
+    InPlacePlan p = make_inplace_plan(f, 4, cpu_inplace_plan_options({}));
+    auto* ip = p.passes.empty() ? nullptr : std::get_if<InvolutionPass>(&p.passes[0]);
+    if (!ip) continue;
+    const BitVec bit = BitVec{1} << (rng() % static_cast<unsigned>(n));
+    if (trial % 3 == 0 && !ip->tile.read_rows.empty()) ip->tile.read_rows[0] ^= bit;
+    if (trial % 3 == 1 && !ip->partner_cols.empty()) ip->partner_cols[0] ^= 1;
+    if (trial % 3 == 2 && !ip->tile.block_images.empty()) ip->tile.block_images[0] ^= bit;
+    std::vector<std::uint32_t> data(std::size_t{1} << n), want(data.size());
+    for (auto& v : data) v = static_cast<std::uint32_t>(rng());
+    permute_reference(f, data.data(), want.data(), 4);
+    std::optional<CpuInPlacePermuter> q;
+    try {
+      q.emplace(p);
+    } catch (const std::invalid_argument&) {
+      ++refused;
+      continue;
+    }
+    (*q)(data.data());
+    EXPECT_EQ(data, want) << "trial " << trial << ": an accepted hand-edited in-place plan gave a wrong result";
+  }
+  EXPECT_GT(refused, 30);
 }
 
 }  // namespace

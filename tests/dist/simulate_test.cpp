@@ -166,6 +166,47 @@ TEST(DistSimulate, PipelinedScratchIsAnEighthWith32Pieces) {
   EXPECT_EQ(simulate_dist_permute_array(plan, in.data(), out.data(), o).scratch_bytes_per_rank, plan.local_elems() * 4);
 }
 
+// A DistPlan edited by hand (each field the sweep broke: the pre- and post-pass, the schedule, the complements,
+// the geometry) is refused before anything is written, naming the field; the planner's own plan runs.
+TEST(DistSimulate, HandEditedPlansAreRefusedBeforeWriting) {
+  const DistPlan good = make_dist_plan(random_bmmc(12, 7), 2, 4);  // 4 ranks of 1024 int32
+  std::vector<std::vector<std::uint32_t>> in(4, std::vector<std::uint32_t>(1024, 1)),
+      out(4, std::vector<std::uint32_t>(1024, 7));
+  std::vector<const void*> cin;
+  std::vector<void*> vout;
+  for (int r = 0; r < 4; ++r) {
+    cin.push_back(in[r].data());
+    vout.push_back(out[r].data());
+  }
+  struct Edit {
+    const char* field;
+    void (*apply)(DistPlan&);
+  };
+  const Edit edits[] = {
+      {"post", [](DistPlan& p) { p.post = random_bmmc(p.local_bits, 3); }},
+      {"pre", [](DistPlan& p) { p.pre = random_bmmc(p.local_bits, 3); }},
+      {"round_cols", [](DistPlan& p) { p.round_cols.assign(static_cast<std::size_t>(p.k), 0xFFFF); }},
+      {"sender_rep_complement", [](DistPlan& p) { p.sender_rep_complement = 0xFF; }},
+      {"dest_complement", [](DistPlan& p) { p.dest_complement ^= 1; }},
+      {"k", [](DistPlan& p) { p.k = 11; }},
+      {"local_bits", [](DistPlan& p) { p.local_bits = 9; }},
+      {"the DistPlan's", [](DistPlan& p) { p.bmmc = random_bmmc(12, 8); }},  // the tables of another map
+      {"rank bits g = 64", [](DistPlan& p) { p.rank_bits = 64; }},
+  };
+  for (const Edit& e : edits) {
+    DistPlan p = good;
+    e.apply(p);
+    const std::string m1 = test::error_message([&] { simulate_dist_permute(p, cin, vout); });
+    const std::string m2 = test::error_message([&] { simulate_dist_alltoall(p, cin, vout); });
+    EXPECT_NE(m1.find("simulate_dist_permute: "), std::string::npos) << e.field << ": " << m1;
+    EXPECT_NE(m1.find(e.field), std::string::npos) << e.field << ": " << m1;
+    EXPECT_NE(m2.find("simulate_dist_alltoall: "), std::string::npos) << e.field << ": " << m2;
+    for (const auto& o : out)
+      for (std::uint32_t v : o) ASSERT_EQ(v, 7u) << e.field << ": output written before the error";
+  }
+  EXPECT_NO_THROW(simulate_dist_permute(good, cin, vout));
+}
+
 TEST(DistSimulate, BadBuffersAreRefusedBeforeWriting) {
   const DistPlan plan = make_dist_plan(random_bmmc(6, 1), 2, 4);  // 4 ranks of 16 elements
   std::vector<std::vector<std::uint32_t>> in(4, std::vector<std::uint32_t>(16, 1)), out(4, std::vector<std::uint32_t>(16, 7));

@@ -97,6 +97,11 @@ struct DistPlan {
 /// 0..min(n, kMaxRankBits), n is above kMaxPermuteBits, or elem_bytes is not 1, 2, 4, 8 or 16.
 DistPlan make_dist_plan(const Bmmc& bmmc, int rank_bits, int elem_bytes);
 
+/// A DistPlan is a pure function of (bmmc, rank_bits, elem_bytes), so one handed in is checked by planning
+/// again: throws std::invalid_argument (prefixed with `who`, naming the first field that differs) unless `plan`
+/// is make_dist_plan's plan for its own bmmc, rank_bits and elem_bytes. The simulations call it first.
+void require_planned(const DistPlan& plan, const char* who);
+
 /// Throws std::invalid_argument unless elem_bytes is 1, 2, 4, 8 or 16, n ≤ kMaxPermuteBits and rank_bits lies in
 /// 0..min(n, kMaxRankBits): what every distributed planner checks first.
 void check_dist_geometry(const Bmmc& bmmc, int rank_bits, int elem_bytes);
