@@ -209,6 +209,22 @@ int register_windows(const std::vector<BitVec>& dirs, int n, int bits) {
 }
 
 std::vector<ScheduledPass> schedule(const LoweredProgram& lp, ExecStrategy s, const FusionOptions& fusion) {
+  // A LoweredProgram is a plain struct a caller may build: every executor (CPU, GPU) schedules it through here,
+  // so its sizes are checked here, before any pass runs.
+  if (lp.n < 0 || lp.n > 62)
+    throw std::invalid_argument(fmt::format("schedule: the lowered program has n = {}; expected 0..62", lp.n));
+  for (std::size_t i = 0; i < lp.stages.size(); ++i) {
+    const Stage& stage = lp.stages[i];
+    if (stage.perm.n() != lp.n)
+      throw std::invalid_argument(fmt::format("schedule: stage {} permutes {} bits in a program on {} bits", i,
+                                              stage.perm.n(), lp.n));
+    if (stage.leaf && leaf_bits(*stage.leaf) > lp.n)
+      throw std::invalid_argument(fmt::format("schedule: stage {}'s leaf reads chunks of 2^{} elements; the array "
+                                              "has 2^{}",
+                                              i, leaf_bits(*stage.leaf), lp.n));
+  }
+  if (s != ExecStrategy::Folded && s != ExecStrategy::PermuteThenLeaf && s != ExecStrategy::Fused)
+    throw std::invalid_argument(fmt::format("schedule: unknown strategy {}", static_cast<int>(s)));
   if (s == ExecStrategy::Fused) {
     if (fusion.tile_bits > 24 || fusion.line_bits < 0 || fusion.line_bits >= fusion.tile_bits)
       throw std::invalid_argument(fmt::format("fusion: tile_bits {} and line_bits {}: expected 0 <= line_bits < "

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
 #include <variant>
 #include <vector>
 
@@ -174,6 +175,24 @@ TEST(Schedule, EmptyAndPurePermutationPrograms) {
     ASSERT_EQ(passes.size(), 1u);
     EXPECT_EQ(std::get<PermutePass>(passes[0]).perm, b);
   }
+}
+
+// A LoweredProgram built by hand with a stage on another n, a leaf wider than the array, n = -1 or an unknown
+// strategy is refused by schedule, which every executor calls first (before: a stage on 6 bits ran inside an
+// 8-bit program, and n = -1 shifted by a negative count).
+TEST(Schedule, HandMadeLoweredProgramsAreRefused) {
+  LoweredProgram lp;
+  lp.n = 8;
+  lp.stages.push_back(Stage{random_bmmc(6, 1), Leaf{}});
+  EXPECT_THROW(schedule(lp, ExecStrategy::PermuteThenLeaf), std::invalid_argument);
+  lp.stages = {Stage{identity(0), Leaf{}}};
+  lp.n = 0;
+  EXPECT_THROW(schedule(lp, ExecStrategy::Folded), std::invalid_argument);  // a compare-swap needs 2 elements
+  lp.n = -1;
+  lp.stages.clear();
+  EXPECT_THROW(schedule(lp, ExecStrategy::Folded), std::invalid_argument);
+  EXPECT_THROW(schedule(lower(Program(4)), static_cast<ExecStrategy>(9)), std::invalid_argument);
+  EXPECT_NO_THROW(schedule(lower(Program(4)), ExecStrategy::Folded));
 }
 
 TEST(Schedule, FusedSortingNetworkPassCounts) {

@@ -22,16 +22,9 @@
 namespace bmmc {
 namespace {
 
-bool consistent(const Plan& p) {
-  try {
-    require_consistent_plan(p, "test");
-    return true;
-  } catch (const std::invalid_argument&) {
-    return false;
-  }
-}
-
-bool consistent(const InPlacePlan& p) {
+// Whether the check accepts a Plan or an InPlacePlan.
+template <class AnyPlan>
+bool consistent(const AnyPlan& p) {
   try {
     require_consistent_plan(p, "test");
     return true;
