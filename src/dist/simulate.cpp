@@ -9,10 +9,13 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/dist/alltoall.hpp"
+#include "bmmc/dist/push_plan.hpp"
+#include "bmmc/dist/rank_swap_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "sim_comm.hpp"
 
@@ -21,6 +24,17 @@ namespace bmmc {
 namespace {
 
 using Bytes = std::vector<std::byte>;
+
+// A push or rank-swap plan handed in must be its planner's plan for its own map and geometry (both are pure
+// functions of those fields): planned again and compared, so a hand-edited table is refused before anything runs.
+template <class P>
+void require_replanned(const P& plan, const P& again, const char* who, const char* planner) {
+  if (!(plan == again))
+    throw std::invalid_argument(fmt::format(
+        "{}: the plan differs from {}'s for its own bmmc, {} rank bits and {}-byte elements; a hand-edited plan "
+        "cannot be run (plan again with {})",
+        who, planner, plan.rank_bits, plan.elem_bytes, planner));
+}
 
 // World size, pointers, alignment and overlaps, before anything is written.
 // `scratch` (optional, one per rank when given) joins the overlap check; an empty `in` checks `out` alone (in place).
@@ -252,6 +266,13 @@ DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<con
 
 void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out,
                         const std::vector<void*>& scratch, const CpuPolicy& policy) {
+  try {
+    require_replanned(plan, make_push_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, plan.line_bits),
+                      "simulate_dist_push", "make_push_plan");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    throw std::invalid_argument(what.starts_with("simulate_dist_push") ? what : "simulate_dist_push: " + what);
+  }
   const bool one_pass = plan.one_pass();
   check_rank_buffers(plan, in, out, one_pass ? nullptr : &scratch);
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
@@ -278,6 +299,13 @@ void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in
 }
 
 void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy) {
+  try {
+    require_replanned(plan, make_rank_swap_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes), "simulate_dist_swap",
+                      "make_rank_swap_plan");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    throw std::invalid_argument(what.starts_with("simulate_dist_swap") ? what : "simulate_dist_swap: " + what);
+  }
   check_rank_buffers(plan, {}, data);
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
   const int m = plan.local_bits;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bmmc/core/named.hpp"
 #include "bmmc/core/subspace.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/dist/simulate.hpp"
@@ -150,6 +151,14 @@ TEST(PushPlan, BadInputRefusedBeforeWriting) {
   EXPECT_NE(test::error_message([&] { simulate_dist_push(p, in, out, {}); }).find("0 scratch"), std::string::npos);
   EXPECT_NE(test::error_message([&] { simulate_dist_push(p, in, out, {s0.data(), out1.data() + 8}); }).find("overlaps"),
             std::string::npos);
+  // A hand-edited plan (another push map, another finish) is refused before anything is written.
+  PushPlan edited = p;
+  edited.finish = identity(p.local_bits);
+  const std::string m = test::error_message([&] { simulate_dist_push(edited, in, out, {s0.data(), s0.data()}); });
+  EXPECT_NE(m.find("simulate_dist_push: the plan differs from make_push_plan's"), std::string::npos) << m;
+  edited = p;
+  edited.push = identity(p.n());
+  EXPECT_THROW(simulate_dist_push(edited, in, out, {s0.data(), s0.data()}), std::invalid_argument);
   EXPECT_EQ(out0, std::vector<unsigned char>(256, kPoison));
   EXPECT_EQ(out1, std::vector<unsigned char>(256, kPoison));
 }

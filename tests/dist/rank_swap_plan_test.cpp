@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bmmc/core/involution.hpp"
+#include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/dist/simulate.hpp"
 #include "dist/error_message.hpp"
@@ -103,6 +104,17 @@ TEST(RankSwapPlan, WorkedExampleRankBitWithLocalBitZero) {
   EXPECT_TRUE(rank_swap_owns(8, 0x500, 0x300));    // lo = 0x300 has bit 8 set: rank 1's thread (of 0x500)
   EXPECT_FALSE(rank_swap_owns(8, 0x300, 0x500));
   EXPECT_NE(describe(top).find("lo if bit 8 of lo is 0"), std::string::npos);
+  // A hand-edited plan (owner bit, conjugation) is refused before any element moves.
+  std::vector<std::uint32_t> r0(1024, 7), r1(1024, 7);
+  for (int edit = 0; edit < 2; ++edit) {
+    RankSwapPlan bad = p;
+    if (edit == 0) bad.owner_bit = 3;
+    if (edit == 1) bad.conjugate = identity(10);
+    const std::string m = test::error_message([&] { simulate_dist_swap(bad, {r0.data(), r1.data()}); });
+    EXPECT_NE(m.find("simulate_dist_swap: the plan differs from make_rank_swap_plan's"), std::string::npos) << m;
+  }
+  EXPECT_EQ(r0, std::vector<std::uint32_t>(1024, 7));
+  EXPECT_EQ(r1, std::vector<std::uint32_t>(1024, 7));
 }
 
 // Every pair is swapped by exactly one thread, whatever the owner bit; and with the planner's owner bit the pairs
