@@ -10,6 +10,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "bmmc/core/involution.hpp"
@@ -65,47 +66,41 @@ TEST(PlanConsistency, EveryPlannedPlanIsConsistent) {
   EXPECT_GT(planned, 500);
 }
 
-// One random change to one table entry of a random tile pass (or its block order, or a second pass).
+// One random change to one table entry of a tile pass: a bit flipped in a row, block image or shared
+// address column, a block image or read row copied over another, two block positions swapped.
 void mutate(TilePass& t, std::mt19937_64& rng) {
-  auto pick = [&](auto& vec) -> auto& { return vec[rng() % vec.size()]; };
   const BitVec bit = BitVec{1} << (rng() % static_cast<unsigned>(t.n()));
-  for (;;) switch (rng() % 9) {
-      case 0:
-        if (t.read_rows.empty()) break;
-        pick(t.read_rows) ^= bit;
-        return;
-      case 1:
-        if (t.write_rows.empty()) break;
-        pick(t.write_rows) ^= bit;
-        return;
-      case 2:
-        if (t.block_images.size() < 2) break;
-        t.block_images[1] = t.block_images[0];
-        return;
-      case 3:
-        if (t.block_images.empty()) break;
-        pick(t.block_images) ^= bit;
-        return;
-      case 4:
-        if (t.store_row_cols.empty()) break;
-        pick(t.store_row_cols) ^= 1u << (rng() % 10);
-        return;
-      case 5:
-        pick(t.load_lane_cols) ^= 1u << (rng() % 10);
-        return;
-      case 6:
-        if (t.load_row_cols.empty()) break;
-        pick(t.load_row_cols) ^= 1u << (rng() % 10);
-        return;
+  const std::uint32_t address_bit = 1u << (rng() % 10);
+  // Flips `b` in a random entry of `vec`; false when it has none.
+  auto flip = [&](auto& vec, auto b) {
+    if (vec.empty()) return false;
+    vec[rng() % vec.size()] ^= b;
+    return true;
+  };
+  // Copies entry 0 over entry 1; false when there are fewer than two.
+  auto copy_first = [](auto& vec) {
+    if (vec.size() < 2) return false;
+    vec[1] = vec[0];
+    return true;
+  };
+  for (;;) {
+    bool done = false;
+    switch (rng() % 9) {
+      case 0: done = flip(t.read_rows, bit); break;
+      case 1: done = flip(t.write_rows, bit); break;
+      case 2: done = copy_first(t.block_images); break;
+      case 3: done = flip(t.block_images, bit); break;
+      case 4: done = flip(t.store_row_cols, address_bit); break;
+      case 5: done = flip(t.load_lane_cols, address_bit); break;
+      case 6: done = flip(t.load_row_cols, address_bit); break;
       case 7:
-        if (t.block_positions.size() < 2) break;
-        std::swap(t.block_positions[0], t.block_positions[1]);
-        return;
-      case 8:
-        if (t.read_rows.size() < 2) break;
-        t.read_rows[1] = t.read_rows[0];
-        return;
+        done = t.block_positions.size() >= 2;
+        if (done) std::swap(t.block_positions[0], t.block_positions[1]);
+        break;
+      case 8: done = copy_first(t.read_rows); break;
     }
+    if (done) return;
+  }
 }
 
 TEST(PlanConsistency, RefusesExactlyWhatTheCheckerFindsIncorrect) {
