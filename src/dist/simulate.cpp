@@ -17,6 +17,7 @@
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
+#include "bmmc/dist/staged_swap_plan.hpp"
 #include "sim_comm.hpp"
 
 namespace bmmc {
@@ -343,6 +344,22 @@ void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& i
 
 void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy,
                                bool by_copies) {
+  // Planned again with its own chunk size as the budget, which gives back its chunk bits if they are the planner's.
+  if (plan.local_bits != plan.n() - plan.rank_bits || plan.chunk_bits < 1 || plan.chunk_bits > plan.local_bits)
+    throw std::invalid_argument(fmt::format(
+        "simulate_dist_staged_swap: the plan has {} local bits, {} rank bits and {} chunk bits for n = {}; expected "
+        "local + rank bits = n and 1 <= chunk bits <= local bits",
+        plan.local_bits, plan.rank_bits, plan.chunk_bits, plan.n()));
+  try {
+    const std::optional<StagedSwapPlan> again =
+        make_staged_swap_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, plan.chunk_bytes(), 0);
+    if (!again) throw std::invalid_argument("its map fixes no top local bit, so it has no staged plan");
+    require_replanned(plan, *again, "simulate_dist_staged_swap", "make_staged_swap_plan");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    throw std::invalid_argument(what.starts_with("simulate_dist_staged_swap") ? what
+                                                                              : "simulate_dist_staged_swap: " + what);
+  }
   check_rank_buffers(plan, {}, data);
   // One engine's plan of f_c, the same for every chunk.
   std::optional<PushPlan> push;

@@ -15,6 +15,7 @@
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/simulate.hpp"
+#include "dist/error_message.hpp"
 #include "dist_test_support.hpp"
 
 namespace bmmc {
@@ -119,6 +120,27 @@ TEST(StagedSwapPlan, MapsThatMoveTheTopLocalBitHaveNoChunks) {
   // Chunks below 2^min_chunk_bits elements: none.
   EXPECT_FALSE(make_staged_swap_plan(test::swaps(13, {{0, 12}}), 1, 4, 16, 10));
   EXPECT_THROW(make_staged_swap_plan(identity(3), 4, 4), std::invalid_argument);  // more rank bits than n
+}
+
+// A staged plan edited by hand (another chunk map, chunk bits the map does not fix, chunk bits beyond the local
+// bits) is refused before any element moves; the planner's own plan, at any chunk budget, runs.
+TEST(StagedSwapPlan, HandEditedPlansAreRefusedBeforeMoving) {
+  const Bmmc f = test::swaps(13, {{0, 12}});  // rank bit <-> local bit 0 on 2 ranks of 2^12
+  const auto good = make_staged_swap_plan(f, 1, 4, std::size_t{4} << 8, 4);
+  ASSERT_TRUE(good);
+  std::vector<std::uint32_t> r0(4096, 7), r1(4096, 7);
+  const std::vector<void*> data = {r0.data(), r1.data()};
+  for (int edit = 0; edit < 3; ++edit) {
+    StagedSwapPlan bad = *good;
+    if (edit == 0) bad.chunk_map = identity(bad.chunk_map.n());
+    if (edit == 1) bad.chunk_bits = bad.local_bits;      // the map moves local bit 0
+    if (edit == 2) bad.chunk_bits = bad.local_bits + 3;  // beyond the local bits
+    const std::string m = test::error_message([&] { simulate_dist_staged_swap(bad, data, {}, false); });
+    EXPECT_NE(m.find("simulate_dist_staged_swap: "), std::string::npos) << edit << ": " << m;
+  }
+  EXPECT_EQ(r0, std::vector<std::uint32_t>(4096, 7));
+  EXPECT_EQ(r1, std::vector<std::uint32_t>(4096, 7));
+  EXPECT_NO_THROW(simulate_dist_staged_swap(*good, data, {}, false));
 }
 
 }  // namespace
