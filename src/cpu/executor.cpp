@@ -393,8 +393,8 @@ void execute_direct(const cpu_detail::DirectTables& d, const void* in, void* out
   const std::uint64_t units = cpu_detail::direct_units(d);
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, units)));
   if (threads == 1) return cpu_detail::run_direct(d, src, dst, 0, units);
-  // Chunks of at least 16 KiB: on small arrays a chunk per group (1 KiB) would make the shared counter's
-  // line travel between the cores once per group.
+  // Chunks of at least 128 KiB: on small arrays a chunk per group (1 KiB) made the shared counter's line travel
+  // between the cores once per group (BENCHMARKS.md "The pool spins before it sleeps").
   const std::uint64_t min_chunk = std::max<std::uint64_t>(
       1, (std::uint64_t{128} << 10) * units / array_bytes(static_cast<int>(d.n), d.elem_bytes));
   const std::uint64_t chunk = std::max<std::uint64_t>(min_chunk, units / (32 * threads));
@@ -470,7 +470,6 @@ void execute_naive_pass(const Bmmc& bmmc, int elem_bytes, const void* in, void* 
 const Bmmc& pass_bmmc(const Pass& p) {
   return std::visit([](const auto& q) -> const Bmmc& { return q.bmmc; }, p);
 }
-
 
 }  // namespace
 

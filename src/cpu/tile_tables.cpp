@@ -11,39 +11,9 @@
 namespace bmmc::cpu_detail {
 
 TileTables build_tables(const TilePass& p) {
+  // The pass comes from a plan that require_consistent_plan accepted (CpuPermuter's constructor): its shapes,
+  // ranges and the bijections below are proved there, before any table is built.
   const int k = p.vector_bits, s = p.segment_bits(), m = p.row_bits;
-  if (k < 0 || m < 0 || p.read_rows.size() != static_cast<size_t>(m) ||
-      p.write_rows.size() != static_cast<size_t>(m) || p.store_row_cols.size() != static_cast<size_t>(m) ||
-      p.load_row_cols.size() != static_cast<size_t>(m) || p.store_elem_cols.size() != static_cast<size_t>(k) ||
-      p.load_lane_cols.size() != static_cast<size_t>(s) || p.block_images.size() != p.block_positions.size() ||
-      s + m + static_cast<int>(p.block_positions.size()) != p.n() || s + m > 24 || !p.packing_valid())
-    throw std::invalid_argument(fmt::format(
-        "execute_plan_cpu: tile pass tables are inconsistent (n = {}, s = {}, m = {}, {} block bits)", p.n(), s,
-        m, p.block_positions.size()));
-  // Values that would move a run outside the arrays: every row offset, block image and the complement must be
-  // an index (< 2^n) with its low s bits clear where it is added to a run start; block positions are
-  // distinct bits in [s, n). A hand-made plan that breaks this is refused before anything is touched.
-  const int n = p.n();
-  const BitVec index_mask = low_mask(n), run_mask = low_mask(s);
-  auto bad = [&](const char* what, BitVec v) {
-    return std::invalid_argument(fmt::format(
-        "execute_plan_cpu: tile pass {} {:#x} is not an index of 2^{} elements with its low {} bits clear", what, v,
-        n, s));
-  };
-  for (BitVec r : p.read_rows)
-    if ((r & ~index_mask) != 0 || (r & run_mask) != 0) throw bad("read row", r);
-  for (BitVec r : p.write_rows)
-    if ((r & ~index_mask) != 0 || (r & run_mask) != 0) throw bad("write row", r);
-  for (BitVec v : p.block_images)
-    if ((v & ~index_mask) != 0) throw bad("block image", v);
-  if ((p.bmmc.complement() & ~index_mask) != 0) throw bad("complement", p.bmmc.complement());
-  BitVec seen = 0;
-  for (int pos : p.block_positions) {
-    if (pos < s || pos >= n || ((seen >> pos) & 1))
-      throw std::invalid_argument(fmt::format(
-          "execute_plan_cpu: tile pass block position {} must be a distinct bit in [{}, {})", pos, s, n));
-    seen |= BitVec{1} << pos;
-  }
   TileTables t;
   t.s = s;
   t.m = m;

@@ -47,7 +47,8 @@ struct TileTables {
   std::uint64_t z(std::uint64_t b) const { return origin(b).z; }
 };
 
-// Throws std::invalid_argument when the pass's tables are inconsistent (a malformed hand-made plan).
+// The tables of a pass whose plan require_consistent_plan accepted (plan/plan_consistency.hpp; CpuPermuter
+// checks every plan before it builds them).
 TileTables build_tables(const TilePass& p);
 
 }  // namespace bmmc::cpu_detail
