@@ -26,15 +26,21 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-// A push or rank-swap plan handed in must be its planner's plan for its own map and geometry (both are pure
-// functions of those fields): planned again and compared, so a hand-edited table is refused before anything runs.
-template <class P>
-void require_replanned(const P& plan, const P& again, const char* who, const char* planner) {
-  if (!(plan == again))
-    throw std::invalid_argument(fmt::format(
-        "{}: the plan differs from {}'s for its own bmmc, {} rank bits and {}-byte elements; a hand-edited plan "
-        "cannot be run (plan again with {})",
-        who, planner, plan.rank_bits, plan.elem_bytes, planner));
+// Push, rank-swap and staged-swap plans handed in must be their planner's plan for their own fields (pure
+// functions of them): `replan` plans again (throwing for a bad geometry), and any difference is refused, prefixed
+// with `who`, before anything runs.
+template <class P, class Replan>
+void require_replanned(const P& plan, const char* who, const char* planner, Replan replan) {
+  std::string error;
+  try {
+    if (!(plan == replan()))
+      error = fmt::format("the plan differs from {}'s for its own bmmc, {} rank bits and {}-byte elements; a "
+                          "hand-edited plan cannot be run (plan again with {})",
+                          planner, plan.rank_bits, plan.elem_bytes, planner);
+  } catch (const std::invalid_argument& e) {
+    error = e.what();
+  }
+  if (!error.empty()) throw std::invalid_argument(fmt::format("{}: {}", who, error));
 }
 
 // World size, pointers, alignment and overlaps, before anything is written.
@@ -267,13 +273,8 @@ DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<con
 
 void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in, const std::vector<void*>& out,
                         const std::vector<void*>& scratch, const CpuPolicy& policy) {
-  try {
-    require_replanned(plan, make_push_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, plan.line_bits),
-                      "simulate_dist_push", "make_push_plan");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    throw std::invalid_argument(what.starts_with("simulate_dist_push") ? what : "simulate_dist_push: " + what);
-  }
+  require_replanned(plan, "simulate_dist_push", "make_push_plan",
+                    [&] { return make_push_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, plan.line_bits); });
   const bool one_pass = plan.one_pass();
   check_rank_buffers(plan, in, out, one_pass ? nullptr : &scratch);
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
@@ -300,13 +301,8 @@ void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in
 }
 
 void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy) {
-  try {
-    require_replanned(plan, make_rank_swap_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes), "simulate_dist_swap",
-                      "make_rank_swap_plan");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    throw std::invalid_argument(what.starts_with("simulate_dist_swap") ? what : "simulate_dist_swap: " + what);
-  }
+  require_replanned(plan, "simulate_dist_swap", "make_rank_swap_plan",
+                    [&] { return make_rank_swap_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes); });
   check_rank_buffers(plan, {}, data);
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
   const int m = plan.local_bits;
@@ -345,21 +341,17 @@ void simulate_dist_fused(const DistPlan& plan, const std::vector<const void*>& i
 void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<void*>& data, const CpuPolicy& policy,
                                bool by_copies) {
   // Planned again with its own chunk size as the budget, which gives back its chunk bits if they are the planner's.
-  if (plan.local_bits != plan.n() - plan.rank_bits || plan.chunk_bits < 1 || plan.chunk_bits > plan.local_bits)
-    throw std::invalid_argument(fmt::format(
-        "simulate_dist_staged_swap: the plan has {} local bits, {} rank bits and {} chunk bits for n = {}; expected "
-        "local + rank bits = n and 1 <= chunk bits <= local bits",
-        plan.local_bits, plan.rank_bits, plan.chunk_bits, plan.n()));
-  try {
+  require_replanned(plan, "simulate_dist_staged_swap", "make_staged_swap_plan", [&] {
+    if (plan.local_bits != plan.n() - plan.rank_bits || plan.chunk_bits < 1 || plan.chunk_bits > plan.local_bits)
+      throw std::invalid_argument(fmt::format(
+          "the plan has {} local bits, {} rank bits and {} chunk bits for n = {}; expected local + rank bits = n "
+          "and 1 <= chunk bits <= local bits",
+          plan.local_bits, plan.rank_bits, plan.chunk_bits, plan.n()));
     const std::optional<StagedSwapPlan> again =
         make_staged_swap_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, plan.chunk_bytes(), 0);
     if (!again) throw std::invalid_argument("its map fixes no top local bit, so it has no staged plan");
-    require_replanned(plan, *again, "simulate_dist_staged_swap", "make_staged_swap_plan");
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    throw std::invalid_argument(what.starts_with("simulate_dist_staged_swap") ? what
-                                                                              : "simulate_dist_staged_swap: " + what);
-  }
+    return *again;
+  });
   check_rank_buffers(plan, {}, data);
   // One engine's plan of f_c, the same for every chunk.
   std::optional<PushPlan> push;
