@@ -245,12 +245,12 @@ def _permute_general(x, spec, out, threads):
 
 def _threads(threads) -> int:
     """threads as an int: ints and integer-likes (numpy.int64, ...) are taken; bool and float are refused, and
-    so is a count beyond a C int."""
+    so are negative counts and counts beyond a C int."""
     if isinstance(threads, (bool, float)) or not hasattr(type(threads), "__index__"):
         raise TypeError(f"threads is a {type(threads).__name__}; expected an int (0: all cores)")
     t = operator.index(threads)
-    if not -(1 << 31) <= t < 1 << 31:
-        raise ValueError(f"threads is {t}; expected a count below 2**31 (0: all cores)")
+    if not 0 <= t < 1 << 31:
+        raise ValueError(f"threads is {t}; expected 0 (all cores) or a positive count below 2**31")
     return t
 
 
@@ -284,6 +284,7 @@ def swap_index_bits(x, pairs, mask=None, *, threads: int = 0):
     framework's current stream. Example: a 2^30 complex64 state vector, swap_index_bits(sv, [(0, 29)]).
     """
     n = _log2_size(x)
+    threads = _threads(threads)
     try:
         pairs = [(int(i), int(j)) for i, j in pairs]
     except (TypeError, ValueError):

@@ -132,7 +132,7 @@ def _permute_bmmc(spec, n):
 
 def _plain_threads(threads) -> bool:
     """An int that the library takes as a thread count (a C int); anything else is the general path's to refuse."""
-    return type(threads) is int and -(1 << 31) <= threads < 1 << 31
+    return type(threads) is int and 0 <= threads < 1 << 31
 
 
 def _transpose_miss(shape, axes, threads, make_entry):

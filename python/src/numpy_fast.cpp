@@ -148,6 +148,7 @@ bool make_key(int op, PyArrayObject* x, nb::handle arg, nb::handle threads, Key&
     PyErr_Clear();
     return false;
   }
+  if (t < 0) return false;  // the general path says what is wrong
   const Py_hash_t h = PyObject_Hash(arg.ptr());
   if (h == -1) {
     PyErr_Clear();

@@ -264,6 +264,10 @@ def test_swap_index_bits_errors_leave_the_data_alone():
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
         bmmc.swap_index_bits(ro, [(1, 2)])
+    with pytest.raises(ValueError, match=r"threads is -1; expected 0 \(all cores\) or a positive count"):
+        bmmc.swap_index_bits(x, [(1, 2)], threads=-1)
+    with pytest.raises(ValueError, match="threads is -1"):
+        bmmc.permute(x, "bit-reverse", out=x, threads=-1)
     assert np.array_equal(x, before)
 
 

@@ -273,10 +273,12 @@ def test_cached_calls_refuse_what_uncached_calls_refuse():
         for bad, want in ((2.0, (TypeError, "threads is a float; expected an int (0: all cores)")),
                           (True, (TypeError, "threads is a bool; expected an int (0: all cores)")),
                           (None, (TypeError, "threads is a NoneType; expected an int (0: all cores)")),
-                          (2 ** 40, (ValueError, "threads is 1099511627776; expected a count below 2**31 (0: all "
-                                                 "cores)")),
-                          (-(2 ** 70), (ValueError, f"threads is {-(2 ** 70)}; expected a count below 2**31 (0: "
-                                                    "all cores)"))):
+                          (2 ** 40, (ValueError, "threads is 1099511627776; expected 0 (all cores) or a positive "
+                                                 "count below 2**31")),
+                          (-(2 ** 70), (ValueError, f"threads is {-(2 ** 70)}; expected 0 (all cores) or a positive "
+                                                    "count below 2**31")),
+                          # negative counts were once taken as "all cores"
+                          (-1, (ValueError, "threads is -1; expected 0 (all cores) or a positive count below 2**31"))):
             assert error_of(lambda: bmmc.transpose(x, (1, 0), threads=bad)) == want, (type(x), bad)
             assert error_of(lambda: bmmc.permute(x, "bit-reverse", threads=bad)) == want, (type(x), bad)
 

@@ -21,6 +21,7 @@ namespace bmmc {
 namespace {
 
 int thread_count(int requested, std::uint64_t work) {
+  check_cpu_threads(requested);
   int t = requested > 0 ? requested : cpu_cores();
   // Below ~64K chunks a thread start costs more than the work.
   const std::uint64_t cap = std::max<std::uint64_t>(1, work >> 16);
@@ -171,6 +172,8 @@ void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, in
 ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s, const CpuPolicy& options,
                       const FusionOptions& fusion) {
   if (!data) throw std::invalid_argument("execute_cpu: data is null");
+  check_dtype(t);  // before the first pass moves anything
+  check_cpu_threads(options.threads);
   const auto start = std::chrono::steady_clock::now();
   const std::size_t bytes = (std::size_t{1} << lp.n) * static_cast<std::size_t>(dtype_bytes(t));
   std::unique_ptr<unsigned char[]> scratch;

@@ -40,6 +40,20 @@ DType parse_dtype(std::string_view name) {
       fmt::format("unknown dtype '{}'; expected int32, uint32, float32, int64, uint64 or float64", name));
 }
 
+void check_dtype(DType t) {
+  if (static_cast<unsigned>(t) > static_cast<unsigned>(DType::Float64))
+    throw std::invalid_argument(fmt::format(
+        "the element type holds {}, which names no DType; expected int32, uint32, float32, int64, uint64 or float64",
+        static_cast<int>(t)));
+}
+
+void check_leaf(const Leaf& l) {
+  if (static_cast<unsigned>(l.kind) > static_cast<unsigned>(LeafKind::CompareSwapDesc))
+    throw std::invalid_argument(fmt::format(
+        "the leaf's kind holds {}, which names no LeafKind; expected CompareSwap or CompareSwapDesc",
+        static_cast<int>(l.kind)));
+}
+
 int dtype_bytes(DType t) noexcept {
   return t == DType::Int32 || t == DType::UInt32 || t == DType::Float32 ? 4 : 8;
 }
@@ -65,6 +79,7 @@ Program& Program::push(Step s) {
             throw std::invalid_argument(fmt::format("parm on {} bits needs a body on {} bits, got {}", n_, n_ - 1,
                                                     st.body ? st.body->n() : -1));
         } else {
+          check_leaf(st.leaf);
           if (leaf_bits(st.leaf) > n_)
             throw std::invalid_argument(fmt::format("leaf {} reads chunks of 2^{} elements; the array has 2^{}",
                                                     bmmc::to_string(st.leaf.kind), leaf_bits(st.leaf), n_));

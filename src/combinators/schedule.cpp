@@ -218,6 +218,7 @@ std::vector<ScheduledPass> schedule(const LoweredProgram& lp, ExecStrategy s, co
     if (stage.perm.n() != lp.n)
       throw std::invalid_argument(fmt::format("schedule: stage {} permutes {} bits in a program on {} bits", i,
                                               stage.perm.n(), lp.n));
+    if (stage.leaf) check_leaf(*stage.leaf);
     if (stage.leaf && leaf_bits(*stage.leaf) > lp.n)
       throw std::invalid_argument(fmt::format("schedule: stage {}'s leaf reads chunks of 2^{} elements; the array "
                                               "has 2^{}",

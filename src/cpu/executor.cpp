@@ -473,7 +473,15 @@ const Bmmc& pass_bmmc(const Pass& p) {
 
 }  // namespace
 
+void check_cpu_threads(int threads) {
+  if (threads < 0)
+    throw std::invalid_argument(
+        fmt::format("CPU threads = {}: expected 0 (as many as the array is worth, up to the cores) or a positive count",
+                    threads));
+}
+
 int resolve_cpu_threads(int threads, int n, int elem_bytes) {
+  check_cpu_threads(threads);
   if (threads > 0) return threads;
   const std::size_t bytes = array_bytes(n, elem_bytes);
   return static_cast<int>(std::clamp<std::size_t>(bytes / kBytesPerThread, 1, ThreadPool::shared().size()));

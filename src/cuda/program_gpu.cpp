@@ -116,6 +116,7 @@ int sm_count() {
 }  // namespace
 
 GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOptions& options) : n_(lp.n), type_(t) {
+  check_dtype(t);
   GpuOptions go;
   go.jit = options.jit;
   // Stage permutations repeat (the network's levels reuse them), so one CudaPermuter per distinct BMMC.

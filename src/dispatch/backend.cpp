@@ -17,7 +17,7 @@ const char* to_string(Backend b) noexcept {
     case Backend::Cpu: return "cpu";
     case Backend::Cuda: return "cuda";
   }
-  return "auto";
+  return "?";
 }
 
 const std::vector<std::string_view>& backend_names() noexcept {
@@ -61,7 +61,8 @@ Backend resolve_backend(Backend requested) {
               : "backend 'cuda' is not available: this bmmc was built without the CUDA toolkit; use the cpu or auto "
                 "backend");
   }
-  return Backend::Cpu;
+  throw std::invalid_argument(fmt::format("the backend holds {}, which names no backend; expected auto, cpu or cuda",
+                                          static_cast<int>(requested)));
 }
 
 }  // namespace bmmc

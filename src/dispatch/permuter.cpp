@@ -166,10 +166,11 @@ std::string Permuter::kernel_name() const {
 }
 
 void Permuter::operator()(void* data, StreamHandle stream) const {
-  if (!in_place())
-    throw std::invalid_argument(
-        "this Permuter runs out of place: call it with an input and an output buffer, or build it with "
-        "PermuterOptions::in_place");
+  if (!in_place())  // q(in, nullptr) lands here too: the null is taken as the stream
+    throw std::invalid_argument(fmt::format(
+        "this Permuter runs out of place but was called with one buffer ({}) and a stream ({}): call it with an "
+        "input and an output buffer, q(in, out[, stream]), or build it with PermuterOptions::in_place",
+        data, static_cast<const void*>(stream)));
   if (const auto* cpu = std::get_if<CpuInPlacePermuter>(&impl_->state)) {
     check_inplace_buffer(data, n(), elem_bytes());
     check_host_pointers(data, data);

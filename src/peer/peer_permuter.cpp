@@ -73,8 +73,15 @@ std::vector<std::shared_ptr<CudaPermuter>> per_rank(const std::vector<int>& devi
 
 }  // namespace
 
+void check_peer_engine(PeerEngine e, const char* what) {
+  if (static_cast<unsigned>(e) > static_cast<unsigned>(PeerEngine::CopyPieces))
+    throw std::invalid_argument(fmt::format("{} holds {}, which names no engine; expected auto, push, copy or copy-pieces",
+                                            what, static_cast<int>(e)));
+}
+
 PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> devices, const PeerOptions& options)
     : state_(std::make_unique<State>()) {
+  check_peer_engine(options.engine, "PeerOptions::engine");
   State& s = *state_;
   const int g = rank_bits_of_devices(devices, global.n());
   s.devices = std::move(devices);

@@ -118,6 +118,7 @@ struct PeerSwapPermuter::State {
 PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<int> devices, const GpuOptions& options,
                                    std::size_t max_staging_chunk, PeerEngine staged_engine)
     : state_(std::make_unique<State>()) {
+  check_peer_engine(staged_engine, "the staged engine");
   State& s = *state_;
   const int g = rank_bits_of_devices(devices, f.n());
   s.devices = std::move(devices);

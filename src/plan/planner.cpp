@@ -277,6 +277,20 @@ Variant resolve_variant(Variant requested, int n) noexcept {
 
 Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
   check_elem_bytes(eb);
+  // The enumerations may have been filled from integers (a binding, a configuration file): a value outside
+  // them would otherwise fall through to some default.
+  if (static_cast<unsigned>(opt.variant) > static_cast<unsigned>(Variant::Auto))
+    throw std::invalid_argument(fmt::format("PlanOptions::variant holds {}, which names no variant; expected "
+                                            "naive, tiled, tiled-banks, tiled-banks-iters, two-pass, one-pass or auto",
+                                            static_cast<int>(opt.variant)));
+  if (static_cast<unsigned>(opt.block_order) > static_cast<unsigned>(BlockOrder::Balanced))
+    throw std::invalid_argument(fmt::format("PlanOptions::block_order holds {}, which names no launch order; "
+                                            "expected coordinate, input, output or balanced",
+                                            static_cast<int>(opt.block_order)));
+  if (static_cast<unsigned>(opt.longer_runs) > static_cast<unsigned>(RunSide::Both))
+    throw std::invalid_argument(fmt::format("PlanOptions::longer_runs holds {}, which names no side; expected "
+                                            "read, write or both",
+                                            static_cast<int>(opt.longer_runs)));
   const int n = bmmc.n();
   Plan plan{resolve_variant(opt.variant, n), bmmc, eb, {}};
   // vector_bits > 4 first: eb << vector_bits overflows an int from 29 on

@@ -13,6 +13,7 @@
 #include "bmmc/combinators/lower.hpp"
 #include "bmmc/combinators/rewrite.hpp"
 #include "bmmc/core/named.hpp"
+#include "dist/error_message.hpp"
 #include "../../src/combinators/index_bits.hpp"  // internal: remove_bit, deposit_around
 
 namespace bmmc {
@@ -211,6 +212,35 @@ TEST(Program, ConstructorsRejectMismatches) {
   std::vector<std::int32_t> v(4);
   EXPECT_THROW(interpret(compare_swap(3), std::span<std::int32_t>(v)), std::invalid_argument);
   EXPECT_THROW(interpret(compare_swap(3), nullptr, DType::Int32), std::invalid_argument);  // was a null reference
+}
+
+// Enumerations filled from integers (a binding, a configuration file): refused by value before anything moves.
+TEST(Program, UnknownLeafKindsAndTypesAreRefused) {
+  const Leaf unknown{static_cast<LeafKind>(7)};
+  EXPECT_NE(test::error_message([&] { leaf(3, unknown); }).find("the leaf's kind holds 7, which names no LeafKind"),
+            std::string::npos);
+  LoweredProgram lp = lower(compare_swap(3));
+  ASSERT_TRUE(lp.stages.back().leaf);
+  lp.stages.back().leaf = unknown;
+  EXPECT_NE(test::error_message([&] { schedule(lp, ExecStrategy::Folded); }).find("names no LeafKind"),
+            std::string::npos);
+  // A program whose first pass permutes: the type is checked before that pass writes.
+  const LoweredProgram sorting = lower(then(bmmc_program(bit_reverse(3)), compare_swap(3)));
+  std::vector<std::int32_t> v = {7, 6, 5, 4, 3, 2, 1, 0};
+  const std::vector<std::int32_t> before = v;
+  const auto bad = static_cast<DType>(9);
+  EXPECT_NE(test::error_message([&] { execute_cpu(sorting, v.data(), bad); })
+                .find("the element type holds 9, which names no DType"),
+            std::string::npos);
+  EXPECT_NE(test::error_message([&] { interpret(compare_swap(3), v.data(), bad); }).find("names no DType"),
+            std::string::npos);
+  CpuPolicy negative;
+  negative.threads = -2;
+  EXPECT_NE(test::error_message([&] { execute_cpu(sorting, v.data(), DType::Int32, ExecStrategy::Fused, negative); })
+                .find("CPU threads = -2"),
+            std::string::npos);
+  EXPECT_EQ(v, before);
+  EXPECT_THROW(check_dtype(bad), std::invalid_argument);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
 #include "bmmc/permute.hpp"
+#include "dist/error_message.hpp"
 
 namespace bmmc {
 namespace {
@@ -47,6 +48,11 @@ TEST(Backend, NamesRoundTripAndUnknownNamesSayWhatIsExpected) {
     EXPECT_EQ(resolve_backend(Backend::Auto), Backend::Cpu);
     EXPECT_THROW(resolve_backend(Backend::Cuda), std::invalid_argument);
   }
+  // A value cast from an integer (a binding, a configuration file) is refused, not taken as some backend.
+  EXPECT_STREQ(to_string(static_cast<Backend>(7)), "?");
+  EXPECT_NE(test::error_message([] { resolve_backend(static_cast<Backend>(7)); })
+                .find("the backend holds 7, which names no backend; expected auto, cpu or cuda"),
+            std::string::npos);
 }
 
 TEST(FrontDoor, PermuterFromABmmcMatchesTheReferenceForEveryElementSize) {
@@ -124,6 +130,23 @@ TEST(FrontDoor, BadCallsAreRefusedBeforeAnythingIsWritten) {
   const Permuter p(b, 4, PermuterOptions{Backend::Cpu});
   EXPECT_THROW(p(in.data(), in.data()), std::invalid_argument);  // an out-of-place Permuter refuses aliasing
   EXPECT_THROW(p(in.data()), std::invalid_argument);             // and the in-place call
+  // p(in, nullptr) is the in-place overload with a null stream: the message says what it was taken as.
+  EXPECT_NE(test::error_message([&] { p(in.data(), nullptr); }).find("was called with one buffer"), std::string::npos);
+  PermuterOptions bad;
+  bad.backend = static_cast<Backend>(7);
+  EXPECT_NE(test::error_message([&] { Permuter(b, 4, bad); }).find("names no backend"), std::string::npos);
+  EXPECT_NE(test::error_message([&] { permute(b, in.data(), out.data(), 4, bad); }).find("names no backend"),
+            std::string::npos);
+  for (bool in_place : {false, true}) {  // negative thread counts were once taken as "choose"
+    PermuterOptions o{Backend::Cpu};
+    o.cpu.threads = -1;
+    o.in_place = in_place;
+    const Bmmc f = in_place ? bit_reverse(10) : b;
+    EXPECT_NE(test::error_message([&] { Permuter(f, 4, o); }).find("CPU threads = -1: expected 0"), std::string::npos);
+    EXPECT_NE(test::error_message([&] { permute(f, in.data(), in_place ? in.data() : out.data(), 4, o); })
+                  .find("CPU threads = -1"),
+              std::string::npos);
+  }
   for (int v : out) ASSERT_EQ(v, -1);
   for (int v : in) ASSERT_EQ(v, 3);
   if (!backend_available(Backend::Cuda))

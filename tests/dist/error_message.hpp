@@ -1,4 +1,4 @@
-// Test helper for the dist tests: the message of the std::invalid_argument a call throws, so that a test can
+// Test helper (dist, peer, plan, dispatch and combinator tests): the message of the std::invalid_argument a call throws, so that a test can
 // check what an error says ("no error" when the call returns).
 #pragma once
 

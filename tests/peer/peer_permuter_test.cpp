@@ -204,6 +204,11 @@ TEST(PeerPermuter, BadInputRefusedBeforeWriting) {
   check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   EXPECT_THROW(PeerPermuter(random_bmmc(18, 1), 4, {0, 0, 0}), std::invalid_argument);  // not a power of two
   EXPECT_THROW(PeerPermuter(random_bmmc(18, 1), 4, {0, count}), std::invalid_argument);  // no such device
+  PeerOptions unknown;
+  unknown.engine = static_cast<PeerEngine>(9);  // e.g. an integer from a binding
+  EXPECT_NE(test::error_message([&] { PeerPermuter(random_bmmc(18, 1), 4, {0, 0}, unknown); })
+                .find("PeerOptions::engine holds 9, which names no engine"),
+            std::string::npos);
   const PeerPermuter p(test::swaps(18, {{0, 17}}), 4, {0, 0});
   const std::size_t bytes = p.local_bytes();
   RankBuffers b = allocate({0, 0}, bytes);

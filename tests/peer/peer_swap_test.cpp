@@ -117,6 +117,11 @@ TEST(PeerSwap, BadInputRefusedBeforeWriting) {
     EXPECT_NE(message.find(part), std::string::npos) << "expected \"" << part << "\" in: " << message;
   };
   says(test::error_message([&] { p({a.get()}); }), "expected 2");
+  says(test::error_message([&] {
+         PeerSwapPermuter(test::swaps(18, {{0, 17}}), 4, {0, 0}, {}, PeerSwapPermuter::kMaxStagingChunk,
+                          static_cast<PeerEngine>(9));
+       }),
+       "the staged engine holds 9, which names no engine");
   says(test::error_message([&] { p({a.get(), nullptr}); }), "data of rank 1 is null");
   says(test::error_message([&] { p({a.get(), a.as<char>() + 256}); }), "overlaps");
   says(test::error_message([&] { p({a.get(), b.as<char>() + 4}); }), "not aligned");

@@ -6,6 +6,7 @@
 #include "bmmc/core/spec.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
 #include "bmmc/plan/plan_check.hpp"
+#include "dist/error_message.hpp"
 
 namespace bmmc {
 namespace {
@@ -94,6 +95,17 @@ TEST(PlanOptions, OutOfRangeKnobsAreRefused) {
   EXPECT_THROW(make_plan(b, 4, PlanOptions{Variant::OnePass, -1, -1, 6}), std::invalid_argument);  // 64 warps
   EXPECT_THROW(make_plan(b, 4, PlanOptions{Variant::OnePass, -1, -1, -1, {}, 0}), std::invalid_argument);
   EXPECT_THROW(make_plan(identity(4), 4, PlanOptions{Variant::OnePass}), std::invalid_argument);  // n < 5
+  // Enumerations filled from integers (a binding, a configuration file): refused by value, not defaulted.
+  PlanOptions o;
+  o.variant = static_cast<Variant>(7);
+  EXPECT_NE(test::error_message([&] { make_plan(b, 4, o); }).find("variant holds 7, which names no variant"),
+            std::string::npos);
+  o = {};
+  o.block_order = static_cast<BlockOrder>(4);
+  EXPECT_NE(test::error_message([&] { make_plan(b, 4, o); }).find("block_order holds 4"), std::string::npos);
+  o = {};
+  o.longer_runs = static_cast<RunSide>(-1);
+  EXPECT_NE(test::error_message([&] { make_plan(b, 4, o); }).find("longer_runs holds -1"), std::string::npos);
 }
 
 TEST(PlanOptions, ResolveVariant) {

@@ -20,6 +20,9 @@ const char* to_string(DType t) noexcept;
 DType parse_dtype(std::string_view name);
 /// Size of one element in bytes (4 or 8).
 int dtype_bytes(DType t) noexcept;
+/// Throws std::invalid_argument unless t is one of the DTypes (a value cast from an integer may not be). Every
+/// executor checks its type with this before it moves anything.
+void check_dtype(DType t);
 
 /// Calls f(T{}) with the C++ type of `t`.
 template <class F>
@@ -32,7 +35,8 @@ decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::UInt64: return f(std::uint64_t{});
     case DType::Float64: return f(double{});
   }
-  throw std::invalid_argument("unknown DType");
+  check_dtype(t);  // throws: t names no DType
+  throw std::logic_error("unreachable");
 }
 
 }  // namespace bmmc

@@ -36,6 +36,10 @@ constexpr int leaf_bits(const Leaf& l) noexcept {
 /// "cswap" or "cswap-desc": the names the program printer uses.
 const char* to_string(LeafKind k) noexcept;
 
+/// Throws std::invalid_argument unless l.kind is one of the LeafKinds (a value cast from an integer may not
+/// be); Program::push and schedule() call it, so no executor meets an unknown leaf.
+void check_leaf(const Leaf& l);
+
 /// Applies the leaf to one chunk of 2^leaf_bits(l) elements, v[0] being the chunk's lowest index. Comparisons
 /// use operator< only (NaN keys are not ordered by any comparison network; they end up somewhere).
 template <class T>

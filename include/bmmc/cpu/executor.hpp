@@ -49,8 +49,11 @@ PlanOptions cpu_plan_options(const CpuPolicy& policy, const Bmmc& bmmc, int elem
 /// make_plan(bmmc, elem_bytes, cpu_plan_options(policy, bmmc, elem_bytes)).
 Plan make_cpu_plan(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy = {});
 
+/// Throws std::invalid_argument for a negative thread count (CpuPolicy::threads: 0 = choose, else a count).
+void check_cpu_threads(int threads);
+
 /// The threads a CPU call runs on: `threads` when positive, else one per 512 KiB of the array's
-/// 2^n · elem_bytes bytes, from 1 up to cpu_cores().
+/// 2^n · elem_bytes bytes, from 1 up to cpu_cores(). Throws std::invalid_argument for a negative count.
 int resolve_cpu_threads(int threads, int n, int elem_bytes);
 
 /// A plan prepared for the CPU: its loop tables are built (and checked) once; run it any number of times,

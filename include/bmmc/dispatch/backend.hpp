@@ -12,7 +12,7 @@ namespace bmmc {
 
 enum class Backend { Auto, Cpu, Cuda };
 
-/// "auto", "cpu", "cuda".
+/// "auto", "cpu", "cuda" ("?" for a value outside the enumeration).
 const char* to_string(Backend b) noexcept;
 /// The inverse of to_string; throws std::invalid_argument listing the names otherwise.
 Backend parse_backend(std::string_view name);

@@ -45,6 +45,9 @@ namespace bmmc {
 
 enum class PeerEngine { Auto, Push, Copy, CopyPieces };
 const char* to_string(PeerEngine e) noexcept;
+/// Throws std::invalid_argument unless e is one of the PeerEngines (a value cast from an integer may not be);
+/// `what` names the option in the message.
+void check_peer_engine(PeerEngine e, const char* what);
 
 struct PeerOptions {
   PeerEngine engine = PeerEngine::Auto;  ///< Push, Copy or CopyPieces insist (Push and CopyPieces throw where
