@@ -161,11 +161,13 @@ void fused_pass(const FusedLeafPass& p, int n, T* data, DType t_key, int threads
 
 void fused_leaf_pass_cpu(const FusedLeafPass& pass, int n, void* data, DType t, int threads) {
   if (!data) throw std::invalid_argument("fused_leaf_pass_cpu: data is null");
+  for (const LeafPass& l : pass.leaves) check_leaf(l.leaf);  // a hand-made pass: before anything moves
   visit_dtype(t, [&](auto v) { fused_pass(pass, n, static_cast<decltype(v)*>(data), t, threads); });
 }
 
 void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, int threads) {
   if (!data) throw std::invalid_argument("leaf_pass_cpu: data is null");
+  check_leaf(leaf);
   visit_dtype(t, [&](auto v) { leaf_pass(layout, leaf, static_cast<decltype(v)*>(data), threads); });
 }
 

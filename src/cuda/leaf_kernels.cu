@@ -51,6 +51,8 @@ void launch_typed(const LeafGeometry& g, const PairParams& p, void* data, cudaSt
 }  // namespace
 
 void launch_leaf_pass(const LeafGeometry& g, const Leaf& leaf, void* data, DType t, cudaStream_t stream) {
+  check_leaf(leaf);
+  check_dtype(t);
   if (leaf_bits(leaf) != 1 || g.bits != 1)
     throw std::invalid_argument("GPU leaf pass: only pair leaves (compare-swap) are implemented on the GPU");
   if (g.n < 1) return;

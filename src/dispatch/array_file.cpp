@@ -225,6 +225,8 @@ Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::st
                                  const DistSimOptions& options) {
   const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);  // checks elem_bytes and n first
   const DistPlan plan = make_dist_plan(bmmc, dist_rank_bits(ranks, bmmc.n()), elem_bytes);
+  check_backend(backend);  // a value outside the enumeration is refused, not run on the CPU
+  check_cpu_threads(options.cpu.threads);
   if (backend == Backend::Cuda)
     throw std::invalid_argument(fmt::format(
         "{} ranks on the cuda backend: a file is not split over GPUs here; the cpu backend runs the distributed plan "

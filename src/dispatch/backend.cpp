@@ -39,7 +39,14 @@ bool has_cuda_build() noexcept {
 #endif
 }
 
+void check_backend(Backend b) {
+  if (static_cast<unsigned>(b) > static_cast<unsigned>(Backend::Cuda))
+    throw std::invalid_argument(
+        fmt::format("the backend holds {}, which names no backend; expected auto, cpu or cuda", static_cast<int>(b)));
+}
+
 bool backend_available(Backend b) noexcept {
+  if (static_cast<unsigned>(b) > static_cast<unsigned>(Backend::Cuda)) return false;
   if (b != Backend::Cuda) return true;
 #if BMMC_HAS_CUDA
   return gpu_available();
@@ -49,6 +56,7 @@ bool backend_available(Backend b) noexcept {
 }
 
 Backend resolve_backend(Backend requested) {
+  check_backend(requested);
   switch (requested) {
     case Backend::Auto: return backend_available(Backend::Cuda) ? Backend::Cuda : Backend::Cpu;
     case Backend::Cpu: return Backend::Cpu;
@@ -61,8 +69,7 @@ Backend resolve_backend(Backend requested) {
               : "backend 'cuda' is not available: this bmmc was built without the CUDA toolkit; use the cpu or auto "
                 "backend");
   }
-  throw std::invalid_argument(fmt::format("the backend holds {}, which names no backend; expected auto, cpu or cuda",
-                                          static_cast<int>(requested)));
+  return Backend::Cpu;  // not reached: check_backend refused anything else
 }
 
 }  // namespace bmmc

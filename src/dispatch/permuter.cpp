@@ -91,6 +91,7 @@ template <class Make>
 std::shared_ptr<const Permuter::Impl> Permuter::make_impl(const PermuterOptions& options, Make&& make) {
   auto impl = std::make_shared<Permuter::Impl>();
   impl->backend = resolve_backend(options.backend);
+  check_cpu_threads(options.cpu.threads);  // refused on every backend, as the Python API does
   if (impl->backend == Backend::Cpu) {
     make(impl->state, options.cpu);
   } else {
@@ -168,8 +169,9 @@ std::string Permuter::kernel_name() const {
 void Permuter::operator()(void* data, StreamHandle stream) const {
   if (!in_place())  // q(in, nullptr) lands here too: the null is taken as the stream
     throw std::invalid_argument(fmt::format(
-        "this Permuter runs out of place but was called with one buffer ({}) and a stream ({}): call it with an "
-        "input and an output buffer, q(in, out[, stream]), or build it with PermuterOptions::in_place",
+        "this Permuter runs out of place but was called with one buffer ({}, stream {}; q(in, nullptr) is such a "
+        "call): call it with an input and an output buffer, q(in, out[, stream]), or build it with "
+        "PermuterOptions::in_place",
         data, static_cast<const void*>(stream)));
   if (const auto* cpu = std::get_if<CpuInPlacePermuter>(&impl_->state)) {
     check_inplace_buffer(data, n(), elem_bytes());
@@ -235,6 +237,8 @@ struct PointerDevices {
 PermuterOptions resolve_for_pointers(const PermuterOptions& options, const void* in, const void* out, int elem_bytes,
                                      PointerDevices& where) {
   PermuterOptions o = options;
+  check_backend(o.backend);
+  check_cpu_threads(o.cpu.threads);  // before the CUDA backend drops the CPU options
 #if BMMC_HAS_CUDA
   if (o.backend != Backend::Cpu) where = {pointer_device(in), pointer_device(out)};
   if (o.backend == Backend::Auto) {

@@ -192,6 +192,7 @@ DistSimReport simulate_dist_permute(const DistPlan& plan, const std::vector<cons
   require_planned(plan, "simulate_dist_permute");
   check_rank_buffers(plan, in, out);
   check_pieces(options.pieces);
+  check_cpu_threads(options.cpu.threads);  // also where the pieces path runs without a CpuPermuter
   if (options.pieces != 1) return run_pieces(plan, in, out, options.pieces, options.depth);
   // pre-pass in → out (the send buffer), exchange out → scratch (the receive buffer), post-pass scratch → out:
   // the outputs are overwritten only after every chunk left them.
@@ -215,6 +216,7 @@ DistSimReport simulate_dist_permute_destroying(const DistPlan& plan, const std::
                                                const std::vector<void*>& out, const DistSimOptions& options) {
   require_planned(plan, "simulate_dist_permute_destroying");
   check_rank_buffers(plan, std::vector<const void*>(in.begin(), in.end()), out);
+  check_cpu_threads(options.cpu.threads);
   if (options.pieces != 1)
     throw std::invalid_argument(fmt::format(
         "pieces = {}: the input-destroyed mode exchanges in one piece (pipelining needs the input-preserved mode)",
@@ -234,6 +236,7 @@ DistSimReport simulate_dist_alltoall(const DistPlan& plan, const std::vector<con
                                      const std::vector<void*>& out, const DistSimOptions& options) {
   require_planned(plan, "simulate_dist_alltoall");
   check_rank_buffers(plan, in, out);
+  check_cpu_threads(options.cpu.threads);
   if (options.pieces != 1)
     throw std::invalid_argument(fmt::format("pieces = {}: the all-to-all form exchanges in one piece", options.pieces));
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
@@ -277,6 +280,7 @@ void simulate_dist_push(const PushPlan& plan, const std::vector<const void*>& in
                     [&] { return make_push_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes, plan.line_bits); });
   const bool one_pass = plan.one_pass();
   check_rank_buffers(plan, in, out, one_pass ? nullptr : &scratch);
+  check_cpu_threads(policy.threads);  // before the push writes the scratch, not when the finish is made
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
   const int m = plan.local_bits;
   const BitVec lmask = low_mask(m);
@@ -304,6 +308,7 @@ void simulate_dist_swap(const RankSwapPlan& plan, const std::vector<void*>& data
   require_replanned(plan, "simulate_dist_swap", "make_rank_swap_plan",
                     [&] { return make_rank_swap_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes); });
   check_rank_buffers(plan, {}, data);
+  check_cpu_threads(policy.threads);
   const std::size_t eb = static_cast<std::size_t>(plan.elem_bytes);
   const int m = plan.local_bits;
   const BitVec lmask = low_mask(m);
@@ -353,6 +358,7 @@ void simulate_dist_staged_swap(const StagedSwapPlan& plan, const std::vector<voi
     return *again;
   });
   check_rank_buffers(plan, {}, data);
+  check_cpu_threads(policy.threads);  // before the first chunk is permuted
   // One engine's plan of f_c, the same for every chunk.
   std::optional<PushPlan> push;
   std::optional<DistPlan> copies;

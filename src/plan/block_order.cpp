@@ -41,6 +41,10 @@ std::vector<std::uint64_t> block_order_columns(const BitMatrix& a, const Subspac
   const int n = tile_space.n();
   if (a.rows() != n || a.cols() != n)
     throw std::invalid_argument(fmt::format("block order: A is {}x{}, the tile space has {} bits", a.rows(), a.cols(), n));
+  if (static_cast<unsigned>(order) > static_cast<unsigned>(BlockOrder::Balanced))
+    throw std::invalid_argument(fmt::format("block order: {} names no launch order; expected coordinate, input, output "
+                                            "or balanced",
+                                            static_cast<int>(order)));
   if (order == BlockOrder::Coordinate) return {};
   const std::vector<int> w = tile_space.coordinate_complement();
   const BitMatrix ainv = a.inverse();

@@ -103,6 +103,7 @@ const Bmmc& pass_bmmc(const InPlacePass& p) {
 InPlacePass make_involution_pass(const Bmmc& f, int eb, const PlanOptions& opt, BitVec mask_bits,
                                  BitVec mask_value) {
   check_elem_bytes(eb);
+  check_plan_options(opt);
   if (!is_involution(f))
     throw std::invalid_argument(fmt::format(
         "the permutation is not an involution (A·A ≠ I or A·c ≠ c), so one in-place pass cannot run it; "
@@ -155,6 +156,7 @@ InPlacePass make_involution_pass(const Bmmc& f, int eb, const PlanOptions& opt, 
 
 InPlacePlan make_inplace_plan(const Bmmc& f, int eb, const PlanOptions& opt) {
   check_elem_bytes(eb);
+  check_plan_options(opt);  // also for the identity, which has no factors
   const InvolutionFactorization fac = factor_involutions_explained(f);
   InPlacePlan plan{f, eb, fac.route, {}};
   for (const Bmmc& g : fac.factors) plan.passes.push_back(make_involution_pass(g, eb, opt));
@@ -164,6 +166,7 @@ InPlacePlan make_inplace_plan(const Bmmc& f, int eb, const PlanOptions& opt) {
 InPlacePlan make_swap_plan(int n, const std::vector<std::pair<int, int>>& pairs, int eb, const PlanOptions& opt,
                            BitVec mask_bits, BitVec mask_value) {
   check_elem_bytes(eb);
+  check_plan_options(opt);  // also when the swaps are the identity and no pass is planned
   const Bmmc f = swap_index_bits(n, pairs);
   check_mask(f, mask_bits, mask_value);
   InPlacePlan plan{f, eb, f.is_identity() ? "identity" : "involution", {}, mask_bits, mask_value};

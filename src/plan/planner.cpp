@@ -275,10 +275,9 @@ Variant resolve_variant(Variant requested, int n) noexcept {
   return n < kLaneBits ? Variant::Naive : Variant::OnePass;
 }
 
-Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
-  check_elem_bytes(eb);
-  // The enumerations may have been filled from integers (a binding, a configuration file): a value outside
-  // them would otherwise fall through to some default.
+void check_plan_options(const PlanOptions& opt) {
+  // Filled from integers (a binding, a configuration file), a value outside an enumeration would otherwise fall
+  // through to some default.
   if (static_cast<unsigned>(opt.variant) > static_cast<unsigned>(Variant::Auto))
     throw std::invalid_argument(fmt::format("PlanOptions::variant holds {}, which names no variant; expected "
                                             "naive, tiled, tiled-banks, tiled-banks-iters, two-pass, one-pass or auto",
@@ -291,6 +290,11 @@ Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
     throw std::invalid_argument(fmt::format("PlanOptions::longer_runs holds {}, which names no side; expected "
                                             "read, write or both",
                                             static_cast<int>(opt.longer_runs)));
+}
+
+Plan make_plan(const Bmmc& bmmc, int eb, const PlanOptions& opt) {
+  check_elem_bytes(eb);
+  check_plan_options(opt);
   const int n = bmmc.n();
   Plan plan{resolve_variant(opt.variant, n), bmmc, eb, {}};
   // vector_bits > 4 first: eb << vector_bits overflows an int from 29 on

@@ -241,6 +241,17 @@ TEST(Program, UnknownLeafKindsAndTypesAreRefused) {
             std::string::npos);
   EXPECT_EQ(v, before);
   EXPECT_THROW(check_dtype(bad), std::invalid_argument);
+  // The leaf executors called directly with a hand-made leaf (kind 7 ran as an ascending compare-swap, or not at all).
+  EXPECT_NE(test::error_message([&] { leaf_pass_cpu(identity(3), unknown, v.data(), DType::Int32); })
+                .find("names no LeafKind"),
+            std::string::npos);
+  const std::vector<ScheduledPass> fused = schedule(lower(compare_swap(3)), ExecStrategy::Fused, FusionOptions{3, 0});
+  ASSERT_EQ(fused.size(), 1u);
+  FusedLeafPass hand = std::get<FusedLeafPass>(fused[0]);
+  for (LeafPass& l : hand.leaves) l.leaf = unknown;
+  EXPECT_NE(test::error_message([&] { fused_leaf_pass_cpu(hand, 3, v.data(), DType::Int32); }).find("names no LeafKind"),
+            std::string::npos);
+  EXPECT_EQ(v, before);
 }
 
 }  // namespace

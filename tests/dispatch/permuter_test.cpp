@@ -50,6 +50,7 @@ TEST(Backend, NamesRoundTripAndUnknownNamesSayWhatIsExpected) {
   }
   // A value cast from an integer (a binding, a configuration file) is refused, not taken as some backend.
   EXPECT_STREQ(to_string(static_cast<Backend>(7)), "?");
+  EXPECT_FALSE(backend_available(static_cast<Backend>(7)));
   EXPECT_NE(test::error_message([] { resolve_backend(static_cast<Backend>(7)); })
                 .find("the backend holds 7, which names no backend; expected auto, cpu or cuda"),
             std::string::npos);
@@ -259,6 +260,18 @@ TEST_F(ArrayFile, BadInputLeavesTheOutputAsItWas) {
   }
   EXPECT_THROW(permute_file(b, 3, path("short.bin"), path("out.bin"), cpu), std::invalid_argument);
   EXPECT_THROW(permute_file(b, 4, path("missing.bin"), path("out.bin"), cpu), std::invalid_argument);
+  // On simulated ranks: a backend outside the enumeration (it ran on the CPU), a negative thread count.
+  write(path("in.bin"), random_bytes(1024, 2));
+  EXPECT_NE(test::error_message([&] {
+              permute_file_distributed(b, 4, path("in.bin"), path("out.bin"), 4, static_cast<Backend>(7));
+            }).find("names no backend"),
+            std::string::npos);
+  DistSimOptions negative;
+  negative.cpu.threads = -1;
+  EXPECT_NE(test::error_message([&] {
+              permute_file_distributed(b, 4, path("in.bin"), path("out.bin"), 4, Backend::Cpu, negative);
+            }).find("CPU threads = -1"),
+            std::string::npos);
   EXPECT_EQ(read(path("out.bin")), (std::vector<unsigned char>{'k', 'e', 'e', 'p'}));
   for (const auto& e : std::filesystem::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().find(".bmmc-"), std::string::npos) << "temporary left behind";

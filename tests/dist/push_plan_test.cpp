@@ -149,6 +149,15 @@ TEST(PushPlan, BadInputRefusedBeforeWriting) {
   const std::vector<void*> out = {out0.data(), out1.data()};
   // A two-pass plan without scratch, and scratch that overlaps an output.
   EXPECT_NE(test::error_message([&] { simulate_dist_push(p, in, out, {}); }).find("0 scratch"), std::string::npos);
+  // A negative thread count: refused before the push writes the scratch (it was refused only by the finish).
+  std::vector<unsigned char> s1(256, kPoison);
+  CpuPolicy negative;
+  negative.threads = -1;
+  EXPECT_NE(test::error_message([&] { simulate_dist_push(p, in, out, {s0.data(), s1.data()}, negative); })
+                .find("CPU threads = -1"),
+            std::string::npos);
+  EXPECT_EQ(s0, std::vector<unsigned char>(256, kPoison));
+  EXPECT_EQ(s1, std::vector<unsigned char>(256, kPoison));
   EXPECT_NE(test::error_message([&] { simulate_dist_push(p, in, out, {s0.data(), out1.data() + 8}); }).find("overlaps"),
             std::string::npos);
   // A hand-edited plan (another push map, another finish) is refused before anything is written.

@@ -242,6 +242,13 @@ TEST(DistSimulate, BadBuffersAreRefusedBeforeWriting) {
   EXPECT_NE(msg([&] { simulate_dist_permute(plan, cin, vout, o); }).find("at least one piece"), std::string::npos);
   o.pieces = 3;
   EXPECT_NE(msg([&] { simulate_dist_permute_destroying(plan, vin, vout, o); }).find("input-destroyed"), std::string::npos);
+  // A negative CPU thread count, also on the pieces path (which runs no CpuPermuter).
+  for (int pieces : {1, 4}) {
+    DistSimOptions t;
+    t.pieces = pieces;
+    t.cpu.threads = -1;
+    EXPECT_NE(msg([&] { simulate_dist_permute(plan, cin, vout, t); }).find("CPU threads = -1"), std::string::npos);
+  }
   // Depth: below 2, or deeper than the most pieces there can be (it only took memory: 10^6 took 2.8 GB).
   for (int depth : {1, (1 << kPieceBits) + 1, 1000000}) {
     DistSimOptions d;

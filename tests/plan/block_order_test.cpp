@@ -136,6 +136,17 @@ TEST(BlockOrder, EveryOrderedPlanPassesTheChecker) {
   }
 }
 
+TEST(BlockOrder, AnOrderOutsideTheEnumerationIsRefused) {
+  const Plan plan = make_plan(random_bmmc(12, 3), 4);
+  const auto& p = std::get<TilePass>(plan.passes[0]);
+  try {
+    block_order_columns(p.bmmc.matrix(), tile_space(p), static_cast<BlockOrder>(9));
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("block order: 9 names no launch order"), std::string::npos) << e.what();
+  }
+}
+
 TEST(BlockOrder, TheCheckerRefusesALaunchOrderThatIsNotABijection) {
   Plan plan = make_plan(random_bmmc(16, 3), 4);
   ASSERT_GE(std::get<TilePass>(plan.passes[0]).block_positions.size(), 2u);

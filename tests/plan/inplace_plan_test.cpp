@@ -177,6 +177,19 @@ TEST(InPlacePlan, Errors) {
   PlanOptions tiny;
   tiny.max_tile_bytes = 64;
   EXPECT_NE(error_of([&] { make_inplace_plan(bit_reverse(12), 4, tiny); }).find("two tiles"), std::string::npos);
+  // Enumerations filled from integers: refused as make_plan refuses them (an unknown variant ran as auto).
+  PlanOptions unknown;
+  unknown.variant = static_cast<Variant>(7);
+  for (const auto& plan : std::vector<std::function<void()>>{[&] { make_inplace_plan(bit_reverse(12), 4, unknown); },
+                                                               [&] { make_inplace_plan(identity(12), 4, unknown); },
+                                                               [&] { make_swap_plan(12, {{0, 11}}, 4, unknown); },
+                                                               [&] { make_swap_plan(12, {}, 4, unknown); },
+                                                               [&] { make_involution_pass(bit_reverse(12), 4, unknown); }})
+    EXPECT_NE(error_of(plan).find("PlanOptions::variant holds 7"), std::string::npos);
+  unknown = {};
+  unknown.longer_runs = static_cast<RunSide>(3);
+  EXPECT_NE(error_of([&] { make_inplace_plan(bit_reverse(12), 4, unknown); }).find("longer_runs holds 3"),
+            std::string::npos);
 }
 
 TEST(InPlacePlan, CheckerCatchesARace) {

@@ -26,7 +26,8 @@ struct ExecStats {
   double ms = 0;                ///< wall time of the whole run
 };
 
-/// One leaf pass in place through `layout` (logical y = layout·x ⊕ c). threads ≤ 0: hardware_concurrency.
+/// One leaf pass in place through `layout` (logical y = layout·x ⊕ c). threads 0: every core (capped by the
+/// work); negative: std::invalid_argument, as is a leaf or type outside its enumeration.
 void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, int threads = 0);
 
 /// One fused pass (several leaves, one tile per coset of its V') in place on 2^n elements.

@@ -37,7 +37,7 @@ constexpr int leaf_bits(const Leaf& l) noexcept {
 const char* to_string(LeafKind k) noexcept;
 
 /// Throws std::invalid_argument unless l.kind is one of the LeafKinds (a value cast from an integer may not
-/// be); Program::push and schedule() call it, so no executor meets an unknown leaf.
+/// be); Program::push, schedule() and the leaf executors call it, so no unknown leaf runs.
 void check_leaf(const Leaf& l);
 
 /// Applies the leaf to one chunk of 2^leaf_bits(l) elements, v[0] being the chunk's lowest index. Comparisons

@@ -21,10 +21,13 @@ const std::vector<std::string_view>& backend_names() noexcept;
 
 /// Was the library built with the CUDA runtime?
 bool has_cuda_build() noexcept;
-/// Can `b` run here (Auto and Cpu always can; Cuda needs a CUDA build and a usable GPU)? Never throws.
+/// Throws std::invalid_argument unless b is one of the Backends (a value cast from an integer may not be).
+void check_backend(Backend b);
+/// Can `b` run here (Auto and Cpu always can; Cuda needs a CUDA build and a usable GPU; a value outside the
+/// enumeration never)? Never throws.
 bool backend_available(Backend b) noexcept;
 /// Auto → Cuda when available, else Cpu; Cpu → Cpu; Cuda → Cuda, or std::invalid_argument saying why it is
-/// unavailable (no CUDA in this build, or no usable GPU / driver).
+/// unavailable (no CUDA in this build, or no usable GPU / driver) or that `requested` names no backend.
 Backend resolve_backend(Backend requested);
 
 }  // namespace bmmc

@@ -90,17 +90,17 @@ struct TilePass {
   /// each access hits the banks the word layout hits). A 2^16-element tile takes 64 KiB instead of 256, which
   /// lets 1-byte elements have 8-byte lanes and 256-byte runs.
   bool packed_bytes = false;
-  std::vector<BitVec> read_rows;        ///< R: m vectors, low s bits clear
-  std::vector<BitVec> write_rows;       ///< U: m vectors, low s bits clear
-  std::vector<int> block_positions;     ///< W: bit positions that the block index is deposited at
-  std::vector<BitVec> block_images;     ///< A·e_w for w in W
+  std::vector<BitVec> read_rows{};        ///< R: m vectors, low s bits clear
+  std::vector<BitVec> write_rows{};       ///< U: m vectors, low s bits clear
+  std::vector<int> block_positions{};     ///< W: bit positions that the block index is deposited at
+  std::vector<BitVec> block_images{};     ///< A·e_w for w in W
   /// M: the i-th block launched is block M·i (column j = the block bits of launch bit j). Empty = identity.
   /// A bijection of the block indices, so it changes which cosets run together, never what a block does.
-  std::vector<std::uint64_t> block_order;
-  std::vector<std::uint32_t> store_row_cols;   ///< Λρ: shared address (word, or byte when packed) of row vector i
-  std::vector<std::uint32_t> store_elem_cols;  ///< Λe: shared address of element bit i (k of them)
-  std::vector<std::uint32_t> load_row_cols;    ///< Gσ: m columns
-  std::vector<std::uint32_t> load_lane_cols;   ///< Gτ: s columns (element bits first, then lane bits)
+  std::vector<std::uint64_t> block_order{};
+  std::vector<std::uint32_t> store_row_cols{};   ///< Λρ: shared address (word, or byte when packed) of row vector i
+  std::vector<std::uint32_t> store_elem_cols{};  ///< Λe: shared address of element bit i (k of them)
+  std::vector<std::uint32_t> load_row_cols{};    ///< Gσ: m columns
+  std::vector<std::uint32_t> load_lane_cols{};   ///< Gτ: s columns (element bits first, then lane bits)
 
   int n() const { return bmmc.n(); }
   int segment_bits() const { return vector_bits + kLaneBits; }  ///< s

@@ -57,6 +57,10 @@ struct PlanOptions {
 /// (n < kLaneBits) and one-pass otherwise; every other variant is returned as is.
 Variant resolve_variant(Variant requested, int n) noexcept;
 
+/// Throws std::invalid_argument when options.variant, block_order or longer_runs holds a value outside its
+/// enumeration (an integer cast by a binding or a configuration file); make_plan and the in-place planner call it.
+void check_plan_options(const PlanOptions& options);
+
 /// Throws std::invalid_argument for an unsupported element size, bad options, or a tiled variant asked
 /// for a BMMC that is not tiled.
 Plan make_plan(const Bmmc& bmmc, int elem_bytes, const PlanOptions& options = {});
