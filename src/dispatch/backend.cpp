@@ -39,14 +39,20 @@ bool has_cuda_build() noexcept {
 #endif
 }
 
+namespace {
+
+bool names_a_backend(Backend b) { return static_cast<unsigned>(b) <= static_cast<unsigned>(Backend::Cuda); }
+
+}  // namespace
+
 void check_backend(Backend b) {
-  if (static_cast<unsigned>(b) > static_cast<unsigned>(Backend::Cuda))
+  if (!names_a_backend(b))
     throw std::invalid_argument(
         fmt::format("the backend holds {}, which names no backend; expected auto, cpu or cuda", static_cast<int>(b)));
 }
 
 bool backend_available(Backend b) noexcept {
-  if (static_cast<unsigned>(b) > static_cast<unsigned>(Backend::Cuda)) return false;
+  if (!names_a_backend(b)) return false;
   if (b != Backend::Cuda) return true;
 #if BMMC_HAS_CUDA
   return gpu_available();

@@ -237,8 +237,7 @@ struct PointerDevices {
 PermuterOptions resolve_for_pointers(const PermuterOptions& options, const void* in, const void* out, int elem_bytes,
                                      PointerDevices& where) {
   PermuterOptions o = options;
-  check_backend(o.backend);
-  check_cpu_threads(o.cpu.threads);  // before the CUDA backend drops the CPU options
+  check_cpu_threads(o.cpu.threads);  // before the CUDA backend drops the CPU options (resolve_backend checks the backend)
 #if BMMC_HAS_CUDA
   if (o.backend != Backend::Cpu) where = {pointer_device(in), pointer_device(out)};
   if (o.backend == Backend::Auto) {
