@@ -58,9 +58,10 @@ void fill_random(unsigned char* p, std::size_t bytes) {
   }
 }
 
-// The baseline on the permutation's own terms: the same worker pool and the same thread count (one thread,
-// no pool, where the permutation runs single-threaded). Chunks are multiples of 64 bytes so no two threads
-// share a cache line.
+// The baseline on the permutation's own terms: the same worker pool and the threads the permutation keeps busy
+// (CpuPermuter::threads_used: one thread, no pool, where the permutation runs on the caller alone — before,
+// `--threads 2` split a 16 KiB copy that the permutation ran on one thread and timed a worker's wake-up,
+// ~100 µs against 0.17). Chunks are multiples of 64 bytes so no two threads share a cache line.
 void pool_memcpy(unsigned char* dst, const unsigned char* src, std::size_t bytes, int threads) {
   if (threads <= 1) {
     std::memcpy(dst, src, bytes);
@@ -111,7 +112,7 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
   const unsigned char* i = in.get();
   // Prepared once, as a caller that permutes many arrays would (bmmc::permute's cache does the same).
   const CpuPermuter one_pass(bmmc, elem_bytes, options);
-  const int threads = one_pass.threads();  // options.threads, or what the array size gets by default
+  const int threads = one_pass.threads_used();  // what options.threads (or the default) keeps busy on this array
   std::vector<Timed> variants = {
       {"memcpy", [&] { pool_memcpy(o, i, bytes, threads); }, i, {}},
       {"memcpy-1t", [&] { std::memcpy(o, i, bytes); }, i, {}},
@@ -147,7 +148,7 @@ std::vector<BenchRow> bench_cpu(const Bmmc& bmmc, int elem_bytes, int reps, CpuP
   // The direct group loop's probe: its loads and stores with no permutes, what the access pattern alone
   // costs (single thread; its output is not the permutation, so it is checked only for running).
   std::optional<cpu_detail::DirectTables> probe_tables;
-  if (loop.starts_with("direct-transpose") && one_pass.threads() == 1)
+  if (loop.starts_with("direct-transpose") && threads == 1)
     probe_tables = cpu_detail::make_direct_tables(bmmc, elem_bytes, true, options.avx512);
   if (probe_tables && probe_tables->groups)
     variants.push_back({"one-pass-probe",

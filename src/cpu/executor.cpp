@@ -194,19 +194,35 @@ bool auto_transposes(int elem_bytes, bool bpc) {
   });
 }
 
-// The direct loop over its units (groups or walk rows), split over the pool like the tile blocks.
+// The pool's chunk for the direct loop's units (groups or walk rows): at least 128 KiB, since on small arrays a
+// chunk per group (1 KiB) made the shared counter's line travel between the cores once per group
+// (BENCHMARKS.md "The pool spins before it sleeps"); else 32 chunks a thread, so a stalled vCPU holds up little.
+std::uint64_t direct_chunk(const cpu_detail::DirectTables& d, int threads) {
+  const std::uint64_t units = cpu_detail::direct_units(d);
+  const std::uint64_t min_chunk = std::max<std::uint64_t>(
+      1, (std::uint64_t{128} << 10) * units / array_bytes(static_cast<int>(d.n), d.elem_bytes));
+  return std::max<std::uint64_t>(min_chunk, units / (32 * static_cast<std::uint64_t>(threads)));
+}
+
+// The tile loop's chunk of blocks: at least 16 (where there are that many), so that the next-block prefetch is
+// lost only at chunk edges; else 32 chunks a thread.
+std::uint64_t tile_chunk(std::uint64_t blocks, int threads) {
+  return std::max<std::uint64_t>(std::min<std::uint64_t>(16, blocks), blocks / (32 * static_cast<std::uint64_t>(threads)));
+}
+
+// How many of `threads` participants a pool call over `count` units in chunks of `chunk` keeps busy.
+int busy_threads(std::uint64_t count, std::uint64_t chunk, int threads) {
+  return static_cast<int>(std::clamp<std::uint64_t>((count + chunk - 1) / chunk, 1, std::max(threads, 1)));
+}
+
+// The direct loop over its units, split over the pool like the tile blocks.
 void execute_direct(const cpu_detail::DirectTables& d, const void* in, void* out, int threads) {
   const auto* src = static_cast<const unsigned char*>(in);
   auto* dst = static_cast<unsigned char*>(out);
   const std::uint64_t units = cpu_detail::direct_units(d);
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, units)));
   if (threads == 1) return cpu_detail::run_direct(d, src, dst, 0, units);
-  // Chunks of at least 128 KiB: on small arrays a chunk per group (1 KiB) made the shared counter's line travel
-  // between the cores once per group (BENCHMARKS.md "The pool spins before it sleeps").
-  const std::uint64_t min_chunk = std::max<std::uint64_t>(
-      1, (std::uint64_t{128} << 10) * units / array_bytes(static_cast<int>(d.n), d.elem_bytes));
-  const std::uint64_t chunk = std::max<std::uint64_t>(min_chunk, units / (32 * threads));
-  ThreadPool::shared().run(units, chunk, threads, [&](std::uint64_t begin, std::uint64_t end, int) {
+  ThreadPool::shared().run(units, direct_chunk(d, threads), threads, [&](std::uint64_t begin, std::uint64_t end, int) {
     cpu_detail::run_direct(d, src, dst, begin, end);
   });
 }
@@ -237,9 +253,7 @@ void execute_tile_pass(const TilePass& p, const PassTables& pt, const void* in, 
   };
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, t.blocks)));
   if (threads == 1) return blocks(0, t.blocks, 0);
-  const std::uint64_t chunk =
-      std::max<std::uint64_t>(std::min<std::uint64_t>(16, t.blocks), t.blocks / (32 * threads));
-  ThreadPool::shared().run(t.blocks, chunk, threads, blocks);
+  ThreadPool::shared().run(t.blocks, tile_chunk(t.blocks, threads), threads, blocks);
 }
 
 // out[A·x ⊕ c] = in[x] for x in [begin, end), keeping y = A·x ⊕ c incrementally as the reference does.
@@ -352,6 +366,24 @@ CpuPermuter::CpuPermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& poli
 
 const Plan& CpuPermuter::plan() const noexcept { return prepared_->plan; }
 int CpuPermuter::threads() const noexcept { return prepared_->threads; }
+
+int CpuPermuter::threads_used() const noexcept {
+  const Plan& plan = prepared_->plan;
+  const int threads = prepared_->threads;
+  int used = 1;
+  for (std::size_t i = 0; i < plan.passes.size(); ++i) {
+    const PassTables& pt = prepared_->tables[i];
+    int pass = threads;  // a naive pass: one equal slice a thread
+    if (!std::holds_alternative<TilePass>(plan.passes[i]))
+      pass = busy_threads(std::uint64_t{1} << plan.n(), 1, threads);
+    else if (pt.direct)
+      pass = busy_threads(cpu_detail::direct_units(*pt.direct), direct_chunk(*pt.direct, threads), threads);
+    else
+      pass = busy_threads(pt.tile.blocks, tile_chunk(pt.tile.blocks, threads), threads);
+    used = std::max(used, pass);
+  }
+  return used;
+}
 
 std::size_t CpuPermuter::temp_bytes() const noexcept { return prepared_->plan.temp_bytes(); }
 

@@ -312,6 +312,24 @@ TEST(CpuExecutor, RefusesBadArgumentsAndWritesNothing) {
   }
 }
 
+// threads_used: what a call keeps busy, by the loops' own chunk rules (≥ 128 KiB a chunk for the direct loop,
+// ≥ 16 tile blocks), so the benchmark's memcpy baseline runs on the same threads as the permutation.
+TEST(CpuExecutor, ThreadsUsedFollowTheChunkRules) {
+  const CpuPermuter small(random_bmmc(14, 1), 1, CpuPolicy{2});  // 16 KiB: one direct chunk
+  EXPECT_EQ(small.threads(), 2);
+  EXPECT_EQ(small.threads_used(), 1);
+  EXPECT_EQ(CpuPermuter(random_bmmc(14, 1), 4, CpuPolicy{}).threads_used(), 1) << "64 KiB, default threads";
+  EXPECT_EQ(CpuPermuter(random_bmmc(16, 1), 4, CpuPolicy{2}).threads_used(), 2) << "256 KiB: two direct chunks";
+  EXPECT_EQ(CpuPermuter(random_bmmc(16, 1), 4, CpuPolicy{3}).threads_used(), 2) << "two chunks for three threads";
+  // The tile loop: 2^16 int32 in tiles of 2^15 elements are two blocks, one chunk; 2^22 in tiles of 2^15
+  // are 128 blocks, eight chunks of 16.
+  EXPECT_EQ(CpuPermuter(random_bmmc(16, 1), 4, CpuPolicy{4, 15, std::nullopt, false}).threads_used(), 1);
+  EXPECT_EQ(CpuPermuter(random_bmmc(22, 1), 4, CpuPolicy{4, 15, std::nullopt, false}).threads_used(), 4);
+  EXPECT_EQ(CpuPermuter(random_bmmc(22, 1), 4, CpuPolicy{1}).threads_used(), 1);
+  EXPECT_EQ(CpuPermuter(random_bmmc(3, 1), 4, CpuPolicy{4}).threads_used(), 4) << "a naive pass: one slice a thread";
+  EXPECT_EQ(CpuPermuter(random_bmmc(1, 1), 4, CpuPolicy{4}).threads_used(), 2) << "two elements, two slices";
+}
+
 TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
   // 256 KiB: the direct loop, so the tile loop it replaces gets a row too.
   // Where the CPU has AVX-512, the AVX2 loop it replaces gets a row as well.
@@ -343,6 +361,9 @@ TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {
   EXPECT_EQ(has_probe(bench_cpu(bit_reverse(13), 2, 1, 1)), cpu_has_vbmi());
   EXPECT_FALSE(has_probe(bench_cpu(gray(12), 16, 1, 1))) << "the walk has no probe";
   EXPECT_FALSE(has_probe(bench_cpu(gray(16), 4, 1, 2))) << "two threads: no probe";
+  // Two threads asked for, but a 16 KiB array runs on the caller alone (threads_used() == 1): the probe is
+  // comparable, and the memcpy baseline is a one-thread copy too (it timed a worker's wake-up before).
+  EXPECT_EQ(has_probe(bench_cpu(gray(12), 4, 1, 2)), cpu_has_avx2());
 }
 
 // Plans edited by hand (one random bit of one table flipped, a block image copied): either refused when the
