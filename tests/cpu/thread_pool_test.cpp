@@ -1,7 +1,7 @@
 // The persistent worker pool: every index exactly once for any count / chunk / thread count, the caller
 // among the participants, concurrent callers (one gets the pool, the others run alone), nested calls,
-// exceptions reaching the caller (with the pool still usable after), and workers that are started once and
-// reused rather than per call.
+// exceptions reaching the caller (with the pool still usable after), workers that share the caller's core,
+// and workers that are started once and reused rather than per call.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +15,10 @@
 #include <vector>
 
 #include "bmmc/cpu/thread_pool.hpp"
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace bmmc {
 namespace {
@@ -176,6 +180,41 @@ TEST(ThreadPool, SpinningAndSleepingWorkersBothWake) {
     }
   }
 }
+
+#if defined(__linux__)
+// The workers on the caller's own core (as a VM that packs threads onto few vCPUs puts them, and as an
+// oversubscribed machine may): the pool and its workers pinned to one CPU, so a worker runs only when the
+// caller yields or is preempted. Calls must still do every index exactly once — whether a worker comes in
+// early, late (after the caller has handed out every chunk and closed the call: it must then leave the call's
+// body alone) or not at all — pass exceptions on, and never wait for a worker that did not come in.
+TEST(ThreadPool, WorkersSharingTheCallersCore) {
+  cpu_set_t saved, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &saved)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  {
+    ThreadPool pool(3);  // its workers start from this thread, and keep its one-CPU mask
+    for (int call = 0; call < 400; ++call) {
+      expect_each_once(pool, 2 + call % 7, 1, 3);         // a few chunks: the caller usually does them all
+      if (call % 50 == 0) expect_each_once(pool, 3000, 1, 3);  // many: workers come in when the caller yields
+    }
+    for (int thrower_slot : {0, 1, 2}) {
+      EXPECT_THROW(pool.run(2000, 1, 3,
+                            [&](std::uint64_t b, std::uint64_t, int slot) {
+                              if (b == 1500 || (slot == thrower_slot && b > 100)) throw std::runtime_error("chunk");
+                            }),
+                   std::runtime_error);
+      expect_each_once(pool, 100, 1, 3);
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+}
+#endif
 
 TEST(ThreadPool, MoreThreadsThanTheDefaultStartMoreWorkers) {
   ThreadPool pool(1);

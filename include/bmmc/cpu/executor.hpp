@@ -76,8 +76,8 @@ class CpuPermuter {
   /// The threads a call runs on: policy().threads, or for 0 one per 512 KiB of array up to cpu_cores()
   /// (a single thread, with no pool hand-off, below 1 MiB).
   int threads() const noexcept;
-  /// The threads a call actually keeps busy: threads(), or fewer where the array has fewer chunks than that
-  /// (a chunk is at least 128 KiB for the direct loops and 16 blocks for the tile loop, so that the pool's
+  /// The threads a call can keep busy: threads(), or fewer where the array has fewer chunks than that (a
+  /// chunk is at least 128 KiB for the direct loops and 16 blocks for the tile loop, so that the pool's
   /// counter line does not travel between cores per block); 1 means the caller runs alone, with no pool
   /// hand-off. The most over the plan's passes. Benchmarks run their memcpy baseline on this many threads.
   int threads_used() const noexcept;

@@ -12,7 +12,13 @@
 // (std::atomic::wait): an idle pool burns no CPU, and calls that follow each other closely — a loop of
 // permutations, a benchmark — find the workers awake and hand off in well under a microsecond, where a
 // futex wake-up costs 5–60 µs on a VM. The caller likewise spins before it sleeps on the workers' finish,
-// and each side makes the wake-up system call only when the other side has gone to sleep. The pool
+// and each side makes the wake-up system call only when the other side has gone to sleep. A worker takes
+// part in a call only if it comes in while chunks are still being handed out: once the caller has handed
+// out the last chunk it closes the call and waits only for the workers that came in. So a call never waits
+// for a worker that is asleep, or that the OS has put on the caller's own core (a VM that packs threads
+// onto few vCPUs does, for tens of milliseconds after a worker starts): the caller then does the chunks
+// itself, as fast as one thread can. Spinning threads yield the core every microsecond or so, so that a
+// thread sharing it gets to run. The pool
 // runs one call at a time; a caller that finds it busy — another thread's call, or a call nested inside a
 // body — does not queue: it runs its whole range on its own thread (slot 0). So concurrent callers never
 // block each other, nesting cannot deadlock, and the cores are shared out anyway; per-thread scratch must
@@ -82,6 +88,7 @@ class ThreadPool {
 
  private:
   void work(int slot);
+  bool join(std::uint64_t generation);
   void worker_loop(int index, std::uint64_t seen);
   void grow(int workers);
 
@@ -96,16 +103,20 @@ class ThreadPool {
   // of 8 ms per wake-up on the loaded 2-core VM against 4 µs best case).
   std::atomic<std::uint32_t> wake_{0};
   std::atomic<bool> stop_{false};
-  // Workers asleep on wake_, and whether the caller is asleep on pending_: a publication or a last finish
+  // Workers asleep on wake_, and whether the caller is asleep on finished_: a publication or a last finish
   // makes the futex system call only when someone sleeps (checked in sequentially consistent order against
   // the sleeper's own announcement, so a wake-up is never lost).
   std::atomic<int> sleepers_{0};
   std::atomic<bool> caller_asleep_{false};
-  // The current call (written under run_mutex_ before state_ is published; read by its participants).
+  // The current call's door: (generation << 32) | kDoorOpen | workers that came in. A worker takes part only
+  // by a compare-exchange while the door is open for the generation it saw; the caller closes it once every
+  // chunk is handed out and then waits for those that came in, and for no other (join(), run()).
+  std::atomic<std::uint64_t> door_{0};
+  std::atomic<int> finished_{0};  // workers that came into the current call and are done with it
+  // The current call (written under run_mutex_ before the door opens; read only by those that came in).
   const Body* body_ = nullptr;
   std::uint64_t count_ = 0, chunk_ = 0;
   std::atomic<std::uint64_t> next_{0};
-  std::atomic<int> pending_{0};  // workers of the current call that have not finished
   std::mutex error_mutex_;
   std::exception_ptr error_;
 };
