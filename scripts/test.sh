@@ -6,14 +6,16 @@
 #   sanitizer_tests  the CPU library, CLI and tests built with ASan + UBSan (gcc, in ./build-asan), running
 #                    the core, plan, cpu, combinators and cli tests: any out-of-bounds access, use-after-free,
 #                    leak or undefined behaviour fails the test
+#   thread_tests     the CPU tests built with ThreadSanitizer (in ./build-tsan), running the worker pool's tests
+#                    and the executor's multi-threaded ones: any data race fails them
 #   fuzz_smoke       the libFuzzer targets (clang, in ./build-fuzz) replay fuzz/corpus, then fuzz 25 s each
 #   python_tests     pip install ./python into a fresh virtualenv, then pytest python/tests
 # Switches (environment):
 #   BMMC_BUILD_DIR=DIR     build folder of build_and_test (default build)
-#   BMMC_HARDENING=0       skip sanitizer_tests and fuzz_smoke (e.g. a quick `scripts/test.sh -L cli`)
+#   BMMC_HARDENING=0       skip sanitizer_tests, thread_tests and fuzz_smoke (e.g. a quick `scripts/test.sh -L cli`)
 #   BMMC_PYTHON=0          skip python_tests
-#   BMMC_ASAN_BUILD_DIR, BMMC_FUZZ_BUILD_DIR, BMMC_VENV   the other folders (build-asan, build-fuzz,
-#                          /tmp/bmmc-venv)
+#   BMMC_ASAN_BUILD_DIR, BMMC_TSAN_BUILD_DIR, BMMC_FUZZ_BUILD_DIR, BMMC_VENV   the other folders (build-asan,
+#                          build-tsan, build-fuzz, /tmp/bmmc-venv)
 # Builds go through ccache when it is on PATH. What each part costs on 2 cores: TESTING.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +54,17 @@ sanitizer_tests() {
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$asan" -L 'core|plan|cpu|combinators|dispatch|dist|cli' --output-on-failure --parallel "$(nproc)" \
     --timeout 900
+}
+
+thread_tests() {
+  local tsan=${BMMC_TSAN_BUILD_DIR:-build-tsan}
+  # Only the CPU test binary: the pool's lock-free hand-off and the loops that share it are what can race.
+  configure "$tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+    -DBMMC_SANITIZE_THREADS=ON -DBMMC_CUDA=OFF -DBMMC_BUILD_TOOLS=OFF
+  cmake --build "$tsan" --parallel --target bmmc_cpu_tests
+  # The whole binary takes ~12 min under ThreadSanitizer on 2 cores; these take well under one.
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$tsan/tests/bmmc_cpu_tests" --gtest_brief=1 \
+    --gtest_filter='ThreadPool.*:CpuExecutor.TileSizesAndThreadCounts:CpuExecutor.ThreadsUsedFollowTheChunkRules:CpuExecutor.RandomMapsAllElementSizesSmallN'
 }
 
 fuzz_smoke() {
@@ -98,6 +111,7 @@ python_tests() {
 build_and_test "$@"
 if [[ "${BMMC_HARDENING:-1}" != 0 ]]; then
   sanitizer_tests
+  thread_tests
   fuzz_smoke
 fi
 if [[ "${BMMC_PYTHON:-1}" != 0 ]]; then

@@ -369,14 +369,15 @@ int CpuPermuter::threads() const noexcept { return prepared_->threads; }
 
 int CpuPermuter::threads_used() const noexcept {
   const Plan& plan = prepared_->plan;
-  const int threads = prepared_->threads;
+  const int threads = std::min(prepared_->threads, ThreadPool::kMaxThreads);  // the pool starts no more
   int used = 1;
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const PassTables& pt = prepared_->tables[i];
-    int pass = threads;  // a naive pass: one equal slice a thread
-    if (!std::holds_alternative<TilePass>(plan.passes[i]))
-      pass = busy_threads(std::uint64_t{1} << plan.n(), 1, threads);
-    else if (pt.direct)
+    int pass = 1;
+    if (!std::holds_alternative<TilePass>(plan.passes[i])) {  // execute_naive_pass: one equal slice a thread
+      const std::uint64_t count = std::uint64_t{1} << plan.n();
+      pass = busy_threads(count, (count - 1) / static_cast<std::uint64_t>(threads) + 1, threads);
+    } else if (pt.direct)
       pass = busy_threads(cpu_detail::direct_units(*pt.direct), direct_chunk(*pt.direct, threads), threads);
     else
       pass = busy_threads(pt.tile.blocks, tile_chunk(pt.tile.blocks, threads), threads);

@@ -14,9 +14,6 @@ namespace bmmc {
 
 namespace {
 
-// More participants than this in one call are not started (each is a parked thread for the process's life).
-constexpr int kMaxThreads = 256;
-
 // How long a worker waiting for the next call, or a caller waiting for its workers, spins before it sleeps.
 // Long enough that back-to-back calls never sleep (a Python loop of small calls spaces them by 1–10 µs), short
 // enough that an idle pool costs nothing measurable: a worker burns at most this much CPU after each call.
@@ -30,12 +27,14 @@ void cpu_relax() {
 #endif
 }
 
-// Spins until done() or kSpin has passed; whether done() held. Every 64 rounds (about a microsecond) it reads
-// the clock and yields the core: where the OS has put the thread we wait for on this same core, spinning
-// alone would keep it from running until the time slice ends (measured: 130 µs a call instead of 12 on the
-// 2-vCPU VM while it packed a new worker onto the caller's vCPU). With nothing else to run, a yield is a
-// system call that returns at once.
-template <class Done>
+// Spins until done() or kSpin has passed; whether done() held. The clock is read every 64 rounds (64 pause
+// instructions: from a few hundred nanoseconds to a few microseconds, by CPU). YieldCore: yield the core at
+// the same times — for a worker waiting for the next call, which the OS may have put on the caller's own
+// core (the 2-vCPU VM packs a new worker onto the caller's vCPU): spinning there would keep the caller from
+// running until the time slice ends. Not for the caller waiting on its workers: on a loaded machine a yield
+// can hand the core to another process for a whole time slice (4 ms measured here during a build), long
+// after the workers have finished; the caller spins, then sleeps until the last finish wakes it.
+template <bool YieldCore, class Done>
 bool spin_until(Done done) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
   for (unsigned round = 1;; ++round) {
@@ -43,7 +42,7 @@ bool spin_until(Done done) {
     cpu_relax();
     if (round % 64 == 0) {
       if (std::chrono::steady_clock::now() > until) return done();
-      std::this_thread::yield();
+      if constexpr (YieldCore) std::this_thread::yield();
     }
   }
 }
@@ -123,7 +122,7 @@ void ThreadPool::worker_loop(int index, std::uint64_t seen) {
     const std::uint64_t state = state_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_relaxed)) return;
     if (state == seen) {
-      if (spin_until([&] {
+      if (spin_until<true>([&] {
             return state_.load(std::memory_order_acquire) != seen || stop_.load(std::memory_order_relaxed);
           }))
         continue;
@@ -193,10 +192,12 @@ void ThreadPool::run(std::uint64_t count, std::uint64_t chunk, int threads, Body
   if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_.notify_all();
   work(0);
   // Every chunk is handed out: close the door, and wait for the workers that came in (their last chunks may
-  // be in flight) — not for any that did not, asleep or without a core. Spin first; then announce the sleep
+  // be in flight) — not for any that did not, asleep or without a core. (A worker can still come in between
+  // the last chunk and the close, find nothing to do and be preempted before it says so; the caller then
+  // waits for it: 50 µs of spin at most, then asleep, which gives a worker on the same core its turn.) Spin first; then announce the sleep
   // and sleep while finished_ is unchanged (a worker that finishes after the announcement sees it).
   const int joined = static_cast<int>(door_.fetch_and(~kDoorOpen, std::memory_order_acq_rel) & (kDoorOpen - 1));
-  if (joined > 0 && !spin_until([&] { return finished_.load(std::memory_order_acquire) == joined; })) {
+  if (joined > 0 && !spin_until<false>([&] { return finished_.load(std::memory_order_acquire) == joined; })) {
     caller_asleep_.store(true, std::memory_order_seq_cst);
     for (int f = finished_.load(std::memory_order_seq_cst); f != joined; f = finished_.load(std::memory_order_seq_cst))
       finished_.wait(f, std::memory_order_seq_cst);

@@ -16,6 +16,7 @@
 #include "bmmc/bench/cpu.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cpu/reference.hpp"
+#include "bmmc/cpu/thread_pool.hpp"
 #include "bmmc/plan/plan_check.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
 #include "cpu_features.hpp"
@@ -326,8 +327,16 @@ TEST(CpuExecutor, ThreadsUsedFollowTheChunkRules) {
   EXPECT_EQ(CpuPermuter(random_bmmc(16, 1), 4, CpuPolicy{4, 15, std::nullopt, false}).threads_used(), 1);
   EXPECT_EQ(CpuPermuter(random_bmmc(22, 1), 4, CpuPolicy{4, 15, std::nullopt, false}).threads_used(), 4);
   EXPECT_EQ(CpuPermuter(random_bmmc(22, 1), 4, CpuPolicy{1}).threads_used(), 1);
-  EXPECT_EQ(CpuPermuter(random_bmmc(3, 1), 4, CpuPolicy{4}).threads_used(), 4) << "a naive pass: one slice a thread";
+  // Naive passes (n < 5): slices of ceil(2^n / threads) elements, so fewer threads where they do not divide.
+  EXPECT_EQ(CpuPermuter(random_bmmc(3, 1), 4, CpuPolicy{4}).threads_used(), 4) << "8 elements in slices of 2";
   EXPECT_EQ(CpuPermuter(random_bmmc(1, 1), 4, CpuPolicy{4}).threads_used(), 2) << "two elements, two slices";
+  EXPECT_EQ(CpuPermuter(random_bmmc(2, 1), 4, CpuPolicy{3}).threads_used(), 2) << "4 elements in slices of 2";
+  EXPECT_EQ(CpuPermuter(random_bmmc(4, 1), 4, CpuPolicy{5}).threads_used(), 4) << "16 elements in slices of 4";
+  // Never more than the pool starts for one call.
+  PlanOptions naive;
+  naive.variant = Variant::Naive;
+  EXPECT_EQ(CpuPermuter(make_plan(random_bmmc(20, 1), 4, naive), CpuPolicy{1000}).threads_used(),
+            ThreadPool::kMaxThreads);
 }
 
 TEST(CpuBench, SmallRunVerifiesAndReportsAllVariants) {

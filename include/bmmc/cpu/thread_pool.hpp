@@ -17,8 +17,8 @@
 // out the last chunk it closes the call and waits only for the workers that came in. So a call never waits
 // for a worker that is asleep, or that the OS has put on the caller's own core (a VM that packs threads
 // onto few vCPUs does, for tens of milliseconds after a worker starts): the caller then does the chunks
-// itself, as fast as one thread can. Spinning threads yield the core every microsecond or so, so that a
-// thread sharing it gets to run. The pool
+// itself, as fast as one thread can. Workers waiting for the next call yield the core every 64 pause
+// instructions (a few microseconds at most), so that a caller sharing it gets to run. The pool
 // runs one call at a time; a caller that finds it busy — another thread's call, or a call nested inside a
 // body — does not queue: it runs its whole range on its own thread (slot 0). So concurrent callers never
 // block each other, nesting cannot deadlock, and the cores are shared out anyway; per-thread scratch must
@@ -61,6 +61,9 @@ class ThreadPool {
     void* object_;
     void (*call_)(void*, std::uint64_t, std::uint64_t, int);
   };
+
+  /// The most participants one call has (each is a parked thread for the process's life); more are not started.
+  static constexpr int kMaxThreads = 256;
 
   /// A pool whose default parallelism is `threads` (≤ 0: cpu_cores()); no thread starts until a call needs it.
   explicit ThreadPool(int threads = 0);
