@@ -192,10 +192,11 @@ void ThreadPool::run(std::uint64_t count, std::uint64_t chunk, int threads, Body
   if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_.notify_all();
   work(0);
   // Every chunk is handed out: close the door, and wait for the workers that came in (their last chunks may
-  // be in flight) — not for any that did not, asleep or without a core. (A worker can still come in between
-  // the last chunk and the close, find nothing to do and be preempted before it says so; the caller then
-  // waits for it: 50 µs of spin at most, then asleep, which gives a worker on the same core its turn.) Spin first; then announce the sleep
-  // and sleep while finished_ is unchanged (a worker that finishes after the announcement sees it).
+  // be in flight) — not for any that did not, asleep or without a core. Spin first; then announce the sleep
+  // and sleep while finished_ is unchanged (a worker that finishes after the announcement sees it). A worker
+  // can still come in between the last chunk and the close, find nothing to do and be preempted before it
+  // says so; the caller then waits for it, 50 µs of spin at most and then asleep, which gives a worker on
+  // the same core its turn.
   const int joined = static_cast<int>(door_.fetch_and(~kDoorOpen, std::memory_order_acq_rel) & (kDoorOpen - 1));
   if (joined > 0 && !spin_until<false>([&] { return finished_.load(std::memory_order_acquire) == joined; })) {
     caller_asleep_.store(true, std::memory_order_seq_cst);
