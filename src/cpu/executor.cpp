@@ -210,6 +210,11 @@ std::uint64_t tile_chunk(std::uint64_t blocks, int threads) {
   return std::max<std::uint64_t>(std::min<std::uint64_t>(16, blocks), blocks / (32 * static_cast<std::uint64_t>(threads)));
 }
 
+// A naive pass's chunk of elements: one equal slice a thread.
+std::uint64_t naive_chunk(std::uint64_t count, int threads) {
+  return (count - 1) / static_cast<std::uint64_t>(std::max(1, threads)) + 1;
+}
+
 // How many of `threads` participants a pool call over `count` units in chunks of `chunk` keeps busy.
 int busy_threads(std::uint64_t count, std::uint64_t chunk, int threads) {
   return static_cast<int>(std::clamp<std::uint64_t>((count + chunk - 1) / chunk, 1, std::max(threads, 1)));
@@ -285,7 +290,7 @@ void execute_naive_pass(const Bmmc& bmmc, int elem_bytes, const void* in, void* 
     }
   };
   threads = std::max(1, threads);
-  ThreadPool::shared().run(count, (count - 1) / static_cast<std::uint64_t>(threads) + 1, threads, range);
+  ThreadPool::shared().run(count, naive_chunk(count, threads), threads, range);
 }
 
 
@@ -374,9 +379,9 @@ int CpuPermuter::threads_used() const noexcept {
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const PassTables& pt = prepared_->tables[i];
     int pass = 1;
-    if (!std::holds_alternative<TilePass>(plan.passes[i])) {  // execute_naive_pass: one equal slice a thread
+    if (!std::holds_alternative<TilePass>(plan.passes[i])) {
       const std::uint64_t count = std::uint64_t{1} << plan.n();
-      pass = busy_threads(count, (count - 1) / static_cast<std::uint64_t>(threads) + 1, threads);
+      pass = busy_threads(count, naive_chunk(count, threads), threads);
     } else if (pt.direct)
       pass = busy_threads(cpu_detail::direct_units(*pt.direct), direct_chunk(*pt.direct, threads), threads);
     else
