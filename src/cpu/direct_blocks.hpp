@@ -99,6 +99,18 @@ constexpr int walk_line_bits(int elem_bytes) {
 /// Throws std::invalid_argument for n > 32. Pure apart from the CPU check.
 DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512 = true);
 
+/// The order in which the groups of 64-byte vectors walk their group index: the aligned unit directions e_b
+/// (W ≤ b < n) that move both a group's input vectors (by e_b) and its output vectors (by A·e_b) to other L1
+/// sets (byte address bits 6..11) first, then those that move one side, then the rest; bit order within
+/// each. The Gray walk flips its first column every other group, so consecutive groups land in other sets
+/// on both sides. Why: a group's 2^W lines on a side can share one 8-way set (bit-reverse: the vectors differ
+/// only in bits above 4 KiB); when the next group's lines fall into the same sets too, 2^(W+1) lines compete
+/// for 8 ways. Example: 8-byte bit-reverse, n = 14 (W = 3, sets = element bits 3..8): e_5..e_8 move both
+/// sides (A·e_b = e_(13−b)), e_3, e_4 only the input, e_9, e_10 only the output: order 5, 6, 7, 8, 3, 4, 9, 10.
+/// Measured on Zen 4 (BENCHMARKS.md, session 23): 8-byte bit-reverse at 128 KiB–512 KiB 2.2–2.5× → 1.6–1.8× a
+/// one-thread memcpy. Pure.
+std::vector<std::uint32_t> set_changing_first(const BitMatrix& a, int W, int elem_bytes);
+
 /// Fills d's blend fields (kpos, qvec, pre_xor, ub, ua, the Gray columns, load_swap, pre, mu) for 4- or
 /// 8-byte elements and sets d.blend; false (d.blend unset) when the decomposition or its element-by-element
 /// check fails. Pure (blend_tables.cpp).

@@ -77,7 +77,12 @@ bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int vector_bytes, Dire
   // K0 = A: the group basis is A⁻¹'s columns (K0⁻¹(e_i) = A⁻¹·e_i).
   std::vector<BitVec> basis(n);
   for (int i = 0; i < n; ++i) basis[i] = ainv.col(i);
-  std::optional<TransposeTables> x = make_group_tables(basis, W, d.elem_bytes, vector_bytes);
+  // Groups of whole lines walk so that consecutive groups change L1 sets on both sides. Not the byte groups
+  // of 32-byte vectors: there consecutive groups share lines (e_W, the other halves, is the first column), and
+  // the set order measured slower (1-byte transposes at n = 16..18, BENCHMARKS.md session 23).
+  const std::vector<std::uint32_t> first =
+      vector_bytes == 64 ? set_changing_first(bmmc.matrix(), W, d.elem_bytes) : std::vector<std::uint32_t>{};
+  std::optional<TransposeTables> x = make_group_tables(basis, W, d.elem_bytes, vector_bytes, first);
   if (!x) return false;
   for (std::size_t g = 1; g < x->rep_nat.size(); g *= 2) {
     d.nat_cols.push_back(x->rep_nat[g]);
@@ -99,6 +104,20 @@ bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int vector_bytes, Dire
 
 
 }  // namespace
+
+std::vector<std::uint32_t> set_changing_first(const BitMatrix& a, int W, int elem_bytes) {
+  const int n = a.cols();
+  // The element-index bits that select a 64-byte line's L1 set (byte bits 6..11).
+  const int lg = std::countr_zero(static_cast<unsigned>(elem_bytes));
+  const BitVec set_bits = lg > 6 ? 0 : (BitVec{63} << (6 - lg));
+  std::vector<std::uint32_t> order;
+  for (int sides = 2; sides >= 0; --sides)
+    for (int b = W; b < n; ++b) {
+      const BitVec e = BitVec{1} << b;
+      if (((e & set_bits) != 0) + ((a.apply(e) & set_bits) != 0) == sides) order.push_back(static_cast<std::uint32_t>(e));
+    }
+  return order;
+}
 
 DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512) {
   const int n = bmmc.n();

@@ -99,8 +99,11 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
 /// vectors of consecutive elements at rep_nat ⊕ kpos[k] land on 2^W vectors of consecutive K0-indices,
 /// W = log2(vector_bytes / elem_bytes) (vector_bytes 32, or 64 for 2-, 4- and 8-byte elements).
 /// make_transpose_tables takes the tile's basis; the direct loop (direct_blocks.hpp) takes K0 = A.
+/// The group index's columns (rep_nat[2^i], in the order a Gray walk flips them most often first) are
+/// rep_first's aligned directions where independent, then the unit vectors of the aligned bits in order.
 std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes,
-                                                 int vector_bytes = 32);
+                                                 int vector_bytes = 32,
+                                                 const std::vector<std::uint32_t>& rep_first = {});
 
 /// True when this CPU can run run_blocks_transpose for this element size (checked at run time): AVX2 for
 /// 4- and 8-byte elements, AVX-512 VBMI (+BW, VL) for 1- and 2-byte elements (not when `avx512` is false).

@@ -9,7 +9,9 @@
 //  - the Bruhat form: the group map M (slot k, lane ℓ) → (tile vector, lane) equals L1·T_r·L2 as a matrix
 //    product, with L2 and L1 linear maps that keep lanes in lanes (pre and post) and r = the rank of M's
 //    lane → vector block;
-//  - shapes the loops cannot run, and singular bases, give nullopt.
+//  - shapes the loops cannot run, and singular bases, give nullopt;
+//  - the group index's columns follow the directions offered first (rep_first), and the direct loop's order
+//    of them (set_changing_first) puts the directions that change both sides' L1 sets first.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -25,6 +27,7 @@
 #include <variant>
 #include <vector>
 
+#include "../../src/cpu/direct_blocks.hpp"
 #include "../../src/cpu/tile_tables.hpp"
 #include "../../src/cpu/transpose_blocks.hpp"
 #include "bmmc/core/bit_matrix.hpp"
@@ -362,6 +365,92 @@ TEST(TransposeTables, FoldedIndexVectors) {
   EXPECT_FALSE(cpu_detail::make_group_tables(basis, 6, 4, 48).has_value());
   // last_mu_index's worked example (transpose_blocks.hpp).
   EXPECT_EQ(cpu_detail::last_mu_index(4, 4, 3, 16, 1), 18u);
+}
+
+// make_group_tables' rep_first: the group index's columns are the offered directions in order, each taken
+// when independent of the group's own vectors and the columns before it (rank, recomputed here), then units;
+// and the groups still cover every element once.
+TEST(TransposeTables, GroupColumnsTakeRepFirstInOrder) {
+  std::mt19937_64 rng(23);
+  int offered_taken = 0;
+  for (auto [eb, vb] : {std::pair{1, 32}, std::pair{2, 32}, std::pair{2, 64}, std::pair{4, 64}, std::pair{8, 64}}) {
+    const int W = vb == 32 ? lane_bits_of(eb) : eb == 2 ? 5 : eb == 4 ? 4 : 3;
+    const std::uint32_t lanes = (1u << W) - 1;
+    for (int trial = 0; trial < 12; ++trial) {
+      const int bits = 2 * W + 1 + static_cast<int>(rng() % 5);
+      const BitMatrix N = random_basis(bits, trial % (W + 1), rng);
+      std::vector<BitVec> basis;
+      for (int i = 0; i < bits; ++i) basis.push_back(N.col(i));
+      // Offered: aligned units in a random order, random aligned combinations, a repeat, one with lane bits
+      // (not a vector start: must be skipped) and zero.
+      std::vector<std::uint32_t> first;
+      for (int b = W; b < bits; ++b) first.push_back(1u << b);
+      std::shuffle(first.begin(), first.end(), rng);
+      first.resize(first.size() / 2);
+      first.push_back(static_cast<std::uint32_t>(rng() & low_mask(bits)) & ~lanes);
+      first.push_back(first.front());
+      first.push_back(static_cast<std::uint32_t>(rng() & low_mask(bits)) | 1u);
+      first.push_back(0);
+      std::shuffle(first.begin() + 1, first.end(), rng);
+      const auto x = cpu_detail::make_group_tables(basis, W, eb, vb, first);
+      const std::string what = fmt::format("{} B in {} B vectors, {} bits, trial {}", eb, vb, bits, trial);
+      ASSERT_TRUE(x.has_value()) << what;
+      // The expected columns: greedy over the offered aligned directions, then the units, against the span
+      // of the group's own vectors kpos[2^i].
+      std::vector<BitVec> span;
+      for (int i = 0; i < W; ++i) span.push_back(x->kpos[std::size_t{1} << i]);
+      std::vector<std::uint32_t> candidates;
+      for (std::uint32_t e : first)
+        if ((e & lanes) == 0) candidates.push_back(e);
+      for (int b = W; b < bits; ++b) candidates.push_back(1u << b);
+      std::vector<std::uint32_t> want;
+      for (std::uint32_t e : candidates) {
+        std::vector<BitVec> with = span;
+        with.push_back(e);
+        if (BitMatrix::from_cols(bits, with).rank() > static_cast<int>(span.size())) {
+          span.push_back(e);
+          want.push_back(e);
+          offered_taken += static_cast<int>(want.size()) <= static_cast<int>(first.size()) &&
+                           std::find(first.begin(), first.end(), e) != first.end();
+        }
+      }
+      ASSERT_EQ(want.size(), static_cast<std::size_t>(bits - 2 * W)) << what;
+      for (std::size_t i = 0; i < want.size(); ++i)
+        EXPECT_EQ(x->rep_nat[std::size_t{1} << i], want[i]) << what << ", column " << i;
+      std::vector<int> seen(std::size_t{1} << bits, 0);
+      for (std::uint32_t g = 0; g < x->rep_nat.size(); ++g)
+        for (std::uint32_t k = 0; k <= lanes; ++k)
+          for (std::uint32_t l = 0; l <= lanes; ++l) ++seen[(x->rep_nat[g] ^ x->kpos[k]) + l];
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(seen.size()))
+          << what << ": the groups do not cover every element once";
+    }
+  }
+  EXPECT_GT(offered_taken, 100) << "the offered directions should mostly be taken";
+}
+
+// The direct loop's walk order (direct_blocks.hpp): its worked example verbatim, and for random maps every
+// aligned unit once, ordered by how many sides' L1 sets it changes (computed here from addresses).
+TEST(TransposeTables, SetChangingDirectionsFirst) {
+  const auto order = cpu_detail::set_changing_first(bit_reverse(14).matrix(), 3, 8);
+  EXPECT_EQ(order, (std::vector<std::uint32_t>{1u << 5, 1u << 6, 1u << 7, 1u << 8, 1u << 3, 1u << 4, 1u << 9,
+                                               1u << 10, 1u << 11, 1u << 12, 1u << 13}));
+  for (int eb : {2, 4, 8}) {
+    const int W = eb == 2 ? 5 : eb == 4 ? 4 : 3;
+    for (int n : {2 * W, 14, 17, 22})
+      for (std::uint64_t seed = 1; seed <= 6; ++seed)
+        for (const Bmmc& b : {random_bmmc(n, seed), random_bpc(n, seed), transpose(n, n / 2)}) {
+          const auto o = cpu_detail::set_changing_first(b.matrix(), W, eb);
+          ASSERT_EQ(o.size(), static_cast<std::size_t>(n - W)) << b.to_string();
+          auto set = [&](BitVec index) { return (index * static_cast<BitVec>(eb) >> 6) & 63; };
+          auto sides = [&](std::uint32_t e) { return (set(e) != 0) + (set(b.matrix().apply(e)) != 0); };
+          std::vector<std::uint32_t> sorted = o;
+          std::sort(sorted.begin(), sorted.end());
+          for (int i = 0; i < n - W; ++i) EXPECT_EQ(sorted[i], 1u << (W + i)) << "not every aligned unit once";
+          for (std::size_t i = 1; i < o.size(); ++i)
+            EXPECT_TRUE(sides(o[i - 1]) > sides(o[i]) || (sides(o[i - 1]) == sides(o[i]) && o[i - 1] < o[i]))
+                << eb << " B, " << b.to_string() << " at " << i;
+        }
+  }
 }
 
 TEST(TransposeTables, ShapesTheLoopsCannotRunGiveNullopt) {
