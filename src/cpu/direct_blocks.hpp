@@ -106,9 +106,10 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
 /// on both sides. Why: a group's 2^W lines on a side can share one 8-way set (bit-reverse: the vectors differ
 /// only in bits above 4 KiB); when the next group's lines fall into the same sets too, 2^(W+1) lines compete
 /// for 8 ways. Example: 8-byte bit-reverse, n = 14 (W = 3, sets = element bits 3..8): e_5..e_8 move both
-/// sides (A·e_b = e_(13−b)), e_3, e_4 only the input, e_9, e_10 only the output: order 5, 6, 7, 8, 3, 4, 9, 10.
+/// sides (A·e_b = e_(13−b)), e_3, e_4 only the input, e_9, e_10 only the output, e_11..e_13 neither: order 5, 6,
+/// 7, 8, 3, 4, 9, 10, 11, 12, 13 (the last three span the group's own vectors, which make_group_tables skips).
 /// Measured on Zen 4 (BENCHMARKS.md, session 23): 8-byte bit-reverse at 128 KiB–512 KiB 2.2–2.5× → 1.6–1.8× a
-/// one-thread memcpy. Pure.
+/// one-thread memcpy. n ≤ 32 (make_direct_tables refuses more). Pure.
 std::vector<std::uint32_t> set_changing_first(const BitMatrix& a, int W, int elem_bytes);
 
 /// Fills d's blend fields (kpos, qvec, pre_xor, ub, ua, the Gray columns, load_swap, pre, mu) for 4- or
