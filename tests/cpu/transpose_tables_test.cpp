@@ -367,6 +367,19 @@ TEST(TransposeTables, FoldedIndexVectors) {
   EXPECT_EQ(cpu_detail::last_mu_index(4, 4, 3, 16, 1), 18u);
 }
 
+// The directions of `candidates` taken in order while independent of `span` and of those taken before
+// (rank over F2 on `bits` bits, from BitMatrix rather than the library's Subspace); `span` grows by them.
+std::vector<std::uint32_t> greedy_columns(std::vector<BitVec>& span, const std::vector<std::uint32_t>& candidates,
+                                          int bits) {
+  std::vector<std::uint32_t> taken;
+  for (std::uint32_t e : candidates) {
+    std::vector<BitVec> with = span;
+    with.push_back(e);
+    if (BitMatrix::from_cols(bits, with).rank() > static_cast<int>(span.size())) span.push_back(e), taken.push_back(e);
+  }
+  return taken;
+}
+
 // make_group_tables' rep_first: the group index's columns are the offered directions in order, each taken
 // when independent of the group's own vectors and the columns before it (rank, recomputed here), then units;
 // and the groups still cover every element once.
@@ -404,20 +417,12 @@ TEST(TransposeTables, GroupColumnsTakeRepFirstInOrder) {
       for (std::uint32_t e : first)
         if ((e & lanes) == 0 && e >> bits == 0) candidates.push_back(e);
       for (int b = W; b < bits; ++b) candidates.push_back(1u << b);
-      std::vector<std::uint32_t> want;
-      int lead = 0;
-      for (std::uint32_t e : candidates) {
-        std::vector<BitVec> with = span;
-        with.push_back(e);
-        if (BitMatrix::from_cols(bits, with).rank() > static_cast<int>(span.size())) {
-          span.push_back(e);
-          want.push_back(e);
-          lead += want.size() == static_cast<std::size_t>(lead + 1) &&
-                  std::find(first.begin(), first.end(), e) != first.end();
-        }
-      }
+      const std::vector<std::uint32_t> want = greedy_columns(span, candidates, bits);
       ASSERT_EQ(want.size(), static_cast<std::size_t>(bits - 2 * W)) << what;
-      ahead_of_units += lead;
+      for (std::uint32_t e : want) {
+        if (std::find(first.begin(), first.end(), e) == first.end()) break;
+        ++ahead_of_units;
+      }
       for (std::size_t i = 0; i < want.size(); ++i)
         EXPECT_EQ(x->rep_nat[std::size_t{1} << i], want[i]) << what << ", column " << i;
       std::vector<int> seen(std::size_t{1} << bits, 0);
@@ -472,13 +477,7 @@ TEST(TransposeTables, DirectGroupsWalkInTheSetOrderOfA) {
     ASSERT_EQ(d.groups->vector_bytes, 64);
     std::vector<BitVec> span;
     for (int i = 0; i < W; ++i) span.push_back(d.groups->kpos[std::size_t{1} << i]);
-    std::vector<std::uint32_t> want;
-    for (std::uint32_t e : order) {
-      std::vector<BitVec> with = span;
-      with.push_back(e);
-      if (BitMatrix::from_cols(b.n(), with).rank() > static_cast<int>(span.size())) span.push_back(e), want.push_back(e);
-    }
-    EXPECT_EQ(d.nat_cols, want) << b.to_string();
+    EXPECT_EQ(d.nat_cols, greedy_columns(span, order, b.n())) << b.to_string();
   }
   EXPECT_GE(differing, 2) << "maps whose orders of A and of A⁻¹ differ, so that the check can tell them apart";
 }
