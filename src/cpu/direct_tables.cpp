@@ -28,13 +28,18 @@ bool identity_lanes(const std::array<std::array<std::int32_t, 32>, 32>& perm, in
   return true;
 }
 
-// The most of these element offsets (vector starts) that fall into one 64-byte-line L1 set of 64 sets.
+// The L1 set (of 64 sets of 64-byte lines: byte address bits 6..11) of an element offset from a 4 KiB-aligned
+// base. Linear in the offset: l1_set(x ⊕ y) = l1_set(x) ⊕ l1_set(y).
+std::uint64_t l1_set(std::uint64_t elem_offset, int elem_bytes) {
+  return (elem_offset * static_cast<std::uint64_t>(elem_bytes) >> 6) & 63;
+}
+
+// The most of these element offsets (vector starts) that fall into one L1 set.
 int set_pile(const std::uint32_t* offsets, int count, int elem_bytes) {
   int pile = 0;
   for (int i = 0; i < count; ++i) {
     int same = 0;
-    for (int j = 0; j < count; ++j)
-      same += ((std::uint64_t{offsets[i]} * elem_bytes >> 6) & 63) == ((std::uint64_t{offsets[j]} * elem_bytes >> 6) & 63);
+    for (int j = 0; j < count; ++j) same += l1_set(offsets[i], elem_bytes) == l1_set(offsets[j], elem_bytes);
     pile = std::max(pile, same);
   }
   return pile;
@@ -106,15 +111,13 @@ bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int vector_bytes, Dire
 }  // namespace
 
 std::vector<std::uint32_t> set_changing_first(const BitMatrix& a, int W, int elem_bytes) {
-  const int n = a.cols();
-  // The element-index bits that select a 64-byte line's L1 set (byte bits 6..11).
-  const int lg = std::countr_zero(static_cast<unsigned>(elem_bytes));
-  const BitVec set_bits = lg > 6 ? 0 : (BitVec{63} << (6 - lg));
+  // A direction moves a side to another set when its image there has a nonzero set (l1_set is linear).
   std::vector<std::uint32_t> order;
   for (int sides = 2; sides >= 0; --sides)
-    for (int b = W; b < n; ++b) {
+    for (int b = W; b < a.cols(); ++b) {
       const BitVec e = BitVec{1} << b;
-      if (((e & set_bits) != 0) + ((a.apply(e) & set_bits) != 0) == sides) order.push_back(static_cast<std::uint32_t>(e));
+      if ((l1_set(e, elem_bytes) != 0) + (l1_set(a.apply(e), elem_bytes) != 0) == sides)
+        order.push_back(static_cast<std::uint32_t>(e));
     }
   return order;
 }
