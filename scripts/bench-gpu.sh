@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every GPU table and figure input of BENCHMARKS.md in one command: run on a GPU machine after
 # scripts/pack-gpu.sh (or with any build whose bin/bmmc has CUDA). Writes CSV files under $OUT (default ./out)
-# prints a summary and, where matplotlib is importable, draws the PNGs (bench/plot.py; its --update fills
+# prints a summary and, where matplotlib is importable, draws the PNGs (bench/plot.py; bench/tables.py fills
 # BENCHMARKS.md's tables from the CSVs).
 #   BMMC=build-gpu/bin/bmmc OUT=out scripts/bench-gpu.sh
 #
