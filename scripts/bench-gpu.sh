@@ -164,7 +164,7 @@ PY
 cat "$OUT/host.txt" 2>/dev/null | grep -i "host" || true
 
 # Figures: where matplotlib is importable (it is on the GPU machines), draw every PNG from these CSVs now,
-# so this one command regenerates BENCHMARKS.md's tables (CSVs) and figures (PNGs under $OUT/plots).
+# so this one command writes BENCHMARKS.md's CSVs (bench/tables.py makes the tables) and figures (PNGs under $OUT/plots).
 if python3 -c "import matplotlib" 2>/dev/null; then
   python3 "$(dirname "${BASH_SOURCE[0]}")/../bench/plot.py" --results "$OUT" --plots "$OUT/plots" \
     || echo "bench-gpu: plotting failed (the CSVs are complete; run bench/plot.py locally)"
