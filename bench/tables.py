@@ -47,7 +47,14 @@ def unverified(rows):
 
 # ---- GPU ------------------------------------------------------------------------------------------------
 def gpu_machine(R):
-    return first_line(os.path.join(R["dir"], "gpu.txt"), "GPU not recorded (gpu.txt missing)")
+    """The GPU line of gpu.txt, with the "run: DATE, commit C" line scripts/bench-gpu.sh adds after it."""
+    path = os.path.join(R["dir"], "gpu.txt")
+    name = first_line(path, "GPU not recorded (gpu.txt missing)")
+    if os.path.exists(path):
+        runs = [l.strip()[len("run:"):].strip() for l in open(path) if l.startswith("run:")]
+        if runs:
+            return f"{name}; run {runs[0]}"
+    return name
 
 
 def t_gpu_machine(R):

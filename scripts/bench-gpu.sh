@@ -17,7 +17,7 @@
 #   dist.csv        one-pass / two-pass / generic over random-bmmc:1..100 at n = 28 (the distribution)
 #   torch.csv, torch_errors.csv   the same permutations through PyTorch (bench/torch_compare.py), when
 #                   `python3 -c "import torch"` works; torch.log its stderr
-#   gpu.txt         GPU name and driver;  timings.txt  wall time of each part
+#   gpu.txt         GPU name and driver, then "run: DATE, commit C";  timings.txt  wall time of each part
 # Knobs: REPS (20), PARTS (space-separated subset of: variants random sizes explore nsweep dist torch),
 #        NSWEEP ("20 21 ... 30"), DIST_N (28), DIST_COUNT (100), DIST_REPS (= REPS), PYTHON (python3).
 # Expected wall time on an H100: ~1.5 min for the first four parts, ~1 min n_sweep, ~1.5 min dist,
@@ -36,6 +36,8 @@ PYTHON="${PYTHON:-python3}"
 mkdir -p "$OUT"
 : > "$OUT/timings.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>/dev/null || echo "unknown GPU" > "$OUT/gpu.txt"
+# The run's date and commit, which bench/tables.py prints beside the GPU in BENCHMARKS.md.
+echo "run: $(date -u +%F), commit $(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$OUT/gpu.txt"
 
 T0=$SECONDS
 want() { [[ " $PARTS " == *" $1 "* ]]; }
