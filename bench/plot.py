@@ -4,7 +4,7 @@
   python3 bench/plot.py                      # PNGs of every figure the CSVs support -> bench/plots/
   python3 bench/plot.py --markdown           # every markdown table the CSVs support, to paste
   python3 bench/plot.py --markdown nsweep dist torch     # only those sections
-  python3 bench/plot.py --update BENCHMARKS.md           # refresh the <!-- plot.py:SECTION --> blocks in place
+  (bench/tables.py writes BENCHMARKS.md's tables, these among them, from the same CSVs)
   python3 bench/plot.py --results DIR --plots DIR
 
 Figures (the paper's three, FHPNC'23 §6, then two it lacks):
@@ -544,28 +544,12 @@ def main():
     ap.add_argument("--plots", default=os.path.join(HERE, "plots"), help="folder for the PNGs (default bench/plots)")
     ap.add_argument("--markdown", nargs="*", metavar="SECTION", choices=SECTIONS,
                     help=f"print markdown tables instead of plotting; sections: {' '.join(SECTIONS)} (default all)")
-    ap.add_argument("--update", metavar="FILE.md",
-                    help="replace each block between <!-- plot.py:SECTION --> and <!-- /plot.py:SECTION --> in FILE.md "
-                         "by that section's table, where its CSV exists (no plotting)")
     a = ap.parse_args()
     R = {k: load(a.results, f) for k, f in [("variants", "variants.csv"), ("random", "random.csv"),
                                             ("random_bpc", "random_bpc.csv"), ("sizes", "sizes.csv"),
                                             ("nsweep", "n_sweep.csv"), ("dist", "dist.csv"), ("torch", "torch.csv")]}
     R["torch_errors"] = load_errors(a.results)
     gpu = gpu_name(a.results)
-    if a.update:
-        import re
-        text = open(a.update).read()
-        def repl(m):
-            body = MARKDOWN[m.group(1)](R)
-            if not body:
-                print(f"kept {m.group(1)}: no data", file=sys.stderr)
-                return m.group(0)
-            print(f"updated {m.group(1)}", file=sys.stderr)
-            return f"<!-- plot.py:{m.group(1)} -->\n{body}\n<!-- /plot.py:{m.group(1)} -->"
-        new = re.sub(r"<!-- plot\.py:([a-z-]+) -->.*?<!-- /plot\.py:\1 -->", repl, text, flags=re.S)
-        open(a.update, "w").write(new)
-        return 0
     if a.markdown is not None:
         print(f"<!-- bench/plot.py --markdown from {os.path.relpath(a.results)}; {gpu} -->")
         for s in a.markdown or SECTIONS:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the tables of BENCHMARKS.md's "CPU backend" section in one command, on the machine it runs on (no GPU needed): n = 26 int32 by default, memcpy of the same bytes in the same run.
+# Writes the CSVs of BENCHMARKS.md's CPU tables (copy them to bench/results/cpu/, then python3 bench/tables.py) in one command, on the machine it runs on (no GPU needed): n = 26 int32 by default, memcpy of the same bytes in the same run.
 #   BMMC=build/bin/bmmc OUT=out-cpu scripts/bench-cpu.sh
 # Outputs (the `bmmc bench --csv` schema):
 #   cpu_named.csv   random-bmmc:1, bit-reverse, transpose:N/2, random-bpc:1, gray, reverse, rotate:1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every GPU table and figure input of BENCHMARKS.md in one command: run on a GPU machine after
 # scripts/pack-gpu.sh (or with any build whose bin/bmmc has CUDA). Writes CSV files under $OUT (default ./out)
-# prints a summary and, where matplotlib is importable, draws the PNGs (bench/plot.py; its --update fills
+# prints a summary and, where matplotlib is importable, draws the PNGs (bench/plot.py; bench/tables.py fills
 # BENCHMARKS.md's tables from the CSVs).
 #   BMMC=build-gpu/bin/bmmc OUT=out scripts/bench-gpu.sh
 #
@@ -17,7 +17,7 @@
 #   dist.csv        one-pass / two-pass / generic over random-bmmc:1..100 at n = 28 (the distribution)
 #   torch.csv, torch_errors.csv   the same permutations through PyTorch (bench/torch_compare.py), when
 #                   `python3 -c "import torch"` works; torch.log its stderr
-#   gpu.txt         GPU name and driver;  timings.txt  wall time of each part
+#   gpu.txt         GPU name and driver, then "run: DATE, commit C";  timings.txt  wall time of each part
 # Knobs: REPS (20), PARTS (space-separated subset of: variants random sizes explore nsweep dist torch),
 #        NSWEEP ("20 21 ... 30"), DIST_N (28), DIST_COUNT (100), DIST_REPS (= REPS), PYTHON (python3).
 # Expected wall time on an H100: ~1.5 min for the first four parts, ~1 min n_sweep, ~1.5 min dist,
@@ -36,6 +36,8 @@ PYTHON="${PYTHON:-python3}"
 mkdir -p "$OUT"
 : > "$OUT/timings.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>/dev/null || echo "unknown GPU" > "$OUT/gpu.txt"
+# The run's date and commit, which bench/tables.py prints beside the GPU in BENCHMARKS.md.
+echo "run: $(date -u +%F), commit $(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$OUT/gpu.txt"
 
 T0=$SECONDS
 want() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -164,7 +166,7 @@ PY
 cat "$OUT/host.txt" 2>/dev/null | grep -i "host" || true
 
 # Figures: where matplotlib is importable (it is on the GPU machines), draw every PNG from these CSVs now,
-# so this one command regenerates BENCHMARKS.md's tables (CSVs) and figures (PNGs under $OUT/plots).
+# so this one command writes BENCHMARKS.md's CSVs (bench/tables.py makes the tables) and figures (PNGs under $OUT/plots).
 if python3 -c "import matplotlib" 2>/dev/null; then
   python3 "$(dirname "${BASH_SOURCE[0]}")/../bench/plot.py" --results "$OUT" --plots "$OUT/plots" \
     || echo "bench-gpu: plotting failed (the CSVs are complete; run bench/plot.py locally)"

@@ -12,6 +12,7 @@
 #include "bmmc/core/bit_matrix.hpp"
 #include "bmmc/core/form_system.hpp"
 #include "bmmc/core/subspace.hpp"
+#include "tuning.hpp"
 
 namespace bmmc {
 
@@ -436,9 +437,10 @@ BitVec apply_rows(const std::vector<BitVec>& rows, BitVec v) {
 }
 
 unsigned fused_registers_per_thread(const FusedKernelPlan& plan, int key_bytes) {
-  if (plan.kind == FusedKernelKind::Shared) return 64;
+  using codegen_tuning::kFusedMinRegisters;
+  if (plan.kind == FusedKernelKind::Shared) return kFusedMinRegisters;
   const unsigned words = static_cast<unsigned>(std::max(key_bytes / 4, 1));
-  return std::clamp(4u * (1u << plan.reg_bits) * words, 64u, 255u);
+  return std::clamp(codegen_tuning::kFusedRegistersPerWord * (1u << plan.reg_bits) * words, kFusedMinRegisters, 255u);
 }
 
 std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes, unsigned registers) {

@@ -9,6 +9,7 @@
 
 #include "bmmc/core/involution.hpp"
 #include "tile_emit.hpp"
+#include "tuning.hpp"
 
 namespace bmmc {
 
@@ -128,26 +129,25 @@ KernelSource generate_involution(const InvolutionPass& p, const CodegenOptions& 
 
 int cosets_per_block(const InvolutionPass& p) {
   // A tile that A fixes pointwise means some cosets may not move at all (bit swaps among block bits, masks);
-  // there a CUDA block walks up to 64 consecutive cosets so that the ones that return early cost little, while
-  // keeping at least 2048 CUDA blocks. Measured on an H100, swap:28,29 at n = 30 complex64 (BENCHMARKS.md
-  // "In place"): 4 cosets per block 0.601× the memcpy time, 16: 0.583×, 64: 0.578×. Otherwise every coset moves.
+  // there a CUDA block walks several consecutive cosets so that the ones that return early cost little, while
+  // keeping enough CUDA blocks (tuning.hpp). Otherwise every coset moves.
+  using namespace codegen_tuning;
   if (!p.tile_fixed && !p.mask_bits) return 1;
-  const std::uint64_t by_size = std::max<std::uint64_t>(1, p.tile.blocks() / 2048);
-  return static_cast<int>(std::min<std::uint64_t>({64, by_size, p.tile.blocks()}));
+  const std::uint64_t by_size = std::max<std::uint64_t>(1, p.tile.blocks() / kInPlaceMinBlocks);
+  return static_cast<int>(std::min<std::uint64_t>(
+      {std::uint64_t{kInPlaceMaxCosetsPerBlock}, by_size, p.tile.blocks()}));
 }
 
-// Measured on an H100 (BENCHMARKS.md "In place"), swap:28,29 at n = 30 int32 / complex64, in units of the
-// memcpy time: vectors per step (64 steps per thread) 1: 0.71 / 0.74, 2: 0.56 / 0.55, 4: 0.73 / 0.72, 8: 0.66 /
-// 0.64 — why 4 is worse than both 2 and 8 is not understood (not profiled); steps per thread (2 vectors per step)
-// 256: 0.61 / 0.58, 64: 0.56 / 0.55, 16: 0.53 / 0.54, 8: 0.53 / 0.53, 4: 0.52 / 0.52. One vector per thread and
-// one step (a grid of 2^20 blocks, three quarters of them with nothing to move) took 0.94 / 0.71.
+// The naive involution pass's geometry: tuning.hpp gives the values and the measurements behind them.
 int vectors_per_step(const NaiveInvolutionPass& p) {
-  return static_cast<int>(std::min<std::uint64_t>(2, p.blocks()));
+  return static_cast<int>(std::min<std::uint64_t>(codegen_tuning::kNaiveVectorsPerStep, p.blocks()));
 }
 
 int chunks_per_thread(const NaiveInvolutionPass& p) {
+  using namespace codegen_tuning;
   const std::uint64_t steps = p.blocks() / vectors_per_step(p);
-  return static_cast<int>(std::min<std::uint64_t>({4, std::max<std::uint64_t>(1, steps / 2048), steps}));
+  return static_cast<int>(std::min<std::uint64_t>(
+      {std::uint64_t{kNaiveMaxStepsPerThread}, std::max<std::uint64_t>(1, steps / kNaiveMinBlocks), steps}));
 }
 
 KernelSource generate_cuda(const InPlacePass& pass, const CodegenOptions& options) {

@@ -11,6 +11,7 @@
 
 #include "bmmc/core/named.hpp"
 #include "bmmc/core/subspace.hpp"
+#include "tuning.hpp"
 
 namespace bmmc {
 
@@ -32,12 +33,15 @@ ExecStrategy parse_exec_strategy(const char* name) {
 }
 
 int fused_pass_cost(int windows, std::uint64_t run_bytes) noexcept {
-  const int runs = run_bytes <= 32 ? 10 : run_bytes == 64 ? 6 : run_bytes == 128 ? 3 : 0;
-  return 7 * windows + runs;
+  using namespace combinators_tuning;
+  const int runs = run_bytes <= 32 ? kCostRuns32 : run_bytes == 64 ? kCostRuns64 : run_bytes == 128 ? kCostRuns128 : 0;
+  return kCostPerWindow * windows + runs;
 }
 
 FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept {
-  FusionOptions f{key_bytes > 4 ? 13 : n <= 24 ? 13 : 14, key_bytes > 4 ? 2 : 3};
+  using namespace combinators_tuning;
+  FusionOptions f{key_bytes > 4 || n <= kFusionSmallMaxN ? kFusionTileBitsSmall : kFusionTileBitsLarge,
+                  key_bytes > 4 ? kFusionLineBitsWide : kFusionLineBits};
   f.cost_aware_cut = true;
   f.key_bytes = key_bytes;
   return f;

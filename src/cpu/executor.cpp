@@ -28,6 +28,7 @@
 #include "loop_choice.hpp"
 #include "tile_tables.hpp"
 #include "transpose_blocks.hpp"
+#include "tuning.hpp"
 
 namespace bmmc {
 
@@ -40,46 +41,18 @@ using cpu_detail::TileTables;
 using cpu_detail::TransposeTables;
 
 constexpr std::size_t kLine = 64;
-// Arrays at least this large are written with non-temporal stores: they cannot stay in any cache anyway, and
-// streaming stores skip the read-for-ownership of each output line (a third of the traffic of a plain
-// store loop). Smaller arrays keep normal stores so the result stays cached for whoever reads it next.
-constexpr std::size_t kStreamingBytes = std::size_t{8} << 20;
-// With automatic thread counts every thread gets at least this many bytes: starting a thread costs tens of
-// microseconds, the time to permute a few hundred KiB.
-constexpr std::size_t kBytesPerThread = std::size_t{512} << 10;
-// Default tile budgets (executor.hpp says how they were measured): general BMMCs take an L2-sized tile,
-// whose extra rows make each block read 4 KiB input stretches instead of 128-byte runs; bit permutations
-// keep it in L1 (half of a 32 KiB L1d), where they are as fast or faster with either loop.
-constexpr std::size_t kTileBytesL1 = std::size_t{16} << 10;
-// The direct loops (direct_blocks.hpp) replace the tile loop of a one-pass plan on arrays up to this size,
-// the register transposes for 4/8-byte elements (AVX2) and the walk for the others (measured in
-// BENCHMARKS.md "CPU small arrays"; docs/DESIGN.md §4.2 states the rule).
-constexpr std::size_t kDirectTransposeBytes = std::size_t{1} << 20;
-constexpr std::size_t kDirectWalkBytes = std::size_t{1} << 20;
-// ... and up to this size only for maps whose groups pile more than half their input vectors and more than
-// half their output vectors into one L1 set each (strides of 4 KiB multiples on both sides; DirectTables::
-// set_pile; bit-reverse, not transposes, which pile on one side only): above it the tile loop is as fast
-// or faster for them (bit-reverse, 4-byte: 14.0 µs direct against 13.5 tiled at 128 KiB, 34.5 against 26.9
-// at 256 KiB, 131 against 91 at 1 MiB).
-constexpr std::size_t kDirectPiledBytes = std::size_t{128} << 10;
-// The walk reads the 2^L sources of an output line (L = 5 for 1- and 2-byte elements); when more of them
-// share one L1 set than it has ways (8), as for bit-reverse, the lines thrash once the array leaves L1:
-// direct only up to 32 KiB then (bit-reverse at 64 KiB of 1-byte elements: 96 µs walk, 38 µs tiled).
-constexpr std::size_t kDirectPiledWalkBytes = std::size_t{32} << 10;
-constexpr int kL1Ways = 8;
-// The byte-permuting groups of 32-byte vectors (1-byte elements, AVX-512 VBMI) up to 512 KiB: at 1 MiB the
-// tile loop was as fast or faster for several maps (measured while 2-byte elements used these groups too:
-// 2-byte random BMMC at 1 MiB 195 µs direct, 152 tiled; at 512 KiB 43 against 66; BENCHMARKS.md "Byte
-// groups without a tile").
-constexpr std::size_t kDirectByteGroupBytes = std::size_t{512} << 10;
-// The groups of whole 64-byte lines (AVX-512: 4/8-byte elements, and 2-byte ones with VBMI) up to 4 MiB,
-// piled or not: a group reads and writes whole lines, so crowded sets cost no second fetch, and the direct
-// loop stays as fast or faster than the tile loop into L3 (4-byte at 4 MiB, 2 threads: bit-reverse 432 µs
-// direct against 698 tiled, random BMMC 460 against 683; 2-byte 415 against 504, 228 against 327; 8-byte
-// bit-reverse even at 2-4 MiB); at 8 MiB, where the arrays reach DRAM, the tile loop's streaming wins
-// (4-byte 1336 against 707, 667 against 524; 2-byte 1621 against 909; BENCHMARKS.md "Groups of whole lines").
-constexpr std::size_t kDirectWideBytes = std::size_t{4} << 20;
-constexpr std::size_t kTileBytesL2 = std::size_t{128} << 10;
+// The size rules and budgets of this file (tuning.hpp gives each one's reason and measurement).
+using cpu_tuning::kBytesPerThread;
+using cpu_tuning::kDirectByteGroupBytes;
+using cpu_tuning::kDirectPiledBytes;
+using cpu_tuning::kDirectPiledWalkBytes;
+using cpu_tuning::kDirectTransposeBytes;
+using cpu_tuning::kDirectWalkBytes;
+using cpu_tuning::kDirectWideBytes;
+using cpu_tuning::kL1Ways;
+using cpu_tuning::kStreamingBytes;
+using cpu_tuning::kTileBytesL1;
+using cpu_tuning::kTileBytesL2;
 
 // A buffer aligned to a cache line, freed with the matching aligned delete.
 struct AlignedDelete {
@@ -159,8 +132,8 @@ PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_
   return pass_tables(p, policy.register_transpose, policy.avx512);
 }
 
-// The stand-in of a class for loop_choice: 256 KiB arrays (in L2), bit-reverse or a fixed random BMMC, the
-// default tile; each loop runs single-threaded over all blocks with plain stores.
+// The stand-in of a class for loop_choice: arrays of 2^kLoopChoiceBytesBits bytes (in L2), bit-reverse or a
+// fixed random BMMC, the default tile; each loop runs single-threaded over all blocks with plain stores.
 bool auto_transposes(int elem_bytes, bool bpc) {
   constexpr bool stream = false;
   struct StandIn {
@@ -171,7 +144,7 @@ bool auto_transposes(int elem_bytes, bool bpc) {
   std::optional<StandIn> st;  // built on the first timing only: not at all once the class is known
   return cpu_detail::transposes_win(elem_bytes, bpc, [&](bool transpose) -> double {
     if (!st) {
-      const int n = 18 - std::countr_zero(static_cast<unsigned>(elem_bytes));
+      const int n = cpu_tuning::kLoopChoiceBytesBits - std::countr_zero(static_cast<unsigned>(elem_bytes));
       const std::size_t bytes = array_bytes(n, elem_bytes);
       CpuPolicy explicit_loops;
       explicit_loops.register_transpose = true;  // no recursion into the choice
@@ -194,20 +167,22 @@ bool auto_transposes(int elem_bytes, bool bpc) {
   });
 }
 
-// The pool's chunk for the direct loop's units (groups or walk rows): at least 128 KiB, since on small arrays a
-// chunk per group (1 KiB) made the shared counter's line travel between the cores once per group
-// (BENCHMARKS.md "The pool spins before it sleeps"); else 32 chunks a thread, so a stalled vCPU holds up little.
+// The pool's chunk for the direct loop's units (groups or walk rows): at least kDirectMinChunkBytes of the
+// array, since on small arrays a chunk per group made the shared counter's line travel between the cores once
+// per group; else kChunksPerThread chunks a thread, so a stalled vCPU holds up little (tuning.hpp).
 std::uint64_t direct_chunk(const cpu_detail::DirectTables& d, int threads) {
   const std::uint64_t units = cpu_detail::direct_units(d);
   const std::uint64_t min_chunk = std::max<std::uint64_t>(
-      1, (std::uint64_t{128} << 10) * units / array_bytes(static_cast<int>(d.n), d.elem_bytes));
-  return std::max<std::uint64_t>(min_chunk, units / (32 * static_cast<std::uint64_t>(threads)));
+      1, std::uint64_t{cpu_tuning::kDirectMinChunkBytes} * units / array_bytes(static_cast<int>(d.n), d.elem_bytes));
+  return std::max<std::uint64_t>(min_chunk,
+                                 units / (cpu_tuning::kChunksPerThread * static_cast<std::uint64_t>(threads)));
 }
 
-// The tile loop's chunk of blocks: at least 16 (where there are that many), so that the next-block prefetch is
-// lost only at chunk edges; else 32 chunks a thread.
+// The tile loop's chunk of blocks: at least kTileMinChunkBlocks (where there are that many), so that the
+// next-block prefetch is lost only at chunk edges; else kChunksPerThread chunks a thread.
 std::uint64_t tile_chunk(std::uint64_t blocks, int threads) {
-  return std::max<std::uint64_t>(std::min<std::uint64_t>(16, blocks), blocks / (32 * static_cast<std::uint64_t>(threads)));
+  return std::max<std::uint64_t>(std::min<std::uint64_t>(cpu_tuning::kTileMinChunkBlocks, blocks),
+                                 blocks / (cpu_tuning::kChunksPerThread * static_cast<std::uint64_t>(threads)));
 }
 
 // A naive pass's chunk of elements: one equal slice a thread.
@@ -233,9 +208,7 @@ void execute_direct(const cpu_detail::DirectTables& d, const void* in, void* out
 }
 
 // Blocks go to threads in chunks from a shared counter rather than in fixed slices: on a shared VM a vCPU
-// can stall for milliseconds, and fixed slices then leave the other thread idle for that long (measured:
-// medians 1.5× the minimum on the CI VM with fixed slices). Chunks stay long enough (≥ 16 blocks where
-// there are that many) that the next-block prefetch is lost only at chunk edges.
+// can stall for milliseconds, and fixed slices then leave the other thread idle for that long (tile_chunk).
 void execute_tile_pass(const TilePass& p, const PassTables& pt, const void* in, void* out, int threads) {
   if (pt.direct) return execute_direct(*pt.direct, in, out, threads);
   const TileTables& t = pt.tile;
@@ -327,7 +300,7 @@ PlanOptions cpu_plan_options(const CpuPolicy& policy, const Bmmc& bmmc, int elem
   po.variant = Variant::OnePass;
   // Runs of 128 bytes (two cache lines) where 32 elements are smaller; 32 elements otherwise.
   const int eb_bits = std::countr_zero(static_cast<unsigned>(elem_bytes));
-  po.vector_bits = std::max(0, 7 - kLaneBits - eb_bits);
+  po.vector_bits = std::max(0, cpu_tuning::kRunBytesBits - kLaneBits - eb_bits);
   const int s = po.vector_bits + kLaneBits;
   const int tile = policy.tile_bits >= 0
                        ? policy.tile_bits

@@ -1,6 +1,8 @@
 // Per-CPU choice between the register-transpose and gather loops (see loop_choice.hpp).
 #include "loop_choice.hpp"
 
+#include "tuning.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -10,10 +12,10 @@ namespace bmmc::cpu_detail {
 
 namespace {
 
-// The gathers must be at least this much faster (time ratio) to be chosen.
-constexpr double kGatherMargin = 0.9;
-// Interleaved rounds per loop; the best round of each is compared (the least disturbed by other work).
-constexpr int kRounds = 5;
+// The gathers must take less than kGatherMargin of the transposes' time to be chosen; kRounds interleaved
+// rounds per loop, the best of each compared (the least disturbed by other work). Values: tuning.hpp.
+using cpu_tuning::kGatherMargin;
+constexpr int kRounds = cpu_tuning::kLoopChoiceRounds;
 
 // One slot per (log2 element size 0..4, bpc): 0 not yet measured, 1 gathers, 2 transposes.
 std::atomic<int> g_choice[5 * 2] = {};

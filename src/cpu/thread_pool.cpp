@@ -5,6 +5,8 @@
 #include <chrono>
 #include <utility>
 
+#include "tuning.hpp"
+
 #if defined(__linux__)
 #include <pthread.h>
 #include <sched.h>
@@ -17,7 +19,7 @@ namespace {
 // How long a worker waiting for the next call, or a caller waiting for its workers, spins before it sleeps.
 // Long enough that back-to-back calls never sleep (a Python loop of small calls spaces them by 1–10 µs), short
 // enough that an idle pool costs nothing measurable: a worker burns at most this much CPU after each call.
-constexpr auto kSpin = std::chrono::microseconds(50);
+constexpr auto kSpin = cpu_tuning::kPoolSpin;  // tuning.hpp
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -2,8 +2,8 @@
 #include "bmmc/plan/gpu_policy.hpp"
 
 #include "bmmc/core/buffers.hpp"
-
 #include "bmmc/core/subspace.hpp"
+#include "tuning.hpp"
 
 #include <fmt/format.h>
 
@@ -15,9 +15,15 @@ namespace bmmc {
 
 namespace {
 
-// The defaults a policy's zeros stand for: threads per block, and elements per thread of a one-pass tile.
-constexpr int kDefaultThreads = 256;
-constexpr int kOnePassElemsPerThread = 16;
+// The defaults a policy's zeros stand for, and the geometry rules' thresholds (tuning.hpp).
+using plan_tuning::kByteLaneBlocksPerSm;
+using plan_tuning::kByteMaxElemsPerThreadBits;
+using plan_tuning::kByteTileBits;
+using plan_tuning::kCopyGeometryLaneBytes;
+using plan_tuning::kFillBlocksPerSm;
+using plan_tuning::kInputOrderMinElemBytes;
+using plan_tuning::kOnePassElemsPerThread;
+constexpr int kDefaultThreads = plan_tuning::kThreadsPerBlock;
 
 int threads_of(const GpuPolicy& policy) { return policy.threads_per_block ? policy.threads_per_block : kDefaultThreads; }
 
@@ -68,7 +74,7 @@ PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& c
 }
 
 BlockOrder default_gpu_block_order(int elem_bytes) noexcept {
-  return elem_bytes >= 4 ? BlockOrder::Input : BlockOrder::Coordinate;
+  return elem_bytes >= kInputOrderMinElemBytes ? BlockOrder::Input : BlockOrder::Coordinate;
 }
 
 bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept {
@@ -79,7 +85,7 @@ bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept {
 }
 
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count) {
-  check_elem_bytes(elem_bytes);  // before 16 / elem_bytes below
+  check_elem_bytes(elem_bytes);  // before kCopyGeometryLaneBytes / elem_bytes below
   GpuPolicy p = policy;
   const int n = bmmc.n();
   // 1-byte elements with lanes set to 8 bytes or more (the front door sets 8 for views aligned to 8 but not 16
@@ -89,50 +95,43 @@ GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy
   if (resolve_variant(policy.variant, n) != Variant::OnePass ||
       !(default_lanes || (elem_bytes == 1 && policy.vector_bits >= 3)))
     return p;
-  const int wide = std::countr_zero(16u / static_cast<unsigned>(elem_bytes));  // 16-byte lane accesses
+  const int wide = std::countr_zero(static_cast<unsigned>(kCopyGeometryLaneBytes / elem_bytes));  // wide lanes
   const int threads = threads_of(policy);
   const int thread_bits = std::countr_zero(static_cast<unsigned>(threads));
   if (default_lanes && policy.elems_per_thread == 0 && n >= wide + kLaneBits + thread_bits &&
       keeps_low_bits(bmmc, wide + kLaneBits)) {
-    p.vector_bits = wide;  // whole 16-byte vectors, one per thread: the copy's own geometry
+    p.vector_bits = wide;  // whole wide vectors, one per thread: the copy's own geometry
     p.elems_per_thread = 1 << wide;
   } else if (elem_bytes == 1 && policy.threads_per_block == 0 && n >= kLaneBits) {
-    // Packed 1-byte tiles hold L_s + A⁻¹L_s (s = 8 with 8-byte lanes): 2^16 elements for a random map, 256 a
-    // thread with 256 threads, a kernel that took 1.9 s to JIT on an H100. Enough threads for at most 64
-    // elements each (1024 for a random map, as fast); maps with smaller tiles keep 256 (BPCs measured 6–8%
-    // slower at 1024, their tiles padded to 2^14).
+    // Packed 1-byte tiles hold L_s + A⁻¹L_s (s = 8 with 8-byte lanes): 2^16 elements for a random map. Tiles
+    // above 2^kByteTileBits get threads for at most 2^kByteMaxElemsPerThreadBits elements each (1024 for a
+    // random map); smaller tiles keep the default threads.
     //
-    // Small arrays: a 2^16 tile leaves SMs idle — 64 blocks for a 4 MiB array on an H100's 132 SMs, where a
-    // replayed 16 × 256 × 1024 uint8 transpose took 1.80× a copy_ against 1.26–1.33× with the 4-byte lanes of
-    // before. Where the 8-byte lanes' tile is above 2^14 (so 4-byte lanes, whose tile is at most 2^14, give more
-    // blocks) and its blocks are fewer than two per SM, 4-byte lanes (runs of 128 bytes). H100, random maps,
-    // bit-reverse and transposes (tiles of 2^16, so 4× the blocks): n = 24 10.5–11.0 µs against 11.2–13.1, n = 22
-    // and 23 faster too, n = 25 level (BENCHMARKS.md, "Small 1-byte arrays").
+    // Small arrays: where the 8-byte lanes' tile is above 2^kByteTileBits (so 4-byte lanes, whose tile is at
+    // most 2^14, give more blocks) and its blocks are fewer than kByteLaneBlocksPerSm per SM, 4-byte lanes
+    // (runs of 128 bytes). tuning.hpp gives the measurements behind both rules.
     int lane_bits = std::min(3, n - kLaneBits);
     int d = forced_tile_space(bmmc, lane_bits + kLaneBits).dim();
-    if (default_lanes && policy.small_byte_lanes && lane_bits == 3 && d > 14 && sm_count > 0 &&
-        (std::uint64_t{1} << (n - d)) < 2 * static_cast<std::uint64_t>(sm_count)) {
+    if (default_lanes && policy.small_byte_lanes && lane_bits == 3 && d > kByteTileBits && sm_count > 0 &&
+        (std::uint64_t{1} << (n - d)) < kByteLaneBlocksPerSm * static_cast<std::uint64_t>(sm_count)) {
       lane_bits = 2;
       p.vector_bits = lane_bits;
       d = forced_tile_space(bmmc, lane_bits + kLaneBits).dim();
     }
-    if (d > 14) p.threads_per_block = 1 << std::min(10, d - 6);
+    if (d > kByteTileBits) p.threads_per_block = 1 << std::min(10, d - kByteMaxElemsPerThreadBits);
   }
   return p;
 }
 
 GpuPolicy fill_the_device(const GpuPolicy& policy, int n, const DeviceCaps& caps) {
-  // Small arrays: the one-pass default of 16 elements per thread (tiles of 2^12 with 256 threads) leaves most
-  // SMs idle below n ≈ 21 — 64 blocks at n = 18 on an H100's 132 SMs (a 2 MiB int64 axis permutation ran at 52% of
-  // the copy's speed there, torch's kernel at 75%). Halve the elements per thread until every SM has a block or
-  // a thread moves one element; the planner still widens a tile the map needs wider. (Two blocks per SM as the
-  // target also narrowed bit-reverse at n = 20, 256 blocks, which measured 20% slower in one noisy run.)
+  // Small arrays: the one-pass default tile leaves SMs idle. Halve the elements per thread until every SM has
+  // kFillBlocksPerSm blocks or a thread moves one element; the planner still widens a tile the map needs wider.
   GpuPolicy p = policy;
   if (policy.elems_per_thread != 0 || resolve_variant(policy.variant, n) != Variant::OnePass) return p;
   const int threads = threads_of(policy);
   int ept = kOnePassElemsPerThread;
   int tile_bits = std::countr_zero(static_cast<unsigned>(threads)) + std::countr_zero(static_cast<unsigned>(ept));
-  const std::uint64_t want = static_cast<std::uint64_t>(std::max(caps.sm_count, 1));
+  const std::uint64_t want = static_cast<std::uint64_t>(std::max(caps.sm_count, 1)) * kFillBlocksPerSm;
   while (ept > 1 && n > tile_bits && (std::uint64_t{1} << (n - tile_bits)) < want) {
     ept /= 2;
     --tile_bits;

@@ -225,6 +225,15 @@ TEST(GpuPolicy, DefaultGeometry) {
   // A map whose 8-byte lanes' tile is at most 2^14 would not gain blocks: unchanged (here L_8 + A⁻¹L_8 = L_8 + e_19).
   const Bmmc narrow_tile = parse_spec("bits:0,1,2,3,4,5,6,7,19,9,10,11,12,13,14,15,16,17,18,8");
   EXPECT_EQ(default_gpu_geometry(narrow_tile, 1, GpuPolicy{}, 132), GpuPolicy{});
+  // The 2^14 boundary of the 1-byte rules: six low output bits from high input bits give L_8 + A⁻¹L_8 of
+  // dimension exactly 14 (no change, even with few blocks per SM); seven give 15, so threads for 2^6 elements each.
+  const Bmmc tile14 = parse_spec("bits:8,9,10,11,12,13,6,7,0,1,2,3,4,5,14,15,16,17,18,19");
+  ASSERT_EQ(forced_tile_space(tile14, 8).dim(), 14);
+  EXPECT_EQ(default_gpu_geometry(tile14, 1, GpuPolicy{}, 132), GpuPolicy{});
+  const Bmmc tile15 = parse_spec("bits:8,9,10,11,12,13,14,7,0,1,2,3,4,5,6,15,16,17,18,19");
+  ASSERT_EQ(forced_tile_space(tile15, 8).dim(), 15);
+  EXPECT_EQ(default_gpu_geometry(tile15, 1, GpuPolicy{}).threads_per_block, 512);
+  EXPECT_EQ(default_gpu_geometry(tile15, 1, GpuPolicy{}).vector_bits, -1);
   DeviceCaps h100 = caps;
   h100.sm_count = 132;
   for (const Bmmc& small : {random_bmmc(22, 3), bit_reverse(22), parse_spec("axes:16x256x1024:2,0,1")}) {

@@ -152,13 +152,12 @@ void check_fused_tile(const FusedTileSpec& spec);
 FusedKernelPlan plan_fused_kernel(const FusedTileSpec& spec, const FusedCodegenOptions& options = {});
 
 /// Registers a thread of a fused kernel is given: 4 per 32-bit word of the keys it holds (2^R keys; the keys,
-/// their partners and masks, as ncu measured 128 for 32 int32 keys), at least 64. Shared: 64.
+/// their partners and masks), at least 64. Shared: 64. src/codegen/tuning.hpp gives the measurement.
 unsigned fused_registers_per_thread(const FusedKernelPlan& plan, int key_bytes);
 /// Blocks per SM that `registers` a thread (of the 64 K an SM has) and an H100 SM's 228 KiB of shared memory
 /// allow (1..8): the kernels' __launch_bounds__ minimum, and the persistent grid of Pipelined kernels (times the
 /// SM count). Worked example: a 2^13 tile of int32, 32 keys a thread, two tiles of shared memory: 256 threads,
-/// 64 KiB — 3 blocks by shared memory, but 2 by 128 registers a thread (asking for 3 left the compiler 85 registers
-/// for 32 keys, and the pass ran 32% slower on an H100).
+/// 64 KiB — 3 blocks by shared memory, but 2 by 128 registers a thread.
 std::uint64_t fused_blocks_per_sm(unsigned threads, std::uint64_t shared_bytes, unsigned registers = 64);
 
 }  // namespace bmmc

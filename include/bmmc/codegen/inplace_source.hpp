@@ -26,7 +26,7 @@ int cosets_per_block(const InvolutionPass& p);
 /// remain), so that warps whose vectors stay cost a test rather than a block launch.
 int chunks_per_thread(const NaiveInvolutionPass& p);
 /// Vectors one thread of a naive/direct pass moves per step (2), all loaded before any is stored; a block's step
-/// covers 2 · blockDim consecutive vectors. The measurements behind both numbers are in inplace_source.cpp.
+/// covers 2 · blockDim consecutive vectors. src/codegen/tuning.hpp holds these numbers and their measurements.
 int vectors_per_step(const NaiveInvolutionPass& p);
 
 KernelSource generate_cuda(const InPlacePass& pass, const CodegenOptions& options = {});

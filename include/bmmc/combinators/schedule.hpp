@@ -70,17 +70,17 @@ struct FusionOptions {
   friend bool operator==(const FusionOptions&, const FusionOptions&) = default;
 };
 
-/// The GPU executor's cut (cuda/program_gpu.hpp; cost-aware, key_bytes set) for arrays of 2^n keys, made of 32-byte runs (line_bits 3 or 2:
-/// whole DRAM sectors): 8-byte keys in tiles of 2^13 (64 KiB); 4-byte keys in tiles of 2^13 up to n = 24 (two
-/// blocks a SM: 19 fused passes and the last permutation at n = 24, 1.42 ms on an H100) and of 2^14 above (one
-/// block a SM, fewer passes: 21 + 1 at n = 26, 4% faster there than 2^13; BENCHMARKS.md, docs/DESIGN.md §10).
+/// The GPU executor's cut (cuda/program_gpu.hpp; cost-aware, key_bytes set) for arrays of 2^n keys, made of
+/// 32-byte runs (line_bits 3 or 2: whole DRAM sectors): 8-byte keys in tiles of 2^13 (64 KiB); 4-byte keys in
+/// tiles of 2^13 up to n = 24 (two blocks a SM) and of 2^14 above (one block a SM, fewer passes; docs/DESIGN.md
+/// §10). src/combinators/tuning.hpp holds these values and the measurements behind them.
 FusionOptions gpu_fusion_options(int key_bytes, int n) noexcept;
 
-/// The relative cost the cost-aware cut gives a fused pass (integer units of about 1 µs of a 64 MiB pass on an
-/// H100): 7 per register window (each costs a shared-memory round trip) plus 10, 6 or 3 when the tile's runs of
-/// consecutive keys are only 32, 64 or 128 bytes (32-byte runs cost DRAM about 10 µs a pass; BENCHMARKS.md "Pass
-/// by pass"). `run_bytes` = 2^c key bytes, c the largest with e_0 … e_(c−1) in the kernel's tile (the pass's
-/// tile widened to tile_bits dimensions with the lowest unit vectors).
+/// The relative cost the cost-aware cut gives a fused pass: 7 per register window (each costs a shared-memory
+/// round trip) plus 10, 6 or 3 when the tile's runs of consecutive keys are only 32, 64 or 128 bytes
+/// (src/combinators/tuning.hpp: the units and the measurements). `run_bytes` = 2^c key bytes, c the largest
+/// with e_0 … e_(c−1) in the kernel's tile (the pass's tile widened to tile_bits dimensions with the lowest unit
+/// vectors).
 int fused_pass_cost(int windows, std::uint64_t run_bytes) noexcept;
 
 /// The register windows the cost model counts for pair directions `dirs` (in order) on n bits: greedy runs whose

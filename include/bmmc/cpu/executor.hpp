@@ -6,8 +6,8 @@
 // y0 ⊕ U·σ from it — through register transposes (groups of 2^W vectors × 2^W lanes, AVX2 for 4/8-byte and
 // AVX-512 VBMI for 1/2-byte elements, chosen at run time) where the CPU has them, else through per-element
 // gathers. CpuPolicy maps onto the planner's PlanOptions: runs of 128 bytes and a 16 KiB (bit permutations)
-// or 128 KiB (general BMMCs) tile. docs/DESIGN.md §4.2 derives the loops and gives the measurements behind
-// these choices (BENCHMARKS.md "CPU backend").
+// or 128 KiB (general BMMCs) tile. docs/DESIGN.md §4.2 derives the loops; src/cpu/tuning.hpp holds the sizes
+// and budgets with the measurements behind them.
 #pragma once
 
 #include <cstddef>

@@ -6,10 +6,10 @@
 // threads − 1 workers take chunks of `chunk` consecutive indices from a shared counter and call
 // body(begin, end, slot), slot ∈ [0, threads) naming the participant within this call (0 = the caller).
 // Chunks from a counter rather than fixed slices, because on a shared VM one vCPU can stall for
-// milliseconds and a fixed slice would then leave the others idle (BENCHMARKS.md "CPU backend").
+// milliseconds and a fixed slice would then leave the others idle.
 //
-// Between calls the workers first spin for a short while (kSpin, 50 µs), then sleep in a futex wait
-// (std::atomic::wait): an idle pool burns no CPU, and calls that follow each other closely — a loop of
+// Between calls the workers first spin for a short while (kPoolSpin, src/cpu/tuning.hpp), then sleep in a
+// futex wait (std::atomic::wait): an idle pool burns no CPU, and calls that follow each other closely — a loop of
 // permutations, a benchmark — find the workers awake and hand off in well under a microsecond, where a
 // futex wake-up costs 5–60 µs on a VM. The caller likewise spins before it sleeps on the workers' finish,
 // and each side makes the wake-up system call only when the other side has gone to sleep. A worker takes

@@ -41,10 +41,8 @@ struct GpuPolicy {
 /// Throws std::invalid_argument for threads or elements per thread that are not powers of two in range.
 PlanOptions gpu_plan_options(const GpuPolicy& policy, int n, const DeviceCaps& caps);
 
-/// The launch order a GPU plan gets when the policy names none: Input for elements of 4 bytes or more (on an
-/// H100 at n = 30 it moved random BMMCs from a median of 93.5% of cudaMemcpy to 94.2%, the minimum over 20
-/// from 91.5% to 93.2%), Coordinate for 1- and 2-byte elements (where Input measured 0.8–1.3 points lower;
-/// BENCHMARKS.md "The copy limit").
+/// The launch order a GPU plan gets when the policy names none: Input for elements of 4 bytes or more,
+/// Coordinate for 1- and 2-byte elements (src/plan/tuning.hpp gives the measurements).
 BlockOrder default_gpu_block_order(int elem_bytes) noexcept;
 
 /// True when A maps the low s index bits among themselves (A·e_j has no bit ≥ s for j < s): then
@@ -52,24 +50,23 @@ BlockOrder default_gpu_block_order(int elem_bytes) noexcept;
 bool keeps_low_bits(const Bmmc& bmmc, int s) noexcept;
 
 /// The one-pass geometry a GPU plan gets where the policy leaves it open (vector_bits −1 and
-/// elems_per_thread 0), from H100 measurements (BENCHMARKS.md "The copy limit"): a map that keeps the low
-/// s = 5 + log2(16 / elem_bytes) bits (q = 0: permutations of the outer axes, any map of whole runs of ≥ 512
-/// bytes) gets 16-byte lanes and ONE vector per thread — blocks of 4 KiB that read (and, when the map keeps
-/// the low 8 + log2(16 / elem_bytes) bits, write) one contiguous piece, the shape of the plain copy kernel
-/// that reaches cudaMemcpy (int64 256 × 2 × 32 × 8192 with the last axis kept: 97.2% → 98.3% of cudaMemcpy).
-/// Every other map keeps the planner's default (8-byte lane accesses, 16 elements per thread), and so does
-/// a policy that sets either knob; 1-byte elements whose packed tile L_s + A⁻¹L_s (s = 8) exceeds 2^14 get
-/// threads for at most 64 elements each, unless the policy names a count (a random map's 2^16: 1024 threads,
-/// not 256 with 256 elements each, which took 1.9 s to JIT). With `sm_count` (> 0) and policy.small_byte_lanes,
-/// 1-byte maps whose 8-byte lanes' tile exceeds 2^14 elements and gives fewer than 2 × sm_count blocks get 4-byte
-/// lanes instead (vector_bits 2: tiles of at most 2^14; a random map at n ≤ 24 on an H100, 4× the blocks). A
-/// policy whose lanes are set to 8 bytes or more for 1-byte elements (vector_bits ≥ 3: the front door sets 3 for
-/// views aligned to 8 but not 16 bytes) still gets the 1-byte thread count, but keeps its lane width.
+/// elems_per_thread 0): a map that keeps the low s = 5 + log2(16 / elem_bytes) bits (q = 0: permutations of the
+/// outer axes, any map of whole runs of ≥ 512 bytes) gets 16-byte lanes and ONE vector per thread — blocks of
+/// 4 KiB that read (and, when the map keeps the low 8 + log2(16 / elem_bytes) bits, write) one contiguous piece,
+/// the shape of the plain copy kernel. Every other map keeps the planner's default (8-byte lane accesses, 16
+/// elements per thread), and so does a policy that sets either knob; 1-byte elements whose packed tile
+/// L_s + A⁻¹L_s (s = 8) exceeds 2^14 get threads for at most 64 elements each, unless the policy names a count
+/// (a random map's 2^16: 1024 threads). With `sm_count` (> 0) and policy.small_byte_lanes, 1-byte maps whose
+/// 8-byte lanes' tile exceeds 2^14 elements and gives fewer than 2 × sm_count blocks get 4-byte lanes instead
+/// (vector_bits 2: tiles of at most 2^14, 4× the blocks). A policy whose lanes are set to 8 bytes or more for
+/// 1-byte elements (vector_bits ≥ 3: the front door sets 3 for views aligned to 8 but not 16 bytes) still gets
+/// the 1-byte thread count, but keeps its lane width. src/plan/tuning.hpp holds these thresholds and the
+/// measurements behind them.
 GpuPolicy default_gpu_geometry(const Bmmc& bmmc, int elem_bytes, const GpuPolicy& policy, int sm_count = 0);
 
 /// For a one-pass policy that leaves elems_per_thread 0: fewer elements per thread (16, 8, … 1) until the array
 /// of 2^n elements has at least one block per SM (caps.sm_count); `policy` unchanged otherwise. Example: n = 18
-/// on an H100 (132 SMs), 256 threads: 4 elements per thread, tiles of 2^10, 256 blocks instead of 64.
+/// on 132 SMs, 256 threads: 4 elements per thread, tiles of 2^10, 256 blocks instead of 64.
 GpuPolicy fill_the_device(const GpuPolicy& policy, int n, const DeviceCaps& caps);
 
 /// make_plan(bmmc, elem_bytes, gpu_plan_options(fill_the_device(default_gpu_geometry(...)), bmmc.n(), caps))

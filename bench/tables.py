@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""The tables of BENCHMARKS.md, generated from the CSVs under bench/results/ (Python 3 standard library only).
+
+  python3 bench/tables.py                  # rewrite every block between <!-- tables.py:NAME --> and
+                                           # <!-- /tables.py:NAME --> in BENCHMARKS.md from the CSVs
+  python3 bench/tables.py --check          # exit 1 (and name the blocks) when BENCHMARKS.md is stale
+  python3 bench/tables.py --print NAME     # print one block's table
+  python3 bench/tables.py --results DIR --file FILE.md
+
+Re-run it whenever a CSV under bench/results/ changes (scripts/bench-gpu.sh and scripts/bench-cpu.sh write
+them); ctest runs --check (label docs). A block whose CSV is missing fails --check and is never filled with
+made-up rows. The GPU tables reuse bench/plot.py's markdown (the figures' own numbers).
+"""
+import argparse
+import csv
+import os
+import re
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import plot  # noqa: E402  (bench/plot.py: CSV loading and the paper-figure tables; matplotlib only for PNGs)
+
+MARKER = re.compile(r"<!-- tables\.py:([a-z0-9-]+) -->\n.*?<!-- /tables\.py:\1 -->", re.S)
+
+
+def first_line(path, default):
+    if not (os.path.exists(path) and os.path.getsize(path)):
+        return default
+    with open(path) as f:
+        return f.read().strip().splitlines()[0]
+
+
+def pct(xs):
+    return f"{statistics.median(xs):.1f}% / {min(xs):.1f}% / {max(xs):.1f}%"
+
+
+def spread(rows, variant):
+    return [r["pct_memcpy"] for r in rows if r["variant"] == variant]
+
+
+def unverified(rows):
+    bad = [f"{r['case']} {r['variant']} n={r['n']}" for r in rows if not r["verified"]]
+    return f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else ""
+
+
+# ---- GPU ------------------------------------------------------------------------------------------------
+def gpu_machine(R):
+    """The GPU line of gpu.txt, with the "run: DATE, commit C" line scripts/bench-gpu.sh adds after it."""
+    path = os.path.join(R["dir"], "gpu.txt")
+    name = first_line(path, "GPU not recorded (gpu.txt missing)")
+    if os.path.exists(path):
+        runs = [l.strip()[len("run:"):].strip() for l in open(path) if l.startswith("run:")]
+        if runs:
+            return f"{name}; run {runs[0]}"
+    return name
+
+
+def t_gpu_machine(R):
+    if not (R["variants"] or R["random"]):
+        return None
+    return f"GPU tables below: **{gpu_machine(R)}** (`bench/results/gpu.txt`, written by `scripts/bench-gpu.sh`)."
+
+
+def t_gpu_random(R):
+    rnd, bpc, var = R["random"], R["random_bpc"], R["variants"]
+    if not rnd:
+        return None
+    n = rnd[0]["n"]
+    out = [f"n = {n}, int32; % of `cudaMemcpy` D2D in the same run, median / min / max over the maps "
+           f"(`random.csv`, `random_bpc.csv`, `variants.csv`):", "",
+           "| maps | kernel | count | % of memcpy (median / min / max) |", "|---|---|---|---|"]
+    for label, rows, v in [("`random-bmmc:1..20`", rnd, "one-pass"), ("`random-bmmc:1..20`", rnd, "generic"),
+                           ("`random-bpc:1..20`", bpc, "one-pass")]:
+        xs = spread(rows, v)
+        if xs:
+            out.append(f"| {label} | {v} | {len(xs)} | {pct(xs)} |")
+    ix = plot.index(var)
+    for c in dict.fromkeys(r["case"] for r in var):
+        r = ix.get((c, n, "one-pass"))
+        if r:
+            out.append(f"| `{c}` | one-pass | 1 | {r['pct_memcpy']:.1f}% |")
+    ck = spread(rnd, "copy-kernel")
+    if ck:
+        out.append(f"\nThe plain 16-byte copy kernel (`copy-kernel` rows of the same runs): median {statistics.median(ck):.1f}% "
+                   "of `cudaMemcpy`.")
+    return "\n".join(out) + unverified(rnd + bpc)
+
+
+def t_gpu_sizes(R):
+    rows = R["sizes"]
+    if not rows:
+        return None
+    out = ["`sizes.csv`: n = 20 (small arrays) and n = 28 with 1- to 16-byte elements; time and % of `cudaMemcpy` D2D "
+           "in the same run:", "",
+           "| case | n | bytes | memcpy | one-pass | generic |", "|---|---|---|---|---|---|"]
+    by = {}
+    for r in rows:
+        by.setdefault((r["case"], r["n"], r["elem_bytes"]), {})[r["variant"]] = r
+    for (c, n, eb), v in by.items():
+        m = v.get("memcpy")
+        out.append(f"| `{c}` | {n} | {eb} | {m['median_ms']:.4f} ms | {plot.cell(v.get('one-pass'))} | "
+                   f"{plot.cell(v.get('generic'))} |")
+    return "\n".join(out) + unverified(rows)
+
+
+def t_gpu_explore(R):
+    rows = R["explore"]
+    if not rows:
+        return None
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    variants = [v for v in dict.fromkeys(r["variant"] for r in rows) if v != "memcpy"]
+    ix = plot.index(rows)
+    n = rows[0]["n"]
+    out = [f"`explore.csv` (n = {n}, int32; % of `cudaMemcpy` D2D): `one-pass-kK` lanes of 2^K elements "
+           "(`--vector-bits K`), `-streaming` `__ldcs/__stcs` (`--streaming`), `-eptE` E elements per thread:", "",
+           "| variant | " + " | ".join(f"`{c}`" for c in cases) + " |", "|---" * (len(cases) + 1) + "|"]
+    for v in variants:
+        out.append(f"| {v} | " + " | ".join(f"{ix[(c, n, v)]['pct_memcpy']:.1f}%" if (c, n, v) in ix else "—"
+                                             for c in cases) + " |")
+    return "\n".join(out) + unverified(rows)
+
+
+def t_python_transpose(R):
+    path = os.path.join(R["dir"], "python_transpose.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = ["`python_transpose.csv`: `bmmc.transpose` against torch's `x.permute(...).contiguous()`, float32 tensors; "
+           "% of a `copy_` of the same bytes:", "",
+           "| n | case | shape | axes | MiB | bmmc ms (% memcpy) | torch ms (% memcpy) | bmmc faster by | equal |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['n']} | {r['case']} | {r['shape']} | {r['axes']} | {r['MiB']} | {r['bmmc_ms']} "
+                   f"({r['bmmc_pct_memcpy']}%) | {r['torch_ms']} ({r['torch_pct_memcpy']}%) | {r['speedup']}× | {r['equal']} |")
+    return "\n".join(out)
+
+
+# ---- CPU ------------------------------------------------------------------------------------------------
+def cpu_machine(R):
+    path = os.path.join(R["dir"], "cpu", "cpu.txt")
+    if not os.path.exists(path):
+        return "CPU not recorded (cpu/cpu.txt missing)"
+    lines = open(path).read().strip().splitlines()
+    # date, "model name : X", "cores: N", kernel (scripts/bench-cpu.sh)
+    model = next((l.split(":", 1)[1].strip() for l in lines if l.startswith("model name")), "unknown model")
+    cores = next((l.split(":", 1)[1].strip() for l in lines if l.startswith("cores")), "?")
+    return f"{model}, {cores} cores, measured {lines[0]}"
+
+
+def cpu_table(rows):
+    out = ["| case | n | bytes | memcpy ms | naive ms | one-pass ms | % of memcpy | × naive | gather loop ms | gather % of memcpy |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    by = {}
+    for r in rows:
+        by.setdefault((r["case"], r["n"], r["elem_bytes"]), {})[r["variant"]] = r
+    for (c, n, eb), v in by.items():
+        m, nv, op, g = v.get("memcpy"), v.get("naive"), v.get("one-pass"), v.get("one-pass-gather")
+        if not (m and op):
+            continue
+        speed = f"{nv['median_ms'] / op['median_ms']:.1f}×" if nv else "—"
+        naive = f"{nv['median_ms']:.1f}" if nv else "—"
+        gather = f"{g['median_ms']:.2f} | {g['pct_memcpy']:.1f}%" if g else "— | —"
+        out.append(f"| `{c}` | {n} | {eb} | {m['median_ms']:.2f} | {naive} | {op['median_ms']:.2f} | "
+                   f"{op['pct_memcpy']:.1f}% | {speed} | {gather} |")
+    return out
+
+
+def t_cpu_named(R):
+    rows = R["cpu_named"]
+    if not rows:
+        return None
+    return "\n".join([f"`cpu/cpu_named.csv` ({cpu_machine(R)}; all cores):", ""] + cpu_table(rows)) + unverified(rows)
+
+
+def t_cpu_random(R):
+    rows = R["cpu_random"]
+    if not rows:
+        return None
+    out = [f"`cpu/cpu_random.csv` ({cpu_machine(R)}; all cores):", ""] + cpu_table(rows)
+    xs = spread(rows, "one-pass")
+    out.append(f"\nOne pass over {len(xs)} random BMMCs: % of memcpy median / min / max {pct(xs)}.")
+    return "\n".join(out) + unverified(rows)
+
+
+def t_cpu_sizes(R):
+    rows = R["cpu_sizes"]
+    if not rows:
+        return None
+    return "\n".join([f"`cpu/cpu_sizes.csv` ({cpu_machine(R)}; all cores; `random-bmmc:1`, arrays of 256 MiB):", ""]
+                     + cpu_table(rows)) + unverified(rows)
+
+
+TABLES = {
+    "gpu-machine": t_gpu_machine,
+    "gpu-random": t_gpu_random,
+    "gpu-variants": plot.md_variants,
+    "gpu-transpose": plot.md_transpose,
+    "gpu-bandwidth": plot.md_bandwidth,
+    "gpu-sizes": t_gpu_sizes,
+    "gpu-explore": t_gpu_explore,
+    "gpu-nsweep": plot.md_nsweep,
+    "gpu-bmmc-n": plot.md_bmmc_n,
+    "gpu-dist": plot.md_dist,
+    "gpu-torch": plot.md_torch,
+    "python-transpose": t_python_transpose,
+    "cpu-named": t_cpu_named,
+    "cpu-random": t_cpu_random,
+    "cpu-sizes": t_cpu_sizes,
+}
+
+
+def load_all(results):
+    R = {k: plot.load(results, f) for k, f in [
+        ("variants", "variants.csv"), ("random", "random.csv"), ("random_bpc", "random_bpc.csv"),
+        ("sizes", "sizes.csv"), ("explore", "explore.csv"), ("nsweep", "n_sweep.csv"), ("dist", "dist.csv"),
+        ("torch", "torch.csv"), ("cpu_named", "cpu/cpu_named.csv"), ("cpu_random", "cpu/cpu_random.csv"),
+        ("cpu_sizes", "cpu/cpu_sizes.csv")]}
+    R["torch_errors"] = plot.load_errors(results)
+    R["dir"] = results
+    return R
+
+
+def render(text, R):
+    """(new text, names of blocks whose CSV is missing, names of unknown blocks)."""
+    missing, unknown = [], []
+
+    def repl(m):
+        name = m.group(1)
+        if name not in TABLES:
+            unknown.append(name)
+            return m.group(0)
+        body = TABLES[name](R)
+        if not body:
+            missing.append(name)
+            return m.group(0)
+        return f"<!-- tables.py:{name} -->\n{body}\n<!-- /tables.py:{name} -->"
+
+    return MARKER.sub(repl, text), missing, unknown
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n", 2)[2])
+    ap.add_argument("--results", default=os.path.join(HERE, "results"), help="folder of the CSVs (default bench/results)")
+    ap.add_argument("--file", default=os.path.join(HERE, "..", "BENCHMARKS.md"), help="the Markdown file (default BENCHMARKS.md)")
+    ap.add_argument("--check", action="store_true", help="change nothing; exit 1 when a block differs from its CSVs")
+    ap.add_argument("--print", metavar="NAME", choices=sorted(TABLES), help="print one table")
+    a = ap.parse_args()
+    R = load_all(a.results)
+    if a.print:
+        body = TABLES[a.print](R)
+        print(body if body else f"{a.print}: no data in {a.results}")
+        return 0 if body else 1
+    with open(a.file) as f:
+        text = f.read()
+    new, missing, unknown = render(text, R)
+    found = MARKER.findall(text)
+    problems = [f"unknown block {u} (known: {' '.join(TABLES)})" for u in unknown]
+    problems += [f"block {m}: its CSV is missing or empty under {a.results}" for m in missing]
+    if not found:
+        problems.append(f"no <!-- tables.py:NAME --> blocks in {a.file}")
+    if a.check:
+        stale = [name for name in found if name in TABLES and name not in missing
+                 and re.search(rf"<!-- tables\.py:{name} -->\n.*?<!-- /tables\.py:{name} -->", text, re.S).group(0)
+                 != re.search(rf"<!-- tables\.py:{name} -->\n.*?<!-- /tables\.py:{name} -->", new, re.S).group(0)]
+        problems += [f"block {s} is stale: run python3 bench/tables.py" for s in stale]
+        for p in problems:
+            print(f"tables.py --check: {p}", file=sys.stderr)
+        if not problems:
+            print(f"tables.py --check: {len(found)} blocks of {os.path.relpath(a.file)} match {os.path.relpath(a.results)}")
+        return 1 if problems else 0
+    if new != text:
+        with open(a.file, "w") as f:
+            f.write(new)
+    for p in problems:
+        print(f"tables.py: {p}", file=sys.stderr)
+    print(f"tables.py: {len(found)} blocks of {os.path.relpath(a.file)} from {os.path.relpath(a.results)}"
+          + (" (rewritten)" if new != text else " (unchanged)"), file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
