@@ -14,7 +14,7 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/peer/piece_kernels.hpp"
+#include "bmmc/exchange/piece_kernels.hpp"
 #include "collectives.hpp"
 
 namespace bmmc {
@@ -79,7 +79,7 @@ DistPermuter::State::~State() {
   }
 }
 
-// The pieces' kernels (peer/piece_kernels.hpp). Throws std::invalid_argument where the pieces cannot be cut along
+// The pieces' kernels (exchange/piece_kernels.hpp). Throws std::invalid_argument where the pieces cannot be cut along
 // tiles.
 void DistPermuter::State::plan_pipeline(int requested) {
   pieces = make_piece_schedule(plan, requested, options.depth);

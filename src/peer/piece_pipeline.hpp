@@ -2,7 +2,7 @@
 // §9.5). Per piece, every rank packs its chunks' piece into its scratch (the pack kernel, SMs), the copy engines
 // move each chunk that leaves a rank into its receiver's slot (cudaMemcpyPeerAsync, one stream per sending pair),
 // and every receiver unpacks the piece into its output (the unpack kernel, SMs) — the portable NCCL engine's
-// pipeline (peer/piece_kernels.hpp, dist/schedule.hpp) with the copy engines in NCCL's place, so that the bytes
+// pipeline (exchange/piece_kernels.hpp, dist/schedule.hpp) with the copy engines in NCCL's place, so that the bytes
 // cross the links while the SMs pack and unpack the neighbouring pieces.
 //
 // Ordering over a ring of D buffers (piece i uses buffer b = i mod D), enqueued piece by piece:
@@ -21,7 +21,7 @@
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/peer/piece_kernels.hpp"
+#include "bmmc/exchange/piece_kernels.hpp"
 
 namespace bmmc::peer_detail {
 
