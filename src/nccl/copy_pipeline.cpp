@@ -7,6 +7,7 @@
 
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
+#include "bmmc/dist/ring.hpp"
 
 namespace bmmc::nccl_detail {
 
@@ -86,8 +87,9 @@ void NcclCopyPipeline::run(int count, cudaStream_t stream, const std::function<v
     ctx_.barrier(barrier_);
     check(cudaEventRecord(arrived_[b], barrier_), "cudaEventRecord (arrived)");
   };
-  const auto pack_and_copy = [&](int j) {
-    const int b = j % depth;
+  // Send j: step j's pack and copies, after arrive(j − 1), which frees the slot the copies land in.
+  const auto send = [&](const RingStep& s) {
+    const int j = s.step, b = s.slot;
     if (j >= 1) arrive(j - 1);
     pack(j, stream);
     check(cudaEventRecord(packed_[b], stream), "cudaEventRecord (packed)");
@@ -101,14 +103,15 @@ void NcclCopyPipeline::run(int count, cudaStream_t stream, const std::function<v
       check(cudaEventRecord(copied_[l][b], copy_[l]), "cudaEventRecord (copied)");
     }
   };
-  for (int i = 0; i < std::min(depth, count); ++i) pack_and_copy(i);
-  for (int i = 0; i < count; ++i) {
+  // Receive i: step i's unpack once it has arrived everywhere.
+  const auto receive = [&](const RingStep& s) {
+    const int i = s.step;
     if (i == count - 1) arrive(i);  // every other step's arrival came with the next step's copies
-    check(cudaStreamWaitEvent(stream, arrived_[i % depth], 0), "cudaStreamWaitEvent (arrived)");
+    check(cudaStreamWaitEvent(stream, arrived_[s.slot], 0), "cudaStreamWaitEvent (arrived)");
     unpack(i, stream);
-    check(cudaEventRecord(unpacked_[i % depth], stream), "cudaEventRecord (unpacked)");
-    if (i + depth < count) pack_and_copy(i + depth);
-  }
+    check(cudaEventRecord(unpacked_[s.slot], stream), "cudaEventRecord (unpacked)");
+  };
+  for_each_ring_step(count, depth, [&](const RingStep& s) { s.kind == RingStep::Kind::Send ? send(s) : receive(s); });
 }
 
 }  // namespace bmmc::nccl_detail

@@ -1,9 +1,9 @@
 // Internal to the NCCL layer: the ordering of a pipeline whose transfers between ranks run on the copy engines
 // (cudaMemcpyAsync into the receivers' NcclWindows through their load/store addresses) while the SMs do the local
 // work before and after them — shared by the fused engine's pieces (copy_pieces.hpp) and the in-place engine's
-// staged chunks (swap_permuter.cpp). Step i (of `count`) uses ring slot b = i mod D on every rank: pack(i) fills
-// this rank's send side of slot b, copy(i, lane) names each transfer out of it (one copy stream per lane: a
-// destination), unpack(i) empties this rank's receive side of slot b.
+// staged chunks (swap_permuter.cpp). Step i (of `count`, in the ring's order: dist/ring.hpp) uses slot b = i mod D
+// on every rank: pack(i) fills this rank's send side of slot b, copy(i, lane) names each transfer out of it (one
+// copy stream per lane: a destination), unpack(i) empties this rank's receive side of slot b.
 //
 //   caller's stream:  pack i → packed[b];  [arrived(i)] unpack i → unpacked[b]
 //   copy streams:     [packed[b], arrived(i − 1) (the call's start for i = 0)] copy i → copied[lane][b]

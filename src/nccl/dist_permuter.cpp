@@ -13,6 +13,7 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/dist/ring.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/exchange/piece_kernels.hpp"
 #include "collectives.hpp"
@@ -282,7 +283,7 @@ void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t strea
 }
 
 // The pipeline on the caller's stream (packs and unpacks) and the engine's exchange stream, over a ring of D =
-// depth buffers each way (piece i uses buffer i mod D):
+// depth buffers each way (piece i uses buffer i mod D; the order is dist/ring.hpp's):
 //   stream:  pack 0 … pack D−1, [exchange 0 done] unpack 0, pack D, [exchange 1 done] unpack 1, pack D+1, ...
 //   comm:    [pack i done] exchange i  (grouped sends from send buffer i mod D into receive buffer i mod D)
 // Pack i+D overwrites send buffer i mod D only after exchange i (its unpack waited for it); exchange i+D overwrites
@@ -320,18 +321,15 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
     nccl_check(ncclGroupEnd(), "ncclGroupEnd", ec);
     check(cudaEventRecord(s.exchanged[i % depth], es), "cudaEventRecord (exchanged)");
   };
-  for (int i = 0; i < std::min(depth, ps.pieces); ++i) {
-    pack(i);
-    exchange(i);
-  }
-  for (int i = 0; i < ps.pieces; ++i) {
-    check(cudaStreamWaitEvent(stream, s.exchanged[i % depth], 0), "cudaStreamWaitEvent (exchanged)");
-    unpack(i);
-    if (i + depth < ps.pieces) {
-      pack(i + depth);
-      exchange(i + depth);
+  for_each_ring_step(ps.pieces, depth, [&](const RingStep& st) {
+    if (st.kind == RingStep::Kind::Send) {
+      pack(st.step);
+      exchange(st.step);
+    } else {
+      check(cudaStreamWaitEvent(stream, s.exchanged[st.slot], 0), "cudaStreamWaitEvent (exchanged)");
+      unpack(st.step);
     }
-  }
+  });
 }
 
 }  // namespace bmmc
