@@ -4,6 +4,7 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/dist/ring.hpp"
+#include "copy_ring_order.hpp"
 
 namespace bmmc::peer_detail {
 
@@ -72,48 +73,49 @@ void PeerCopyRing::release() noexcept {
   }
 }
 
+namespace {
+
+// The CUDA side of enqueue_copy_ring: the ring's streams and events by name.
+struct CudaRingOps {
+  const std::vector<int>& devices;
+  const std::vector<cudaStream_t>& compute;
+  const std::vector<std::vector<cudaStream_t>>& copy_streams;
+  const std::vector<std::vector<cudaEvent_t>>& packed;
+  const std::vector<std::vector<cudaEvent_t>>& unpacked;
+  const std::vector<std::vector<std::vector<cudaEvent_t>>>& copied;
+  const PeerCopyRing::Local& pack_step;
+  const PeerCopyRing::Copy& copy_step;
+  const PeerCopyRing::Local& unpack_step;
+
+  ScopedDevice on(std::size_t rank) const { return ScopedDevice(devices[rank]); }
+  cudaStream_t stream(RingStream s) const {
+    return s.lane < 0 ? compute[s.rank] : copy_streams[s.rank][static_cast<std::size_t>(s.lane)];
+  }
+  cudaEvent_t event(const RingEvent& e) const {
+    switch (e.kind) {
+      case RingEvent::Kind::Packed: return packed[e.rank][static_cast<std::size_t>(e.slot)];
+      case RingEvent::Kind::Unpacked: return unpacked[e.rank][static_cast<std::size_t>(e.slot)];
+      case RingEvent::Kind::Copied: break;
+    }
+    return copied[e.rank][static_cast<std::size_t>(e.lane)][static_cast<std::size_t>(e.slot)];
+  }
+  void wait(RingStream s, const RingEvent& e, const char* call) const {
+    check(cudaStreamWaitEvent(stream(s), event(e), 0), call);
+  }
+  void record(const RingEvent& e, RingStream s, const char* call) const { check(cudaEventRecord(event(e), stream(s)), call); }
+  void pack(std::size_t r, int step, RingStream s) const { pack_step(r, step, stream(s)); }
+  void copy(std::size_t r, int lane, int step, RingStream s) const {
+    copy_step(r, static_cast<std::size_t>(lane), step, stream(s));
+  }
+  void unpack(std::size_t r, int step, RingStream s) const { unpack_step(r, step, stream(s)); }
+};
+
+}  // namespace
+
 void PeerCopyRing::run(int count, const std::vector<cudaStream_t>& compute, const Local& pack, const Copy& copy,
                        const Local& unpack) const {
-  const std::size_t g = devices_.size();
-  const auto send = [&](const RingStep& s) {
-    const int b = s.slot;
-    for (std::size_t r = 0; r < g; ++r) {
-      ScopedDevice on(devices_[r]);
-      if (s.previous >= 0)  // r's send side of slot b is free once the copies of step i − D out of it are done
-        for (const auto& per_lane : copied_[r])
-          check(cudaStreamWaitEvent(compute[r], per_lane[b], 0), "cudaStreamWaitEvent (copied)");
-      pack(r, s.step, compute[r]);
-      check(cudaEventRecord(packed_[r][b], compute[r]), "cudaEventRecord (packed)");
-    }
-    for (std::size_t r = 0; r < g; ++r) {
-      ScopedDevice on(devices_[r]);
-      for (std::size_t l = 0; l < lanes_[r].size(); ++l) {
-        const std::size_t d = lanes_[r][l];
-        cudaStream_t cs = copy_[r][l];
-        check(cudaStreamWaitEvent(cs, packed_[r][b], 0), "cudaStreamWaitEvent (packed)");
-        // The receiver's slot b is free once it unpacked step i − D.
-        if (s.previous >= 0 || first_round_waits_)
-          check(cudaStreamWaitEvent(cs, unpacked_[d][b], 0), "cudaStreamWaitEvent (unpacked)");
-        copy(r, l, s.step, cs);
-        check(cudaEventRecord(copied_[r][l][b], cs), "cudaEventRecord (copied)");
-      }
-    }
-  };
-  const auto receive = [&](const RingStep& s) {
-    const int b = s.slot;
-    for (std::size_t r = 0; r < g; ++r)
-      for (std::size_t l = 0; l < lanes_[r].size(); ++l) {
-        const std::size_t d = lanes_[r][l];
-        ScopedDevice on(devices_[d]);
-        check(cudaStreamWaitEvent(compute[d], copied_[r][l][b], 0), "cudaStreamWaitEvent (arrived)");
-      }
-    for (std::size_t d = 0; d < g; ++d) {
-      ScopedDevice on(devices_[d]);
-      unpack(d, s.step, compute[d]);
-      check(cudaEventRecord(unpacked_[d][b], compute[d]), "cudaEventRecord (unpacked)");
-    }
-  };
-  for_each_ring_step(count, depth_, [&](const RingStep& s) { s.kind == RingStep::Kind::Send ? send(s) : receive(s); });
+  CudaRingOps ops{devices_, compute, copy_, packed_, unpacked_, copied_, pack, copy, unpack};
+  enqueue_copy_ring(lanes_, depth_, count, first_round_waits_, ops);
 }
 
 void PeerCopyRing::wait_for_copies(std::size_t rank, cudaStream_t stream) const {

@@ -8,7 +8,7 @@
 //   copy r→d:    [packed[r][b], unpacked[d][b] of step i − D] copy(r, l, i) → copied[r][l][b]
 //   compute d:   [copied[·][·→d][b] of step i] unpack(d, i) → unpacked[d][b]
 // Every wait finds the event's latest record to be the step it means (the ring refills a slot only after its
-// receive). With first_round_waits the copies of the first D steps wait for unpacked[d][b] too: the receiver's
+// receive). The waits and records are enqueue_copy_ring's (copy_ring_order.hpp), which a CPU test replays. With first_round_waits the copies of the first D steps wait for unpacked[d][b] too: the receiver's
 // unpack of that slot in the previous call (a no-op wait before any record). How a call starts after the caller's
 // earlier work and how the caller's streams end after it are the engine's: copy_stream() and wait_for_copies().
 #pragma once
