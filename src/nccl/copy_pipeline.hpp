@@ -15,6 +15,7 @@
 // for arrive(i), which waited for the copies out of it. One barrier per step, all on one stream, in the same order on
 // every rank; the caller's stream must already order the call after every rank's earlier work (the agreement or a
 // barrier), and it ends after the last unpack, which covers every copy and barrier of the call.
+// The waits, records and barriers are enqueue_copy_pipeline's (copy_pipeline_order.hpp), which a CPU test replays.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -36,7 +37,8 @@ struct CopyLane {
 
 class NcclCopyPipeline {
  public:
-  /// Streams and events for `lanes` transfers per step over a ring of `depth` slots, on the context's device.
+  /// Streams and events for `lanes` transfers per step over a ring of `depth` slots (at least 2), on the context's
+  /// device.
   NcclCopyPipeline(const RankContext& ctx, std::size_t lanes, int depth);
   ~NcclCopyPipeline();
   NcclCopyPipeline(const NcclCopyPipeline&) = delete;
