@@ -11,8 +11,9 @@
 #           with NCCL, bin/bmmc_nccl_bench
 #   BASE    a build of the tree before the change (optional; without it only BUILD is timed)
 #   DEVICES the ranks' devices (default 0,0 on one GPU: both ranks share it, as the peer tests do; else 0,1)
-#   N (30), REPS (10), ROUNDS (3)
-# Writes logs to $OUT (or /tmp/bmmc-pipeline); exit status non-zero when a test failed or a row did not verify.
+#   N (30), REPS (10), ROUNDS (3), PARTS: which steps run, of: tests bench (default both)
+# Build both trees first with scripts/gpu/build.sh (and `source build-gpu/env.sh` for pip's NCCL). Writes logs
+# to $OUT (or /tmp/bmmc-pipeline); exit status non-zero when a test failed or a row did not verify.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -23,21 +24,24 @@ O="${OUT:-/tmp/bmmc-pipeline}"
 mkdir -p "$O"
 G=$(nvidia-smi -L | wc -l)
 DEVICES="${DEVICES:-$([[ $G -ge 2 ]] && echo 0,1 || echo 0,0)}"
-N="${N:-30}" REPS="${REPS:-10}" ROUNDS="${ROUNDS:-3}"
+N="${N:-30}" REPS="${REPS:-10}" ROUNDS="${ROUNDS:-3}" PARTS="${PARTS:-tests bench}"
 status=0
 step() { echo; echo "== $*"; }
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 step "machine: $G GPU(s), devices $DEVICES, n = $N"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
 
-step "tests: bmmc_peer_tests, bmmc_nccl_tests"
-for t in bmmc_peer_tests bmmc_nccl_tests; do
-  timeout 500 stdbuf -oL "$BUILD/tests/$t" --gtest_color=no > "$O/$t.txt" 2>&1
-  rc=$?
-  grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED|^\[  FAILED  \]|tests ran" "$O/$t.txt"
-  [[ $rc -eq 124 ]] && echo "HANG: $t ($(grep -E '^\[ RUN' "$O/$t.txt" | tail -1))"
-  [[ $rc -eq 0 ]] || { echo "FAIL: $t exit $rc"; status=1; }
-done
+if part tests; then
+  step "tests: bmmc_peer_tests, bmmc_nccl_tests"
+  for t in bmmc_peer_tests bmmc_nccl_tests; do
+    timeout 500 stdbuf -oL "$BUILD/tests/$t" --gtest_color=no > "$O/$t.txt" 2>&1
+    rc=$?
+    grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED|^\[  FAILED  \]|tests ran" "$O/$t.txt"
+    [[ $rc -eq 124 ]] && echo "HANG: $t ($(grep -E '^\[ RUN' "$O/$t.txt" | tail -1))"
+    [[ $rc -eq 0 ]] || { echo "FAIL: $t exit $rc"; status=1; }
+  done
+fi
 
 # One round: every row of one build, appended to $O/bench-<label>.txt.
 top=$((N - 1))
@@ -52,26 +56,31 @@ round() {  # label, build
   if [[ $G -ge 2 && -x "$build/bin/bmmc_nccl_bench" ]]; then
     for run in "random-bmmc:1 $((N + 1)) 8 $REPS" "swap:0,$((N + 1)) $((N + 2)) 4 $REPS"; do
       # shellcheck disable=SC2086
-      timeout 300 "$build/bin/bmmc_nccl_bench" $run >> "$O/nccl-$label.txt" 2>&1 || { echo "FAIL: $label nccl $run"; status=1; }
+      timeout 300 "$build/bin/bmmc_nccl_bench" $run >> "$O/nccl-$label.txt" 2>&1 ||
+        { echo "FAIL: $label nccl $run"; status=1; }
     done
   fi
 }
-: > "$O/bench-check.txt"; : > "$O/bench-base.txt"; : > "$O/nccl-check.txt"; : > "$O/nccl-base.txt"
-for ((i = 1; i <= ROUNDS; ++i)); do
-  step "round $i of $ROUNDS"
-  [[ -n "$BASE" ]] && round base "$BASE"
-  round check "$BUILD"
-done
-
-step "rows (median ms of each round; check = BUILD, base = BASE)"
-for label in base check; do
-  [[ -s "$O/bench-$label.txt" ]] || continue
-  echo "-- $label: bmmc bench"
-  grep -E "^ *(copy|copy-pieces|in-place|push|peer-copy-bound) |over [0-9]+ ranks" "$O/bench-$label.txt"
-  [[ -s "$O/nccl-$label.txt" ]] && { echo "-- $label: bmmc_nccl_bench"; grep -E "nccl-(engine|fused|in-place|alltoall) " "$O/nccl-$label.txt"; }
-done
-if grep -hE " NO " "$O"/bench-*.txt | grep -qv "not measured" || grep -qh "verified NO" "$O"/nccl-*.txt; then
-  echo "UNVERIFIED rows"; status=1
+if part bench; then
+  : > "$O/bench-check.txt"; : > "$O/bench-base.txt"; : > "$O/nccl-check.txt"; : > "$O/nccl-base.txt"
+  for ((i = 1; i <= ROUNDS; ++i)); do
+    step "round $i of $ROUNDS"
+    [[ -n "$BASE" ]] && round base "$BASE"
+    round check "$BUILD"
+  done
+  step "rows (median ms of each round; check = BUILD, base = BASE)"
+  for label in base check; do
+    [[ -s "$O/bench-$label.txt" ]] || continue
+    echo "-- $label: bmmc bench"
+    grep -E "^ *(copy|copy-pieces|in-place|push|peer-copy-bound) |over [0-9]+ ranks" "$O/bench-$label.txt"
+    if [[ -s "$O/nccl-$label.txt" ]]; then
+      echo "-- $label: bmmc_nccl_bench"
+      grep -E "nccl-(engine|fused|in-place|alltoall) " "$O/nccl-$label.txt"
+    fi
+  done
+  if grep -hE " NO " "$O"/bench-*.txt | grep -qv "not measured" || grep -qh "verified NO" "$O"/nccl-*.txt; then
+    echo "UNVERIFIED rows"; status=1
+  fi
 fi
 echo
 echo "pipeline: $([[ $status -eq 0 ]] && echo PASS || echo FAIL)"
