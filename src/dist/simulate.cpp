@@ -16,6 +16,7 @@
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
+#include "bmmc/dist/ring.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/dist/staged_swap_plan.hpp"
 #include "sim_comm.hpp"
@@ -156,9 +157,10 @@ DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& i
   const auto src = as_bytes(in);
   const auto dst = as_bytes(out);
   detail::SimComm comm(plan.ranks(), plan.elem_bytes);
-  for (int i = 0; i < ps.pieces; ++i) {
-    const int b = i % ps.depth;
-    const std::uint64_t lo = ps.bounds[i], len = ps.bounds[i + 1] - lo;
+  const auto piece = [&](int i) { return std::pair{ps.bounds[i], ps.bounds[i + 1] - ps.bounds[i]}; };
+  // In the engines' order (ring.hpp), so that a layout whose slots a later piece overwrites too early fails here.
+  const auto send = [&](int i, int b) {
+    const auto [lo, len] = piece(i);
     for (BitVec r = 0; r < plan.ranks(); ++r)  // pack: the pre-pass restricted to offsets lo..lo+len of each chunk
       for (BitVec t = 0; t < plan.destinations_per_rank(); ++t)
         for (std::uint64_t e = 0; e < len; ++e)
@@ -176,12 +178,21 @@ DistSimReport run_pieces(const DistPlan& plan, const std::vector<const void*>& i
       }
       comm.group_end();
     }
+  };
+  const auto receive = [&](int i, int b) {
+    const auto [lo, len] = piece(i);
     for (BitVec d = 0; d < plan.ranks(); ++d)  // unpack: the post-pass restricted to the same offsets
       for (BitVec j = 0; j < plan.destinations_per_rank(); ++j)
         for (std::uint64_t e = 0; e < len; ++e)
           std::memcpy(dst[d] + post[d].apply((lo + e) | (j << cb)) * eb,
                       scratch[d].data() + (at[d].recv_at[b][j] + e) * eb, eb);
-  }
+  };
+  for_each_ring_step(ps.pieces, ps.depth, [&](const RingStep& s) {
+    if (s.kind == RingStep::Kind::Send)
+      send(s.step, s.slot);
+    else
+      receive(s.step, s.slot);
+  });
   return report_of(comm, ps.scratch_elems * eb, ps.pieces);
 }
 

@@ -1,5 +1,5 @@
 // Internal to the NCCL layer: the fused engine's path for maps whose push would need a finishing pass (docs/DESIGN.md
-// §9.4) — the portable engine's pieces (pack and unpack kernels, scratch layout: peer/piece_kernels.hpp) with the
+// §9.4) — the portable engine's pieces (pack and unpack kernels, scratch layout: exchange/piece_kernels.hpp) with the
 // copy engines moving each piece straight into the receivers' scratch windows through their load/store addresses
 // (NcclWindow::peers()), as PeerPermuter's CopyPieces engine does in one process. The SMs pack and unpack the
 // neighbouring pieces while the links carry one; NCCL only orders the ranks (copy_pipeline.hpp: one one-word
@@ -16,7 +16,7 @@
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/nccl/window.hpp"
-#include "bmmc/peer/piece_kernels.hpp"
+#include "bmmc/exchange/piece_kernels.hpp"
 #include "collectives.hpp"
 #include "copy_pipeline.hpp"
 

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
+#include "copy_pipeline_order.hpp"
 
 namespace bmmc::nccl_detail {
 
@@ -21,6 +23,8 @@ cudaEvent_t new_event() {
 }  // namespace
 
 NcclCopyPipeline::NcclCopyPipeline(const RankContext& ctx, std::size_t lanes, int depth) : ctx_(ctx), depth_(depth) {
+  if (depth < 2)  // one slot: a step's unpack would be enqueued before the barrier that says it has arrived
+    throw std::invalid_argument(fmt::format("a copy pipeline of {} slots: expected at least 2", depth));
   ScopedDevice on(ctx.device);
   try {
     for (std::size_t l = 0; l < lanes; ++l) {
@@ -70,45 +74,63 @@ void NcclCopyPipeline::release() noexcept {
   }
 }
 
+namespace {
+
+// The CUDA side of enqueue_copy_pipeline: the pipeline's streams and events by name.
+struct CudaPipeOps {
+  const RankContext& ctx;
+  cudaStream_t caller, barrier_stream;
+  const std::vector<cudaStream_t>& copy_streams;
+  cudaEvent_t start;
+  const std::vector<cudaEvent_t>& packed;
+  const std::vector<cudaEvent_t>& unpacked;
+  const std::vector<cudaEvent_t>& arrived;
+  const std::vector<std::vector<cudaEvent_t>>& copied;
+  const std::function<void(int, cudaStream_t)>& pack_step;
+  const std::function<CopyLane(int, std::size_t)>& copy_lane;
+  const std::function<void(int, cudaStream_t)>& unpack_step;
+
+  cudaStream_t stream(PipeStream s) const {
+    switch (s.kind) {
+      case PipeStream::Kind::Caller: return caller;
+      case PipeStream::Kind::Barrier: return barrier_stream;
+      case PipeStream::Kind::Copy: break;
+    }
+    return copy_streams[static_cast<std::size_t>(s.lane)];
+  }
+  cudaEvent_t event(const PipeEvent& e) const {
+    const auto b = static_cast<std::size_t>(e.slot);
+    switch (e.kind) {
+      case PipeEvent::Kind::Start: return start;
+      case PipeEvent::Kind::Packed: return packed[b];
+      case PipeEvent::Kind::Unpacked: return unpacked[b];
+      case PipeEvent::Kind::Arrived: return arrived[b];
+      case PipeEvent::Kind::Copied: break;
+    }
+    return copied[static_cast<std::size_t>(e.lane)][b];
+  }
+  void wait(PipeStream s, const PipeEvent& e, const char* call) const {
+    check(cudaStreamWaitEvent(stream(s), event(e), 0), call);
+  }
+  void record(const PipeEvent& e, PipeStream s, const char* call) const { check(cudaEventRecord(event(e), stream(s)), call); }
+  void barrier(PipeStream s) const { ctx.barrier(stream(s)); }
+  void pack(int step, PipeStream s) const { pack_step(step, stream(s)); }
+  void copy(int step, int lane, PipeStream s) const {
+    const CopyLane c = copy_lane(step, static_cast<std::size_t>(lane));
+    if (c.bytes)
+      check(cudaMemcpyAsync(c.to, c.from, c.bytes, cudaMemcpyDeviceToDevice, stream(s)), "cudaMemcpyAsync",
+            fmt::format("step {} of rank {}, lane {}, {} bytes", step, ctx.rank, lane, c.bytes));
+  }
+  void unpack(int step, PipeStream s) const { unpack_step(step, stream(s)); }
+};
+
+}  // namespace
+
 void NcclCopyPipeline::run(int count, cudaStream_t stream, const std::function<void(int, cudaStream_t)>& pack,
                            const std::function<CopyLane(int, std::size_t)>& copy,
                            const std::function<void(int, cudaStream_t)>& unpack) const {
-  const int depth = depth_;
-  check(cudaEventRecord(start_, stream), "cudaEventRecord (start)");
-  check(cudaStreamWaitEvent(barrier_, start_, 0), "cudaStreamWaitEvent (start)");
-  for (cudaStream_t cs : copy_) check(cudaStreamWaitEvent(cs, start_, 0), "cudaStreamWaitEvent (start)");
-  // arrive(j): step j has landed everywhere, and step j + 1 − D has been unpacked everywhere.
-  const auto arrive = [&](int j) {
-    const int b = j % depth;
-    for (const auto& per_lane : copied_) check(cudaStreamWaitEvent(barrier_, per_lane[b], 0), "cudaStreamWaitEvent");
-    if (j + 1 - depth >= 0)
-      check(cudaStreamWaitEvent(barrier_, unpacked_[(j + 1) % depth], 0), "cudaStreamWaitEvent (unpacked)");
-    ctx_.barrier(barrier_);
-    check(cudaEventRecord(arrived_[b], barrier_), "cudaEventRecord (arrived)");
-  };
-  const auto pack_and_copy = [&](int j) {
-    const int b = j % depth;
-    if (j >= 1) arrive(j - 1);
-    pack(j, stream);
-    check(cudaEventRecord(packed_[b], stream), "cudaEventRecord (packed)");
-    for (std::size_t l = 0; l < copy_.size(); ++l) {
-      const CopyLane c = copy(j, l);
-      check(cudaStreamWaitEvent(copy_[l], packed_[b], 0), "cudaStreamWaitEvent (packed)");
-      if (j >= 1) check(cudaStreamWaitEvent(copy_[l], arrived_[(j - 1) % depth], 0), "cudaStreamWaitEvent (slot free)");
-      if (c.bytes)
-        check(cudaMemcpyAsync(c.to, c.from, c.bytes, cudaMemcpyDeviceToDevice, copy_[l]), "cudaMemcpyAsync",
-              fmt::format("step {} of rank {}, lane {}, {} bytes", j, ctx_.rank, l, c.bytes));
-      check(cudaEventRecord(copied_[l][b], copy_[l]), "cudaEventRecord (copied)");
-    }
-  };
-  for (int i = 0; i < std::min(depth, count); ++i) pack_and_copy(i);
-  for (int i = 0; i < count; ++i) {
-    if (i == count - 1) arrive(i);  // every other step's arrival came with the next step's copies
-    check(cudaStreamWaitEvent(stream, arrived_[i % depth], 0), "cudaStreamWaitEvent (arrived)");
-    unpack(i, stream);
-    check(cudaEventRecord(unpacked_[i % depth], stream), "cudaEventRecord (unpacked)");
-    if (i + depth < count) pack_and_copy(i + depth);
-  }
+  CudaPipeOps ops{ctx_, stream, barrier_, copy_, start_, packed_, unpacked_, arrived_, copied_, pack, copy, unpack};
+  enqueue_copy_pipeline(copy_.size(), depth_, count, ops);
 }
 
 }  // namespace bmmc::nccl_detail

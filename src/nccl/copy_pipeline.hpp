@@ -1,9 +1,9 @@
 // Internal to the NCCL layer: the ordering of a pipeline whose transfers between ranks run on the copy engines
 // (cudaMemcpyAsync into the receivers' NcclWindows through their load/store addresses) while the SMs do the local
 // work before and after them — shared by the fused engine's pieces (copy_pieces.hpp) and the in-place engine's
-// staged chunks (swap_permuter.cpp). Step i (of `count`) uses ring slot b = i mod D on every rank: pack(i) fills
-// this rank's send side of slot b, copy(i, lane) names each transfer out of it (one copy stream per lane: a
-// destination), unpack(i) empties this rank's receive side of slot b.
+// staged chunks (swap_permuter.cpp). Step i (of `count`, in the ring's order: dist/ring.hpp) uses slot b = i mod D
+// on every rank: pack(i) fills this rank's send side of slot b, copy(i, lane) names each transfer out of it (one
+// copy stream per lane: a destination), unpack(i) empties this rank's receive side of slot b.
 //
 //   caller's stream:  pack i → packed[b];  [arrived(i)] unpack i → unpacked[b]
 //   copy streams:     [packed[b], arrived(i − 1) (the call's start for i = 0)] copy i → copied[lane][b]
@@ -15,6 +15,7 @@
 // for arrive(i), which waited for the copies out of it. One barrier per step, all on one stream, in the same order on
 // every rank; the caller's stream must already order the call after every rank's earlier work (the agreement or a
 // barrier), and it ends after the last unpack, which covers every copy and barrier of the call.
+// The waits, records and barriers are enqueue_copy_pipeline's (copy_pipeline_order.hpp), which a CPU test replays.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -36,7 +37,8 @@ struct CopyLane {
 
 class NcclCopyPipeline {
  public:
-  /// Streams and events for `lanes` transfers per step over a ring of `depth` slots, on the context's device.
+  /// Streams and events for `lanes` transfers per step over a ring of `depth` slots (at least 2), on the context's
+  /// device.
   NcclCopyPipeline(const RankContext& ctx, std::size_t lanes, int depth);
   ~NcclCopyPipeline();
   NcclCopyPipeline(const NcclCopyPipeline&) = delete;

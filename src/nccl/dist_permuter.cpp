@@ -13,9 +13,11 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/dist/ring.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/peer/piece_kernels.hpp"
+#include "bmmc/exchange/piece_kernels.hpp"
 #include "collectives.hpp"
+#include "exchange_order.hpp"
 
 namespace bmmc {
 
@@ -79,7 +81,7 @@ DistPermuter::State::~State() {
   }
 }
 
-// The pieces' kernels (peer/piece_kernels.hpp). Throws std::invalid_argument where the pieces cannot be cut along
+// The pieces' kernels (exchange/piece_kernels.hpp). Throws std::invalid_argument where the pieces cannot be cut along
 // tiles.
 void DistPermuter::State::plan_pipeline(int requested) {
   pieces = make_piece_schedule(plan, requested, options.depth);
@@ -281,14 +283,9 @@ void DistPermuter::run(const void* in, void* out, void* recv, cudaStream_t strea
   (*s.post)(recv, out, stream);
 }
 
-// The pipeline on the caller's stream (packs and unpacks) and the engine's exchange stream, over a ring of D =
-// depth buffers each way (piece i uses buffer i mod D):
-//   stream:  pack 0 … pack D−1, [exchange 0 done] unpack 0, pack D, [exchange 1 done] unpack 1, pack D+1, ...
-//   comm:    [pack i done] exchange i  (grouped sends from send buffer i mod D into receive buffer i mod D)
-// Pack i+D overwrites send buffer i mod D only after exchange i (its unpack waited for it); exchange i+D overwrites
-// receive buffer i mod D only after unpack i (it waits for pack i+D, which the stream runs after unpack i). So the
-// exchange stream can run up to D − 1 pieces ahead of the unpacks. The caller's stream ends after the last unpack,
-// which waited for the last exchange.
+// The pipeline on the caller's stream (packs and unpacks) and the engine's exchange streams, over a ring of D =
+// depth buffers each way (piece i uses buffer i mod D): exchange_order.hpp says what waits for what. The caller's
+// stream ends after the last unpack, which waited for the last exchange.
 void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaStream_t stream) const {
   state_->split_second_comm();
   const State& s = *state_;
@@ -297,41 +294,44 @@ void DistPermuter::run_pipelined(const void* in, void* out, void* scratch, cudaS
   const PieceLayout& at = s.layout;
   auto* base = static_cast<unsigned char*>(scratch);
   const int depth = ps.depth;
-  const auto pack = [&](int i) {
-    launch_pack(s.kernels, ps, at, i, in, scratch, stream);
-    check(cudaEventRecord(s.packed[i % depth], stream), "cudaEventRecord (packed)");
-  };
-  const auto unpack = [&](int i) { launch_unpack(s.kernels, ps, at, i, scratch, out, stream); };
-  const auto exchange = [&](int i) {
-    const std::uint64_t len = (ps.bounds[i + 1] - ps.bounds[i]) * eb;
-    const int c = i % s.exchange_comms;
-    cudaStream_t es = s.comm_stream[c];
-    ncclComm_t ec = c ? s.second : s.comm;
-    check(cudaStreamWaitEvent(es, s.packed[i % depth], 0), "cudaStreamWaitEvent (packed)");
-    nccl_check(ncclGroupStart(), "ncclGroupStart");
-    for (const SendStep& st : s.sends)
-      if (st.dest != static_cast<BitVec>(s.rank))
-        nccl_check(ncclSend(base + at.pack_at[i % depth][st.chunk] * eb, len, ncclUint8, static_cast<int>(st.dest), ec, es),
-                   "ncclSend", ec);
-    for (const RecvStep& st : s.recvs)
-      if (st.source != static_cast<BitVec>(s.rank))
-        nccl_check(ncclRecv(base + at.recv_at[i % depth][st.slot] * eb, len, ncclUint8, static_cast<int>(st.source), ec, es),
-                   "ncclRecv", ec);
-    nccl_check(ncclGroupEnd(), "ncclGroupEnd", ec);
-    check(cudaEventRecord(s.exchanged[i % depth], es), "cudaEventRecord (exchanged)");
-  };
-  for (int i = 0; i < std::min(depth, ps.pieces); ++i) {
-    pack(i);
-    exchange(i);
-  }
-  for (int i = 0; i < ps.pieces; ++i) {
-    check(cudaStreamWaitEvent(stream, s.exchanged[i % depth], 0), "cudaStreamWaitEvent (exchanged)");
-    unpack(i);
-    if (i + depth < ps.pieces) {
-      pack(i + depth);
-      exchange(i + depth);
+  struct Ops {
+    const State& s;
+    const PieceSchedule& ps;
+    const PieceLayout& at;
+    const void* in;
+    void* out;
+    unsigned char* base;
+    std::size_t eb;
+    int depth;
+    cudaStream_t stream;
+
+    cudaStream_t on(int comm) const { return comm < 0 ? stream : s.comm_stream[comm]; }
+    cudaEvent_t event(const ExchangeEvent& e) const {
+      return (e.kind == ExchangeEvent::Kind::Packed ? s.packed : s.exchanged)[static_cast<std::size_t>(e.slot)];
     }
-  }
+    void wait(int comm, const ExchangeEvent& e, const char* call) const {
+      check(cudaStreamWaitEvent(on(comm), event(e), 0), call);
+    }
+    void record(const ExchangeEvent& e, int comm, const char* call) const { check(cudaEventRecord(event(e), on(comm)), call); }
+    void pack(int i) const { launch_pack(s.kernels, ps, at, i, in, base, stream); }
+    void unpack(int i) const { launch_unpack(s.kernels, ps, at, i, base, out, stream); }
+    void exchange(int i, int c) const {
+      const std::uint64_t len = (ps.bounds[i + 1] - ps.bounds[i]) * eb;
+      cudaStream_t es = s.comm_stream[c];
+      ncclComm_t ec = c ? s.second : s.comm;
+      nccl_check(ncclGroupStart(), "ncclGroupStart");
+      for (const SendStep& st : s.sends)
+        if (st.dest != static_cast<BitVec>(s.rank))
+          nccl_check(ncclSend(base + at.pack_at[i % depth][st.chunk] * eb, len, ncclUint8, static_cast<int>(st.dest), ec, es),
+                     "ncclSend", ec);
+      for (const RecvStep& st : s.recvs)
+        if (st.source != static_cast<BitVec>(s.rank))
+          nccl_check(ncclRecv(base + at.recv_at[i % depth][st.slot] * eb, len, ncclUint8, static_cast<int>(st.source), ec, es),
+                     "ncclRecv", ec);
+      nccl_check(ncclGroupEnd(), "ncclGroupEnd", ec);
+    }
+  } ops{s, ps, at, in, out, base, eb, depth, stream};
+  enqueue_exchange_pipeline(depth, ps.pieces, s.exchange_comms, ops);
 }
 
 }  // namespace bmmc

@@ -16,7 +16,7 @@
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/peer/push_kernel.hpp"
+#include "bmmc/exchange/push_kernel.hpp"
 #include "collectives.hpp"
 #include "copy_pieces.hpp"
 #include "lsa_pointers.hpp"

@@ -16,7 +16,7 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/dist_plan.hpp"
-#include "bmmc/peer/peer_swap.hpp"
+#include "bmmc/dist/staged_swap_plan.hpp"
 #include "collectives.hpp"
 #include "copy_pipeline.hpp"
 #include "lsa_pointers.hpp"
@@ -68,7 +68,7 @@ struct NcclSwapPermuter::State : RankContext {
 bool NcclSwapPermuter::State::plan_staged(const Bmmc& f, int g, int elem_bytes) {
   const std::size_t local = array_bytes(plan.local_bits, elem_bytes);
   const std::size_t max_chunk = options.pieces > 0 ? local / static_cast<std::size_t>(options.pieces) : std::size_t{1} << 30;
-  auto st = make_staged_swap_plan(f, g, elem_bytes, max_chunk, PeerSwapPermuter::kMinStagingChunkBits);
+  auto st = make_staged_swap_plan(f, g, elem_bytes, max_chunk, kMinStagingChunkBits);
   // A map that fixes too few top local bits would get chunks above the bound (staging of 4 chunks of up to half the
   // array): the three passes then, with no staging at all.
   if (!st || st->chunk_bytes() > max_chunk) return false;

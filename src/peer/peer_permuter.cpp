@@ -16,7 +16,7 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/peer/push_kernel.hpp"
+#include "bmmc/exchange/push_kernel.hpp"
 #include "piece_pipeline.hpp"
 #include "rank_buffers.hpp"
 

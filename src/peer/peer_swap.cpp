@@ -18,6 +18,7 @@
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/staged_swap_plan.hpp"
 #include "bmmc/peer/peer_permuter.hpp"
+#include "copy_ring.hpp"
 #include "rank_buffers.hpp"
 
 namespace bmmc {
@@ -26,27 +27,21 @@ using namespace peer_detail;
 
 namespace {
 
-// The staged path's device memory, streams and events, per device, released on the device they belong to.
-// Two sets (one per chunk in flight) of `per_set` staging chunks: 1 for the push engine, send + receive for the
-// copies. Streams (non-blocking): for the push engine one per set; for the copies one for the local passes
-// ("compute") and one per destination rank for the copy engines, so that every direction runs at once. Events
-// (copies only) for the pipeline of run_staged: [set] pre-pass done, [set][dest] copies done, [set] post-pass done.
+// The staged path's device memory and streams, per device, released on the device they belong to. Two sets (one
+// per chunk in flight) of `per_set` staging chunks: 1 for the push engine, send + receive for the copies. Streams
+// (non-blocking): for the push engine one per set; for the copies one for the local passes ("compute"), and the
+// ring of the copies (copy_ring.hpp: one copy stream per destination rank, so that every direction runs at once).
 struct Staging {
   std::vector<int> devices;
   int per_set = 1;
   std::vector<std::array<std::array<void*, 2>, 2>> chunks;   // [rank][set][buffer]
   std::vector<std::vector<cudaStream_t>> streams;            // [rank][stream]
-  std::vector<std::array<cudaEvent_t, 2>> pre, post;         // [rank][set]
-  std::vector<std::array<std::vector<cudaEvent_t>, 2>> sent; // [rank][set][dest]
+  std::unique_ptr<PeerCopyRing> ring;                        // copies only: lanes to every rank, two slots
 
   Staging(std::vector<int> devs, std::size_t bytes, bool copies) : devices(std::move(devs)), per_set(copies ? 2 : 1) {
     const std::size_t g = devices.size();
     chunks.assign(g, {});
     streams.assign(g, {});
-    pre.assign(g, {nullptr, nullptr});
-    post.assign(g, {nullptr, nullptr});
-    sent.assign(g, {});
-    auto event = [](cudaEvent_t& e) { check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags"); };
     try {
       for (std::size_t r = 0; r < g; ++r) {
         ScopedDevice on(devices[r]);
@@ -56,15 +51,13 @@ struct Staging {
             check(cudaMalloc(&chunks[r][i][j], bytes), "cudaMalloc (staging)",
                   fmt::format("{} bytes on device {}", bytes, devices[r]));
         }
-        streams[r].assign(copies ? 1 + g : 2, nullptr);
+        streams[r].assign(copies ? 1 : 2, nullptr);
         for (cudaStream_t& st : streams[r]) check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-        if (!copies) continue;
-        for (int i = 0; i < 2; ++i) {
-          event(pre[r][i]);
-          event(post[r][i]);
-          sent[r][i].assign(g, nullptr);
-          for (cudaEvent_t& e : sent[r][i]) event(e);
-        }
+      }
+      if (copies) {
+        std::vector<std::size_t> every(g);
+        for (std::size_t d = 0; d < g; ++d) every[d] = d;
+        ring = std::make_unique<PeerCopyRing>(devices, std::vector<std::vector<std::size_t>>(g, every), 2, false);
       }
     } catch (...) {
       release();
@@ -74,28 +67,28 @@ struct Staging {
   ~Staging() { release(); }
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
+  // Rank r's own streams: its compute (or per-set) streams, then the ring's copy streams out of it.
+  std::vector<cudaStream_t> own_streams(std::size_t r) const {
+    std::vector<cudaStream_t> own = streams[r];
+    if (ring)
+      for (std::size_t l = 0; l < ring->lanes(r).size(); ++l) own.push_back(ring->copy_stream(r, l));
+    return own;
+  }
   void release() noexcept {
+    ring.reset();
     int current = 0;  // the caller's current device is theirs: restored after the frees
     const bool restore = cudaGetDevice(&current) == cudaSuccess;
-    auto drop = [](cudaEvent_t& e) {
-      if (e) cudaEventDestroy(e);
-      e = nullptr;
-    };
     for (std::size_t r = 0; r < devices.size(); ++r) {
       if (cudaSetDevice(devices[r]) != cudaSuccess) continue;
       for (cudaStream_t& st : streams[r]) {
         if (st) cudaStreamDestroy(st);
         st = nullptr;
       }
-      for (int i = 0; i < 2; ++i) {
+      for (int i = 0; i < 2; ++i)
         for (void*& c : chunks[r][i]) {
           if (c) cudaFree(c);
           c = nullptr;
         }
-        drop(pre[r][i]);
-        drop(post[r][i]);
-        for (cudaEvent_t& e : sent[r][i]) drop(e);
-      }
     }
     if (restore) cudaSetDevice(current);
   }
@@ -194,7 +187,7 @@ void PeerSwapPermuter::run_staged(const State& s, const std::vector<void*>& data
   const Staging& st = *s.staging;
   // The staging streams start after the caller's streams (which may still write the data) ...
   for (std::size_t r = 0; r < g; ++r)
-    for (cudaStream_t own : st.streams[r]) stream_waits(s.devices[r], own, streams[r]);
+    for (cudaStream_t own : st.own_streams(r)) stream_waits(s.devices[r], own, streams[r]);
   auto part = [&](std::size_t r, std::uint64_t c) { return static_cast<unsigned char*>(data[r]) + c * chunk; };
   const PeerPermuter& engine = *s.chunk_permuter;
   if (engine.engine() == PeerEngine::Push) {
@@ -212,53 +205,30 @@ void PeerSwapPermuter::run_staged(const State& s, const std::vector<void*>& data
       engine.permute_in_place(parts, staging, set_streams);
     }
   } else {
-    // ... a software pipeline: the copy engines move chunk c while the SMs run the post-pass of chunk c − 1 and
-    // the pre-pass of chunk c + 1. Per rank the local passes go in order on one stream (pre 0, pre 1, post 0,
-    // pre 2, post 1, ...), the copies on one stream per destination; chunk c uses the staging of set c % 2:
-    //  - pre(c) on rank r waits until r's copies of chunk c − 2 have read send[set];
-    //  - the copies of chunk c from r wait for pre(c) on r, and for post(c − 2) on the receiver (recv[set] free);
-    //  - post(c) on rank d waits for every sender's copies of chunk c into d.
-    auto wait = [&](std::size_t r, cudaStream_t on, cudaEvent_t e) {
-      ScopedDevice dev(s.devices[r]);
-      check(cudaStreamWaitEvent(on, e, 0), "cudaStreamWaitEvent");
-    };
-    auto record = [&](std::size_t r, cudaEvent_t e, cudaStream_t on) {
-      ScopedDevice dev(s.devices[r]);
-      check(cudaEventRecord(e, on), "cudaEventRecord");
-    };
-    auto post = [&](std::uint64_t c) {
-      const int set = static_cast<int>(c % 2);
-      for (std::size_t d = 0; d < g; ++d) {
-        for (std::size_t r = 0; r < g; ++r) wait(d, st.streams[d][0], st.sent[r][set][d]);
-        engine.copy_post(d, st.chunks[d][set][1], part(d, c), st.streams[d][0]);
-        record(d, st.post[d][set], st.streams[d][0]);
-      }
-    };
-    const std::uint64_t chunks = s.staged->chunks();
-    for (std::uint64_t c = 0; c < chunks; ++c) {
-      const int set = static_cast<int>(c % 2);
-      for (std::size_t r = 0; r < g; ++r) {
-        if (c >= 2)
-          for (std::size_t d = 0; d < g; ++d) wait(r, st.streams[r][0], st.sent[r][set][d]);
-        engine.copy_pre(r, part(r, c), st.chunks[r][set][0], st.streams[r][0]);
-        record(r, st.pre[r][set], st.streams[r][0]);
-      }
-      for (std::size_t r = 0; r < g; ++r)
-        for (std::size_t d = 0; d < g; ++d) {
-          cudaStream_t copy = st.streams[r][1 + d];
-          wait(r, copy, st.pre[r][set]);
-          if (c >= 2) wait(r, copy, st.post[d][set]);
-          engine.copy_send(r, d, st.chunks[r][set][0], st.chunks[d][set][1], copy);
-          record(r, st.sent[r][set][d], copy);
-        }
-      if (c >= 1) post(c - 1);
-    }
-    post(chunks - 1);
+    // ... a ring of two slots (copy_ring.hpp): the copy engines move chunk c while the SMs run the post-pass of
+    // chunk c − 1 and the pre-pass of chunk c + 1. Per rank the local passes go in order on its compute stream (pre
+    // 0, pre 1, post 0, pre 2, post 1, ...), the copies on one stream per destination; chunk c uses the staging of
+    // set c % 2, its send buffer filled by the pre-pass, its receive buffer emptied by the post-pass.
+    std::vector<cudaStream_t> compute(g);
+    for (std::size_t r = 0; r < g; ++r) compute[r] = st.streams[r][0];
+    const auto set = [](int c) { return c % 2; };
+    st.ring->run(
+        static_cast<int>(s.staged->chunks()), compute,
+        [&](std::size_t r, int c, cudaStream_t on) {
+          engine.copy_pre(r, part(r, c), st.chunks[r][set(c)][0], on);
+        },
+        [&](std::size_t r, std::size_t lane, int c, cudaStream_t on) {
+          const std::size_t d = st.ring->lanes(r)[lane];
+          engine.copy_send(r, d, st.chunks[r][set(c)][0], st.chunks[d][set(c)][1], on);
+        },
+        [&](std::size_t d, int c, cudaStream_t on) {
+          engine.copy_post(d, st.chunks[d][set(c)][1], part(d, c), on);
+        });
   }
   // ... and the caller's streams go on when every staging stream is done on their device (a rank's data is
   // written only by its own last steps).
   for (std::size_t r = 0; r < g; ++r)
-    for (cudaStream_t own : st.streams[r]) stream_waits(s.devices[r], streams[r], own);
+    for (cudaStream_t own : st.own_streams(r)) stream_waits(s.devices[r], streams[r], own);
 }
 
 void PeerSwapPermuter::operator()(const std::vector<void*>& data, const std::vector<cudaStream_t>& streams_in) const {

@@ -2,26 +2,26 @@
 // §9.5). Per piece, every rank packs its chunks' piece into its scratch (the pack kernel, SMs), the copy engines
 // move each chunk that leaves a rank into its receiver's slot (cudaMemcpyPeerAsync, one stream per sending pair),
 // and every receiver unpacks the piece into its output (the unpack kernel, SMs) — the portable NCCL engine's
-// pipeline (peer/piece_kernels.hpp, dist/schedule.hpp) with the copy engines in NCCL's place, so that the bytes
+// pipeline (exchange/piece_kernels.hpp, dist/schedule.hpp) with the copy engines in NCCL's place, so that the bytes
 // cross the links while the SMs pack and unpack the neighbouring pieces.
 //
-// Ordering over a ring of D buffers (piece i uses buffer b = i mod D), enqueued piece by piece:
-//   rank r's stream:   [copies of piece i−D out of r done] pack i → packed[r][b];  … [copies into r of i] unpack i
-//   copy stream r→d:   [packed[r][b], unpacked[d][b] of piece i−D] copy → copied[r][d][b]
-// and the host enqueues pack/copy 0..D−1, then per i: unpack i on every rank, pack/copy i+D — so every wait finds
-// the event's latest record to be the piece it means. Every stream first waits for every other (the call's start)
-// and each rank's stream ends after the copies out of its scratch.
+// The ordering is the ring's (copy_ring.hpp: piece i uses buffer i mod D of the PieceSchedule on every rank, the
+// copies into a receiver's slot wait for its unpack of the slot's previous piece, in the previous call too). Every
+// stream first waits for every other (the call's start), and each rank's stream ends after the copies out of its
+// scratch.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/peer/piece_kernels.hpp"
+#include "bmmc/exchange/piece_kernels.hpp"
+#include "copy_ring.hpp"
 
 namespace bmmc::peer_detail {
 
@@ -43,16 +43,15 @@ class PiecePipeline {
            const std::vector<cudaStream_t>& streams) const;
 
  private:
-  void release() noexcept;  // streams and events made so far (destructor, or a constructor that throws)
+  void release() noexcept;  // the start events made so far (destructor, or a constructor that throws)
   DistPlan plan_;
   std::vector<int> devices_;
   PieceSchedule ps_;
   std::vector<PieceLayout> layouts_;                 // per rank
   std::vector<PieceKernels> kernels_;                // per rank, on its device
-  std::vector<std::vector<SendStep>> sends_;         // per rank: the chunks that leave it
-  std::vector<std::vector<cudaStream_t>> copy_;      // [r][d]: r's copy stream to d (null where r sends nothing)
-  std::vector<std::vector<cudaEvent_t>> packed_, unpacked_, started_;  // [r][b]; started_[r][0]
-  std::vector<std::vector<std::vector<cudaEvent_t>>> copied_;          // [r][d][b]
+  std::vector<std::vector<SendStep>> sends_;         // per rank: the chunks that leave it (the ring's lanes)
+  std::vector<cudaEvent_t> started_;                 // per rank
+  std::unique_ptr<PeerCopyRing> ring_;
 };
 
 }  // namespace bmmc::peer_detail

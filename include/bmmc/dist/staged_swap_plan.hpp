@@ -40,6 +40,9 @@ struct StagedSwapPlan {
   friend bool operator==(const StagedSwapPlan&, const StagedSwapPlan&) = default;
 };
 
+/// log2 of the fewest elements in a chunk of the staged path, for every engine that runs it.
+inline constexpr int kMinStagingChunkBits = 10;
+
 /// The number of top local bits f fixes (0 … m).
 int fixed_top_local_bits(const Bmmc& f, int rank_bits);
 
@@ -49,7 +52,7 @@ int fixed_top_local_bits(const Bmmc& f, int rank_bits);
 /// distributed planner).
 std::optional<StagedSwapPlan> make_staged_swap_plan(const Bmmc& f, int rank_bits, int elem_bytes,
                                                     std::size_t max_chunk_bytes = std::size_t{1} << 30,
-                                                    int min_chunk_bits = 10);
+                                                    int min_chunk_bits = kMinStagingChunkBits);
 
 std::string describe(const StagedSwapPlan& plan);
 
