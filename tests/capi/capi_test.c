@@ -1,0 +1,684 @@
+/* The C API (bmmc/bmmc.h) from C: compiled by a C compiler as C99 with -pedantic -Werror, so the header is
+ * checked to be C as well as the calls. Worked examples verbatim, reconstruction over random maps (the
+ * reference out[A·x ^ c] = in[x] is computed here from the map's rows, not by the library), in place, masked
+ * index-bit swaps, and every bad input: each must return its status and a message and leave every output
+ * untouched. Runs on the CPU everywhere and, where bmmcBackendIsAvailable says CUDA can run, on the GPU too
+ * (device buffers through the CUDA runtime's C API, enqueued on a stream). */
+#include <bmmc/bmmc.h>
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if BMMC_CAPI_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static int checks = 0;
+static int failures = 0;
+
+#define CHECK(cond)                                                                      \
+  do {                                                                                   \
+    ++checks;                                                                            \
+    if (!(cond)) {                                                                       \
+      ++failures;                                                                        \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed (last error: %s)\n", __FILE__, __LINE__, \
+              #cond, bmmcGetLastErrorMessage());                                         \
+    }                                                                                    \
+  } while (0)
+
+/* A call that must succeed. */
+#define OK(call) CHECK((call) == BMMC_STATUS_SUCCESS)
+
+/* A call that must fail with `status` and say why. */
+#define FAILS(call, status)                                                                             \
+  do {                                                                                                  \
+    bmmcStatus_t got_ = (call);                                                                         \
+    ++checks;                                                                                           \
+    if (got_ != (status) || bmmcGetLastErrorMessage()[0] == '\0') {                                     \
+      ++failures;                                                                                       \
+      fprintf(stderr, "%s:%d: %s returned %s (expected %s), message \"%s\"\n", __FILE__, __LINE__, #call, \
+              bmmcGetStatusString(got_), bmmcGetStatusString(status), bmmcGetLastErrorMessage());       \
+    }                                                                                                   \
+  } while (0)
+
+/* ---- Deterministic random numbers (splitmix64) ------------------------------------------------------- */
+
+static uint64_t rng_state = 0x243f6a8885a308d3ULL;
+static uint64_t rnd(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* ---- Buffers on one backend: host memory for the CPU, device memory for CUDA ------------------------- */
+
+typedef struct {
+  bmmcBackend_t backend;
+  bmmcStream_t stream;
+} Where;
+
+static void* buf_alloc(Where w, size_t bytes) {
+#if BMMC_CAPI_TEST_CUDA
+  if (w.backend == BMMC_BACKEND_CUDA) {
+    void* p = NULL;
+    if (cudaMalloc(&p, bytes + 64) != cudaSuccess) return NULL;
+    return p;
+  }
+#endif
+  (void)w;
+  return malloc(bytes + 64); /* glibc: 16-byte aligned, enough for every element size */
+}
+
+static void buf_free(Where w, void* p) {
+#if BMMC_CAPI_TEST_CUDA
+  if (w.backend == BMMC_BACKEND_CUDA) {
+    cudaFree(p);
+    return;
+  }
+#endif
+  (void)w;
+  free(p);
+}
+
+static void upload(Where w, void* dst, const void* src, size_t bytes) {
+#if BMMC_CAPI_TEST_CUDA
+  if (w.backend == BMMC_BACKEND_CUDA) {
+    CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess);
+    return;
+  }
+#endif
+  (void)w;
+  memcpy(dst, src, bytes);
+}
+
+/* Waits for the stream (CUDA) and copies back. */
+static void download(Where w, void* dst, const void* src, size_t bytes) {
+#if BMMC_CAPI_TEST_CUDA
+  if (w.backend == BMMC_BACKEND_CUDA) {
+    CHECK(cudaStreamSynchronize((cudaStream_t)w.stream) == cudaSuccess);
+    CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+    return;
+  }
+#endif
+  (void)w;
+  memcpy(dst, src, bytes);
+}
+
+static bmmcPermuterOptions_t options_for(Where w, int in_place) {
+  bmmcPermuterOptions_t o;
+  OK(bmmcPermuterOptionsInit(&o));
+  o.backend = w.backend;
+  o.in_place = in_place;
+  return o;
+}
+
+/* ---- The reference, from the map's rows -------------------------------------------------------------- */
+
+static int parity64(uint64_t v) {
+  int p = 0;
+  while (v) {
+    p ^= 1;
+    v &= v - 1;
+  }
+  return p;
+}
+
+static uint64_t apply_rows(int n, const uint64_t* rows, uint64_t c, uint64_t x) {
+  uint64_t y = 0;
+  int i;
+  for (i = 0; i < n; ++i) y |= (uint64_t)parity64(rows[i] & x) << i;
+  return y ^ c;
+}
+
+/* Is the n×n matrix with these rows invertible over F2? (Gaussian elimination, independent of the library.) */
+static int invertible(int n, const uint64_t* rows) {
+  uint64_t r[64];
+  int col, i, rank = 0;
+  memcpy(r, rows, sizeof(uint64_t) * (size_t)n);
+  for (col = 0; col < n; ++col) {
+    int pivot = -1;
+    for (i = rank; i < n; ++i)
+      if ((r[i] >> col) & 1) {
+        pivot = i;
+        break;
+      }
+    if (pivot < 0) return 0;
+    {
+      uint64_t t = r[pivot];
+      r[pivot] = r[rank];
+      r[rank] = t;
+    }
+    for (i = 0; i < n; ++i)
+      if (i != rank && ((r[i] >> col) & 1)) r[i] ^= r[rank];
+    ++rank;
+  }
+  return 1;
+}
+
+/* Fills `bytes` bytes with a pattern that differs element by element. */
+static void fill_random(unsigned char* p, size_t bytes) {
+  size_t i;
+  for (i = 0; i < bytes; ++i) p[i] = (unsigned char)rnd();
+}
+
+/* Is out[A·x ^ c] = in[x] for every x (n bits, elements of b bytes)? */
+static int is_permuted(bmmcMap_t map, const unsigned char* in, const unsigned char* out, int b) {
+  uint64_t rows[64], c, x;
+  int n;
+  OK(bmmcMapGetN(map, &n));
+  OK(bmmcMapGetRows(map, rows, &c));
+  for (x = 0; x < ((uint64_t)1 << n); ++x)
+    if (memcmp(out + apply_rows(n, rows, c, x) * (uint64_t)b, in + x * (uint64_t)b, (size_t)b) != 0) return 0;
+  return 1;
+}
+
+/* ---- Version, statuses, maps ------------------------------------------------------------------------ */
+
+static void test_version_and_statuses(void) {
+  int s;
+  CHECK(bmmcGetVersion() == BMMC_VERSION);
+  for (s = BMMC_STATUS_SUCCESS; s <= BMMC_STATUS_INTERNAL_ERROR; ++s) {
+    const char* name = bmmcGetStatusString((bmmcStatus_t)s);
+    CHECK(strncmp(name, "BMMC_STATUS_", 12) == 0 && strcmp(name, "BMMC_STATUS_UNKNOWN") != 0);
+    if (s > 0) CHECK(strcmp(name, bmmcGetStatusString((bmmcStatus_t)(s - 1))) != 0);
+  }
+  CHECK(strcmp(bmmcGetStatusString(BMMC_STATUS_INVALID_SPEC), "BMMC_STATUS_INVALID_SPEC") == 0);
+  CHECK(strcmp(bmmcGetStatusString((bmmcStatus_t)99), "BMMC_STATUS_UNKNOWN") == 0);
+}
+
+static void test_maps(void) {
+  /* README: transpose:2 on n = 4 prints as below and maps 6 to 9; the same map from its rows. */
+  static const uint64_t transpose_rows[4] = {0x4, 0x8, 0x1, 0x2};
+  static const char transpose_text[] = "..1.\n...1\n1...\n.1..\nc = 0x0\n";
+  bmmcMap_t t = NULL, r = NULL, inv = NULL, id = NULL, g = NULL;
+  uint64_t rows[64], c = 1, y = 0;
+  char text[64];
+  size_t length = 0;
+  int n = -1, i;
+  OK(bmmcMapCreateFromSpec(&t, "transpose:2", 4));
+  OK(bmmcMapCreateFromRows(&r, 4, transpose_rows, 0));
+  OK(bmmcMapGetN(t, &n));
+  CHECK(n == 4);
+  OK(bmmcMapGetRows(t, rows, &c));
+  CHECK(memcmp(rows, transpose_rows, sizeof transpose_rows) == 0 && c == 0);
+  OK(bmmcMapApply(r, 6, &y));
+  CHECK(y == 9);
+  OK(bmmcMapPrint(t, NULL, 0, &length)); /* a length query */
+  CHECK(length == strlen(transpose_text));
+  memset(text, 'x', sizeof text);
+  OK(bmmcMapPrint(t, text, sizeof text, &length));
+  CHECK(strcmp(text, transpose_text) == 0);
+
+  /* A complement: reverse = identity ^ 0b1111; gray then its inverse composes to the identity. */
+  OK(bmmcMapCreateFromSpec(&g, "gray^0b101", 3));
+  OK(bmmcMapInverse(&inv, g));
+  OK(bmmcMapCompose(&id, inv, g));
+  OK(bmmcMapGetRows(id, rows, &c));
+  for (i = 0; i < 3; ++i) CHECK(rows[i] == ((uint64_t)1 << i));
+  CHECK(c == 0);
+  OK(bmmcMapApply(g, 4, &y)); /* gray(4) = 4 ^ 2 = 6, then ^ 5 */
+  CHECK(y == (6 ^ 5));
+
+  /* Random rows: the library accepts exactly the invertible ones (checked here by elimination). */
+  for (i = 0; i < 200; ++i) {
+    int k, nn = 1 + (int)(rnd() % 8);
+    uint64_t rr[8], cc = rnd() & (((uint64_t)1 << nn) - 1);
+    bmmcMap_t m = (bmmcMap_t)&text; /* a sentinel that a failing call must leave alone */
+    bmmcStatus_t s;
+    for (k = 0; k < nn; ++k) rr[k] = rnd() & (((uint64_t)1 << nn) - 1);
+    s = bmmcMapCreateFromRows(&m, nn, rr, cc);
+    if (invertible(nn, rr)) {
+      CHECK(s == BMMC_STATUS_SUCCESS);
+      if (s == BMMC_STATUS_SUCCESS) {
+        uint64_t back[8], back_c;
+        OK(bmmcMapGetRows(m, back, &back_c));
+        CHECK(memcmp(back, rr, sizeof(uint64_t) * (size_t)nn) == 0 && back_c == cc);
+        OK(bmmcMapDestroy(m));
+      }
+    } else {
+      CHECK(s == BMMC_STATUS_INVALID_ARGUMENT && m == (bmmcMap_t)&text && bmmcGetLastErrorMessage()[0] != '\0');
+    }
+  }
+  OK(bmmcMapDestroy(t));
+  OK(bmmcMapDestroy(r));
+  OK(bmmcMapDestroy(g));
+  OK(bmmcMapDestroy(inv));
+  OK(bmmcMapDestroy(id));
+  OK(bmmcMapDestroy(NULL));
+}
+
+/* ---- Worked examples ---------------------------------------------------------------------------------- */
+
+/* Runs `spec` on in[i] = i (n bits, 4-byte elements) through a permuter and through bmmcPermute. */
+static void check_example(Where w, const char* spec, int n, const uint32_t* expected) {
+  uint32_t host_in[16], host_out[16];
+  size_t bytes = sizeof(uint32_t) * ((size_t)1 << n);
+  bmmcMap_t map = NULL;
+  bmmcPermuter_t p = NULL;
+  bmmcPermuterOptions_t o = options_for(w, 0);
+  void *in = buf_alloc(w, bytes), *out = buf_alloc(w, bytes);
+  uint32_t i;
+  for (i = 0; i < (1u << n); ++i) host_in[i] = i;
+  upload(w, in, host_in, bytes);
+  OK(bmmcMapCreateFromSpec(&map, spec, n));
+  OK(bmmcPermuterCreate(&p, map, 4, &o));
+  OK(bmmcPermuterExecute(p, in, out, NULL, 0, w.stream));
+  download(w, host_out, out, bytes);
+  CHECK(memcmp(host_out, expected, bytes) == 0);
+  memset(host_out, 0, bytes);
+  upload(w, out, host_out, bytes);
+  OK(bmmcPermute(map, in, out, 4, &o, w.stream));
+  download(w, host_out, out, bytes);
+  CHECK(memcmp(host_out, expected, bytes) == 0);
+  OK(bmmcPermuterDestroy(p));
+  OK(bmmcMapDestroy(map));
+  buf_free(w, in);
+  buf_free(w, out);
+}
+
+static void test_worked_examples(Where w) {
+  /* Bit-reverse of 16 elements: out[bitrev(x)] = x, i.e. out[i] = bitrev(i). */
+  static const uint32_t bit_reverse[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  /* A 4×4 row-major matrix transposed (transpose:2), and a 2×4 one (transpose:1) into 4×2. */
+  static const uint32_t transpose_4x4[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+  static const uint32_t transpose_2x4[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  check_example(w, "bit-reverse", 4, bit_reverse);
+  check_example(w, "transpose:2", 4, transpose_4x4);
+  check_example(w, "transpose:1", 3, transpose_2x4);
+}
+
+/* ---- Reconstruction and in place over random maps ----------------------------------------------------- */
+
+static void test_random_maps(Where w) {
+  static const int sizes[5] = {1, 2, 4, 8, 16};
+  int trial;
+  for (trial = 0; trial < 60; ++trial) {
+    int n = (int)(rnd() % 13), b = sizes[rnd() % 5], is_bpc = (int)(rnd() & 1);
+    size_t bytes = ((size_t)1 << n) * (size_t)b;
+    char spec[64];
+    bmmcMap_t f = NULL, inv = NULL;
+    bmmcPermuter_t p = NULL, back = NULL, inplace = NULL;
+    bmmcPermuterOptions_t o = options_for(w, 0), oi = options_for(w, 1);
+    unsigned char *h_in = malloc(bytes), *h_out = malloc(bytes), *h_back = malloc(bytes);
+    void *in = buf_alloc(w, bytes), *out = buf_alloc(w, bytes), *mid = buf_alloc(w, bytes);
+    int in_place = -1, got_b = 0, got_n = -1;
+    bmmcBackend_t ran = BMMC_BACKEND_AUTO;
+    size_t align = 0;
+    sprintf(spec, "%s:%u^%llu", is_bpc ? "random-bpc" : "random-bmmc", (unsigned)trial,
+            (unsigned long long)(rnd() & (((uint64_t)1 << n) - 1)));
+    fill_random(h_in, bytes);
+    upload(w, in, h_in, bytes);
+    OK(bmmcMapCreateFromSpec(&f, spec, n));
+    OK(bmmcMapInverse(&inv, f));
+    OK(bmmcPermuterCreate(&p, f, b, &o));
+    OK(bmmcPermuterCreate(&back, inv, b, &o));
+    OK(bmmcPermuterGetShape(p, &got_n, &got_b, &in_place));
+    CHECK(got_n == n && got_b == b && in_place == 0);
+    OK(bmmcPermuterGetBackend(p, &ran));
+    CHECK(ran == (w.backend == BMMC_BACKEND_CUDA ? BMMC_BACKEND_CUDA : BMMC_BACKEND_CPU));
+    OK(bmmcPermuterGetAlignment(p, &align));
+    CHECK(align >= (size_t)b && align % (size_t)b == 0);
+
+    /* By f, then by its inverse: the input again. */
+    OK(bmmcPermuterExecute(p, in, out, NULL, 0, w.stream));
+    download(w, h_out, out, bytes);
+    CHECK(is_permuted(f, h_in, h_out, b));
+    OK(bmmcPermuterExecute(back, out, mid, NULL, 0, w.stream));
+    download(w, h_back, mid, bytes);
+    CHECK(memcmp(h_back, h_in, bytes) == 0);
+
+    /* In place, three ways: an in-place permuter (both calls), and the one-shot call with in == out. */
+    OK(bmmcPermuterCreate(&inplace, f, b, &oi));
+    OK(bmmcPermuterGetShape(inplace, NULL, NULL, &in_place));
+    CHECK(in_place == 1);
+    upload(w, mid, h_in, bytes);
+    OK(bmmcPermuterExecuteInPlace(inplace, mid, w.stream));
+    download(w, h_back, mid, bytes);
+    CHECK(memcmp(h_back, h_out, bytes) == 0);
+    upload(w, mid, h_in, bytes);
+    OK(bmmcPermuterExecute(inplace, mid, mid, NULL, 0, w.stream));
+    download(w, h_back, mid, bytes);
+    CHECK(memcmp(h_back, h_out, bytes) == 0);
+    upload(w, mid, h_out, bytes);
+    OK(bmmcPermute(inv, mid, mid, b, &o, w.stream));
+    download(w, h_back, mid, bytes);
+    CHECK(memcmp(h_back, h_in, bytes) == 0);
+
+    OK(bmmcPermuterDestroy(p));
+    OK(bmmcPermuterDestroy(back));
+    OK(bmmcPermuterDestroy(inplace));
+    OK(bmmcMapDestroy(f));
+    OK(bmmcMapDestroy(inv));
+    buf_free(w, in);
+    buf_free(w, out);
+    buf_free(w, mid);
+    free(h_in);
+    free(h_out);
+    free(h_back);
+  }
+}
+
+/* ---- Index-bit swaps with a mask ---------------------------------------------------------------------- */
+
+static uint64_t swap_bits(uint64_t x, const int* pairs, int num_pairs) {
+  int k;
+  for (k = 0; k < num_pairs; ++k) {
+    uint64_t i = (x >> pairs[2 * k]) & 1, j = (x >> pairs[2 * k + 1]) & 1;
+    if (i != j) x ^= ((uint64_t)1 << pairs[2 * k]) | ((uint64_t)1 << pairs[2 * k + 1]);
+  }
+  return x;
+}
+
+static void test_swap_index_bits(Where w) {
+  /* README: swap:0,3 on n = 4 sends 1 to 8. */
+  static const int one_pair[2] = {0, 3};
+  static const int pairs[4] = {0, 5, 1, 3};
+  uint32_t h[64], ref[64], got[64];
+  bmmcPermuterOptions_t o = options_for(w, 0);
+  void* d = buf_alloc(w, sizeof h);
+  uint64_t x;
+  int masked;
+  for (x = 0; x < 16; ++x) h[x] = (uint32_t)x;
+  upload(w, d, h, 16 * sizeof(uint32_t));
+  OK(bmmcSwapIndexBits(d, 4, 4, one_pair, 1, 0, 0, &o, w.stream));
+  download(w, got, d, 16 * sizeof(uint32_t));
+  CHECK(got[8] == 1 && got[1] == 8 && got[0] == 0 && got[9] == 9);
+
+  /* n = 6: swap 0 <-> 5 and 1 <-> 3, for every index, then only where bit 2 is 1 and bit 4 is 0. */
+  for (masked = 0; masked < 2; ++masked) {
+    uint64_t mask_bits = masked ? 0x14 : 0, mask_value = masked ? 0x04 : 0;
+    for (x = 0; x < 64; ++x) h[x] = (uint32_t)(rnd() >> 7);
+    for (x = 0; x < 64; ++x) ref[(x & mask_bits) == mask_value ? swap_bits(x, pairs, 2) : x] = h[x];
+    upload(w, d, h, sizeof h);
+    OK(bmmcSwapIndexBits(d, 6, 4, pairs, 2, mask_bits, mask_value, &o, w.stream));
+    download(w, got, d, sizeof got);
+    CHECK(memcmp(got, ref, sizeof ref) == 0);
+  }
+  buf_free(w, d);
+}
+
+/* ---- Bad inputs: a status, a message, nothing written ------------------------------------------------- */
+
+static int all_bytes(const unsigned char* p, size_t bytes, unsigned char v) {
+  size_t i;
+  for (i = 0; i < bytes; ++i)
+    if (p[i] != v) return 0;
+  return 1;
+}
+
+static void test_bad_inputs(void) {
+  enum { N = 6, B = 4, BYTES = (1 << N) * B };
+  static const uint64_t singular[3] = {0x3, 0x3, 0x4};
+  static const int overlapping_pairs[4] = {0, 1, 1, 2};
+  static const int in_mask_pairs[2] = {0, 1};
+  static const int pair_above_n[2] = {0, N};
+  unsigned char in[2 * BYTES + 64], out[2 * BYTES + 64], text[8];
+  bmmcMap_t map = NULL, other = NULL, untouched_map = (bmmcMap_t)text;
+  bmmcPermuter_t p = NULL, pi = NULL, untouched_p = (bmmcPermuter_t)text;
+  bmmcPermuterOptions_t o, bad;
+  size_t length = 12345;
+  int cuda = 0, n = -7;
+  uint64_t y = 77;
+
+  OK(bmmcPermuterOptionsInit(&o));
+  o.backend = BMMC_BACKEND_CPU;
+  fill_random(in, sizeof in);
+  memset(out, 0xAB, sizeof out);
+  OK(bmmcMapCreateFromSpec(&map, "random-bmmc:7", N));
+  OK(bmmcMapCreateFromSpec(&other, "bit-reverse", N + 1));
+  OK(bmmcPermuterCreate(&p, map, B, &o));
+  o.in_place = 1;
+  OK(bmmcPermuterCreate(&pi, map, B, &o));
+  o.in_place = 0;
+
+  /* Null handles and null result pointers. */
+  FAILS(bmmcPermuterCreate(&untouched_p, NULL, B, &o), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(untouched_p == (bmmcPermuter_t)text);
+  FAILS(bmmcPermuterCreate(NULL, map, B, &o), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(NULL, in, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecuteInPlace(NULL, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermute(NULL, in, out, B, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapGetN(NULL, &n), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapGetN(map, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapInverse(NULL, map), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapCompose(&untouched_map, map, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterGetKernelName(p, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcBackendIsAvailable(BMMC_BACKEND_CPU, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterOptionsInit(NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(n == -7);
+  /* One kind of handle passed as the other. */
+  FAILS(bmmcMapGetN((bmmcMap_t)p, &n), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute((bmmcPermuter_t)map, in, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapDestroy((bmmcMap_t)p), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(n == -7);
+
+  /* Buffers: null, overlapping, unaligned, in == out out of place, in != out in place, temp. */
+  FAILS(bmmcPermuterExecute(p, NULL, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, in, NULL, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, out, out + B, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, out + BYTES - B, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, in, out + 1, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, in + 2, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, out, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(pi, in, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecuteInPlace(p, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecuteInPlace(pi, NULL, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecuteInPlace(pi, out + 2, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermute(map, out, out + B, B, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermute(map, in, out + 1, B, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermute(map, NULL, out, B, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(all_bytes(out, sizeof out, 0xAB));
+
+  /* Bad specs: the status, the column, and the message naming it. */
+  FAILS(bmmcMapCreateFromSpec(&untouched_map, "rotate;1", 4), BMMC_STATUS_INVALID_SPEC);
+  CHECK(bmmcGetLastErrorColumn() == 7);
+  CHECK(strstr(bmmcGetLastErrorMessage(), "column 7") != NULL);
+  FAILS(bmmcMapCreateFromSpec(&untouched_map, "bit-reverse*nonsense", 4), BMMC_STATUS_INVALID_SPEC);
+  CHECK(bmmcGetLastErrorColumn() == 13);
+  CHECK(strstr(bmmcGetLastErrorMessage(), "column 13") != NULL);
+  FAILS(bmmcMapCreateFromSpec(&untouched_map, "bits:1,0", 3), BMMC_STATUS_INVALID_SPEC);
+  FAILS(bmmcMapCreateFromSpec(&untouched_map, NULL, 4), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(bmmcGetLastErrorColumn() == 0); /* cleared: not a spec error */
+  FAILS(bmmcMapCreateFromSpec(&untouched_map, "identity", -2), BMMC_STATUS_INVALID_ARGUMENT);
+  /* Singular matrices, bits at or above n, n out of range. */
+  FAILS(bmmcMapCreateFromRows(&untouched_map, 3, singular, 0), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapCreateFromRows(&untouched_map, 2, singular, 0x4), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapCreateFromRows(&untouched_map, 1, singular, 0), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapCreateFromRows(&untouched_map, 65, singular, 0), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapCreateFromRows(&untouched_map, 2, NULL, 0), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcMapCompose(&untouched_map, map, other), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(untouched_map == (bmmcMap_t)text);
+  FAILS(bmmcMapApply(map, (uint64_t)1 << N, &y), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(y == 77);
+
+  /* Element sizes: unsupported ones are NOT_SUPPORTED, non-positive ones invalid. */
+  FAILS(bmmcPermuterCreate(&untouched_p, map, 3, &o), BMMC_STATUS_NOT_SUPPORTED);
+  FAILS(bmmcPermuterCreate(&untouched_p, map, 32, &o), BMMC_STATUS_NOT_SUPPORTED);
+  FAILS(bmmcPermuterCreate(&untouched_p, map, 0, &o), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterCreate(&untouched_p, map, -4, &o), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(untouched_p == (bmmcPermuter_t)text);
+  FAILS(bmmcPermute(map, in, out, 12, &o, NULL), BMMC_STATUS_NOT_SUPPORTED);
+  FAILS(bmmcSwapIndexBits(out, N, 24, in_mask_pairs, 1, 0, 0, &o, NULL), BMMC_STATUS_NOT_SUPPORTED);
+
+  /* Options: an enum value outside bmmcBackend_t, negative device or threads, CUDA where it cannot run. */
+  bad = o;
+  bad.backend = (bmmcBackend_t)7;
+  FAILS(bmmcPermuterCreate(&untouched_p, map, B, &bad), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcBackendIsAvailable((bmmcBackend_t)7, &cuda), BMMC_STATUS_INVALID_ARGUMENT);
+  bad = o;
+  bad.cpu_threads = -1;
+  FAILS(bmmcPermute(map, in, out, B, &bad, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  bad = o;
+  bad.device = -2;
+  FAILS(bmmcPermuterCreate(&untouched_p, map, B, &bad), BMMC_STATUS_INVALID_ARGUMENT);
+  OK(bmmcBackendIsAvailable(BMMC_BACKEND_CUDA, &cuda));
+  if (!cuda) {
+    bad = o;
+    bad.backend = BMMC_BACKEND_CUDA;
+    FAILS(bmmcPermuterCreate(&untouched_p, map, B, &bad), BMMC_STATUS_NOT_SUPPORTED);
+    FAILS(bmmcPermute(map, in, out, B, &bad, NULL), BMMC_STATUS_NOT_SUPPORTED);
+  }
+  CHECK(untouched_p == (bmmcPermuter_t)text);
+
+  /* Index-bit swaps: pairs sharing a bit, a bit at n, a mask on a swapped bit, a mask value without bits. */
+  FAILS(bmmcSwapIndexBits(out, N, B, overlapping_pairs, 2, 0, 0, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcSwapIndexBits(out, N, B, pair_above_n, 1, 0, 0, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcSwapIndexBits(out, N, B, in_mask_pairs, 1, 0x2, 0x2, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcSwapIndexBits(out, N, B, in_mask_pairs, 1, 0, 0x4, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcSwapIndexBits(out, N, B, NULL, 1, 0, 0, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcSwapIndexBits(out, N, B, in_mask_pairs, -1, 0, 0, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcSwapIndexBits(NULL, N, B, in_mask_pairs, 1, 0, 0, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcSwapIndexBits(out + 1, N, B, in_mask_pairs, 1, 0, 0, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  CHECK(all_bytes(out, sizeof out, 0xAB));
+
+  /* Text into a buffer too small: the length needed comes back, the buffer stays as it was. */
+  memset(text, 'z', sizeof text);
+  FAILS(bmmcMapPrint(map, (char*)text, sizeof text, &length), BMMC_STATUS_INSUFFICIENT_BUFFER);
+  CHECK(length > sizeof text && all_bytes(text, sizeof text, 'z'));
+  FAILS(bmmcMapPrint(map, NULL, 4, &length), BMMC_STATUS_INVALID_ARGUMENT);
+
+  /* A call that succeeds clears the last error. */
+  FAILS(bmmcPermuterCreate(&untouched_p, map, 3, &o), BMMC_STATUS_NOT_SUPPORTED);
+  OK(bmmcMapGetN(map, &n));
+  CHECK(bmmcGetLastErrorMessage()[0] == '\0' && bmmcGetLastErrorColumn() == 0);
+
+  /* temp: too small, or overlapping the arrays (only where this permuter's plan needs scratch). */
+  {
+    size_t temp_bytes = 0;
+    OK(bmmcPermuterGetTempBytes(p, &temp_bytes));
+    if (temp_bytes > 0) {
+      void* temp = malloc(temp_bytes);
+      FAILS(bmmcPermuterExecute(p, in, out, temp, temp_bytes - 1, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+      FAILS(bmmcPermuterExecute(p, in, out, in, temp_bytes, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+      CHECK(all_bytes(out, sizeof out, 0xAB));
+      free(temp);
+    }
+  }
+
+  OK(bmmcPermuterDestroy(p));
+  OK(bmmcPermuterDestroy(pi));
+  OK(bmmcPermuterDestroy(NULL));
+  OK(bmmcMapDestroy(map));
+  OK(bmmcMapDestroy(other));
+}
+
+/* ---- Queries on the CPU ------------------------------------------------------------------------------- */
+
+static void test_cpu_queries(void) {
+  bmmcMap_t map = NULL;
+  bmmcPermuter_t p = NULL;
+  bmmcPermuterOptions_t o;
+  const char* name = NULL;
+  size_t align = 0, temp = 1;
+  OK(bmmcPermuterOptionsInit(&o));
+  CHECK(o.backend == BMMC_BACKEND_AUTO && o.in_place == 0 && o.device == -1 && o.cpu_threads == 0 && o.jit == 1);
+  o.backend = BMMC_BACKEND_CPU;
+  o.in_place = 1;
+  OK(bmmcMapCreateFromSpec(&map, "gray", 10));
+  OK(bmmcPermuterCreate(&p, map, 8, &o));
+  OK(bmmcMapDestroy(map)); /* the permuter keeps what it needs */
+  OK(bmmcPermuterGetKernelName(p, &name));
+  CHECK(name != NULL && strcmp(name, "cpu-inplace") == 0);
+  OK(bmmcPermuterGetAlignment(p, &align));
+  CHECK(align == 8);
+  OK(bmmcPermuterGetTempBytes(p, &temp));
+  CHECK(temp == 0);
+  OK(bmmcPermuterDestroy(p));
+}
+
+/* ---- Threads: the last error is per thread; a permuter serves several threads at once ----------------- */
+
+typedef struct {
+  int failing; /* this thread's calls fail (a bad spec) or succeed (permutes through the shared permuter) */
+  bmmcPermuter_t shared;
+  int mismatches; /* counted here, not by CHECK: its counters are not shared between threads */
+} ThreadJob;
+
+static void* thread_body(void* arg) {
+  ThreadJob* job = (ThreadJob*)arg;
+  uint32_t in[256], out[256];
+  int round, i;
+  for (i = 0; i < 256; ++i) in[i] = (uint32_t)i * 2654435761u;
+  for (round = 0; round < 300; ++round) {
+    if (job->failing) {
+      bmmcMap_t m = NULL;
+      if (bmmcMapCreateFromSpec(&m, "rotate:1*bogus", 8) != BMMC_STATUS_INVALID_SPEC ||
+          strstr(bmmcGetLastErrorMessage(), "column 10") == NULL || bmmcGetLastErrorColumn() != 10)
+        ++job->mismatches;
+    } else {
+      if (bmmcPermuterExecute(job->shared, in, out, NULL, 0, NULL) != BMMC_STATUS_SUCCESS ||
+          bmmcGetLastErrorMessage()[0] != '\0' || bmmcGetLastErrorColumn() != 0)
+        ++job->mismatches;
+      for (i = 0; i < 256; ++i) /* bit-reverse of 8 bits */
+        if (out[(i * 0x0202020202ULL & 0x010884422010ULL) % 1023] != in[i]) ++job->mismatches;
+    }
+  }
+  return NULL;
+}
+
+static void test_threads(void) {
+  enum { THREADS = 4 };
+  pthread_t threads[THREADS];
+  ThreadJob jobs[THREADS];
+  bmmcMap_t map = NULL;
+  bmmcPermuter_t p = NULL;
+  bmmcPermuterOptions_t o;
+  int t;
+  OK(bmmcPermuterOptionsInit(&o));
+  o.backend = BMMC_BACKEND_CPU;
+  OK(bmmcMapCreateFromSpec(&map, "bit-reverse", 8));
+  OK(bmmcPermuterCreate(&p, map, 4, &o));
+  for (t = 0; t < THREADS; ++t) {
+    jobs[t].failing = t % 2;
+    jobs[t].shared = p;
+    jobs[t].mismatches = 0;
+    CHECK(pthread_create(&threads[t], NULL, thread_body, &jobs[t]) == 0);
+  }
+  for (t = 0; t < THREADS; ++t) {
+    CHECK(pthread_join(threads[t], NULL) == 0);
+    CHECK(jobs[t].mismatches == 0);
+  }
+  OK(bmmcPermuterDestroy(p));
+  OK(bmmcMapDestroy(map));
+}
+
+int main(void) {
+  int cuda = 0;
+  Where cpu;
+  cpu.backend = BMMC_BACKEND_CPU;
+  cpu.stream = NULL;
+  test_version_and_statuses();
+  test_maps();
+  test_cpu_queries();
+  test_worked_examples(cpu);
+  test_random_maps(cpu);
+  test_swap_index_bits(cpu);
+  test_bad_inputs();
+  test_threads();
+  OK(bmmcBackendIsAvailable(BMMC_BACKEND_CUDA, &cuda));
+#if BMMC_CAPI_TEST_CUDA
+  if (cuda) {
+    Where gpu;
+    cudaStream_t stream;
+    CHECK(cudaStreamCreate(&stream) == cudaSuccess);
+    gpu.backend = BMMC_BACKEND_CUDA;
+    gpu.stream = (bmmcStream_t)stream;
+    test_worked_examples(gpu);
+    test_random_maps(gpu);
+    test_swap_index_bits(gpu);
+    cudaStreamDestroy(stream);
+    printf("capi: CUDA cases ran\n");
+  } else {
+    printf("capi: no usable GPU: CUDA cases not run\n");
+  }
+#else
+  CHECK(!cuda); /* a build without CUDA must not claim it */
+  printf("capi: CPU-only build: CUDA cases not run\n");
+#endif
+  printf("capi: %d checks, %d failed\n", checks, failures);
+  return failures == 0 && checks > 1000 ? 0 : 1;
+}
