@@ -124,19 +124,17 @@ bmmcStatus_t bmmcPermuterCreate(bmmcPermuter_t* permuter, bmmcMap_t map, int ele
                                 const bmmcPermuterOptions_t* options);
 /** Releases a permuter (NULL: nothing). Stream-ordered work already enqueued is not affected. */
 bmmcStatus_t bmmcPermuterDestroy(bmmcPermuter_t permuter);
-/** out[A·x ⊕ c] = in[x] for the 2^n elements at `in` (disjoint buffers, aligned to the element size). `temp`:
- * NULL (allocated when the plan needs it, stream-ordered on CUDA) or temp_bytes >= bmmcPermuterGetTempBytes
- * bytes disjoint from in and out. Host pointers on the CPU, device pointers enqueued on `stream` on CUDA.
- * An in-place permuter takes in == out here. */
-bmmcStatus_t bmmcPermuterExecute(bmmcPermuter_t permuter, const void* in, void* out, void* temp,
-                                 size_t temp_bytes, bmmcStream_t stream);
+/** out[A·x ⊕ c] = in[x] for the 2^n elements at `in` (disjoint buffers, aligned to the element size): host
+ * pointers on the CPU (runs to completion), device pointers on CUDA (enqueued on `stream`). An in-place
+ * permuter takes in == out here. */
+bmmcStatus_t bmmcPermuterExecute(bmmcPermuter_t permuter, const void* in, void* out, bmmcStream_t stream);
 /** Permutes the 2^n elements at `data` in place; only for permuters created with options.in_place. */
 bmmcStatus_t bmmcPermuterExecuteInPlace(bmmcPermuter_t permuter, void* data, bmmcStream_t stream);
 /** *backend = where it runs (CPU or CUDA, never AUTO). */
 bmmcStatus_t bmmcPermuterGetBackend(bmmcPermuter_t permuter, bmmcBackend_t* backend);
 /** *name = what runs (e.g. "cuda-jit", "cpu-inplace"): constant text owned by the permuter. */
 bmmcStatus_t bmmcPermuterGetKernelName(bmmcPermuter_t permuter, const char** name);
-/** *bytes = the scratch a call needs (0 for one-pass plans and in place). */
+/** *bytes = the scratch a call allocates for itself (stream-ordered on CUDA): 0 for one-pass plans and in place. */
 bmmcStatus_t bmmcPermuterGetTempBytes(bmmcPermuter_t permuter, size_t* bytes);
 /** *bytes = the alignment in bytes the buffers need (the widest lane access on CUDA, the element size on the CPU). */
 bmmcStatus_t bmmcPermuterGetAlignment(bmmcPermuter_t permuter, size_t* bytes);

@@ -1,7 +1,7 @@
 // The C API (include/bmmc/bmmc.h) over the C++ front door: handles wrap a Bmmc and a Permuter, and every
 // entry point runs its body inside guarded(), which turns each exception into a status and the calling
 // thread's last-error text, so that no exception crosses into C. Arguments the C++ API cannot see (null
-// handles and out-pointers, enum values, the size of a caller's temp or text buffer) are checked here, before
+// handles and out-pointers, enum values, the size of a caller's text buffer) are checked here, before
 // the C++ call; everything else the front door checks itself before it writes.
 #include "bmmc/bmmc.h"
 
@@ -183,11 +183,6 @@ bmmc::PermuterOptions options_of(const bmmcPermuterOptions_t* options) {
   return r;
 }
 
-bool ranges_overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
-  return x < y + b_bytes && y < x + a_bytes;
-}
-
 }  // namespace
 
 extern "C" {
@@ -341,25 +336,8 @@ bmmcStatus_t bmmcPermuterDestroy(bmmcPermuter_t permuter) {
   });
 }
 
-bmmcStatus_t bmmcPermuterExecute(bmmcPermuter_t permuter, const void* in, void* out, void* temp,
-                                 size_t temp_bytes, bmmcStream_t stream) {
-  return guarded([&] {
-    const bmmc::Permuter& p = permuter_of(permuter).permuter;
-    if (temp != nullptr) {
-      const std::size_t needed = p.temp_bytes();
-      if (temp_bytes < needed)
-        fail(BMMC_STATUS_INVALID_ARGUMENT,
-             fmt::format("temp has {} bytes but this permuter needs {} (bmmcPermuterGetTempBytes)", temp_bytes, needed));
-      const std::size_t bytes = bmmc::array_bytes(p.n(), p.elem_bytes());
-      if (needed > 0 && (ranges_overlap(temp, needed, in, bytes) || ranges_overlap(temp, needed, out, bytes)))
-        fail(BMMC_STATUS_INVALID_ARGUMENT,
-             fmt::format("temp {} ({} bytes) overlaps the input {} or the output {} ({} bytes each); expected "
-                         "disjoint buffers",
-                         temp, needed, in, static_cast<const void*>(out), bytes));
-      if (needed == 0) temp = nullptr;
-    }
-    p(in, out, stream, temp);
-  });
+bmmcStatus_t bmmcPermuterExecute(bmmcPermuter_t permuter, const void* in, void* out, bmmcStream_t stream) {
+  return guarded([&] { permuter_of(permuter).permuter(in, out, stream); });
 }
 
 bmmcStatus_t bmmcPermuterExecuteInPlace(bmmcPermuter_t permuter, void* data, bmmcStream_t stream) {

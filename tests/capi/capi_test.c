@@ -4,6 +4,8 @@
  * index-bit swaps, and every bad input: each must return its status and a message and leave every output
  * untouched. Runs on the CPU everywhere and, where bmmcBackendIsAvailable says CUDA can run, on the GPU too
  * (device buffers through the CUDA runtime's C API, enqueued on a stream). */
+#define _POSIX_C_SOURCE 200112L /* pthread barriers under -std=c99 */
+
 #include <bmmc/bmmc.h>
 
 #include <pthread.h>
@@ -266,7 +268,7 @@ static void check_example(Where w, const char* spec, int n, const uint32_t* expe
   upload(w, in, host_in, bytes);
   OK(bmmcMapCreateFromSpec(&map, spec, n));
   OK(bmmcPermuterCreate(&p, map, 4, &o));
-  OK(bmmcPermuterExecute(p, in, out, NULL, 0, w.stream));
+  OK(bmmcPermuterExecute(p, in, out, w.stream));
   download(w, host_out, out, bytes);
   CHECK(memcmp(host_out, expected, bytes) == 0);
   memset(host_out, 0, bytes);
@@ -324,10 +326,10 @@ static void test_random_maps(Where w) {
     CHECK(align >= (size_t)b && align % (size_t)b == 0);
 
     /* By f, then by its inverse: the input again. */
-    OK(bmmcPermuterExecute(p, in, out, NULL, 0, w.stream));
+    OK(bmmcPermuterExecute(p, in, out, w.stream));
     download(w, h_out, out, bytes);
     CHECK(is_permuted(f, h_in, h_out, b));
-    OK(bmmcPermuterExecute(back, out, mid, NULL, 0, w.stream));
+    OK(bmmcPermuterExecute(back, out, mid, w.stream));
     download(w, h_back, mid, bytes);
     CHECK(memcmp(h_back, h_in, bytes) == 0);
 
@@ -340,7 +342,7 @@ static void test_random_maps(Where w) {
     download(w, h_back, mid, bytes);
     CHECK(memcmp(h_back, h_out, bytes) == 0);
     upload(w, mid, h_in, bytes);
-    OK(bmmcPermuterExecute(inplace, mid, mid, NULL, 0, w.stream));
+    OK(bmmcPermuterExecute(inplace, mid, mid, w.stream));
     download(w, h_back, mid, bytes);
     CHECK(memcmp(h_back, h_out, bytes) == 0);
     upload(w, mid, h_out, bytes);
@@ -439,7 +441,7 @@ static void test_bad_inputs(void) {
   FAILS(bmmcPermuterCreate(&untouched_p, NULL, B, &o), BMMC_STATUS_INVALID_ARGUMENT);
   CHECK(untouched_p == (bmmcPermuter_t)text);
   FAILS(bmmcPermuterCreate(NULL, map, B, &o), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute(NULL, in, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(NULL, in, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
   FAILS(bmmcPermuterExecuteInPlace(NULL, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
   FAILS(bmmcPermute(NULL, in, out, B, &o, NULL), BMMC_STATUS_INVALID_ARGUMENT);
   FAILS(bmmcMapGetN(NULL, &n), BMMC_STATUS_INVALID_ARGUMENT);
@@ -452,19 +454,19 @@ static void test_bad_inputs(void) {
   CHECK(n == -7);
   /* One kind of handle passed as the other. */
   FAILS(bmmcMapGetN((bmmcMap_t)p, &n), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute((bmmcPermuter_t)map, in, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute((bmmcPermuter_t)map, in, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
   FAILS(bmmcMapDestroy((bmmcMap_t)p), BMMC_STATUS_INVALID_ARGUMENT);
   CHECK(n == -7);
 
-  /* Buffers: null, overlapping, unaligned, in == out out of place, in != out in place, temp. */
-  FAILS(bmmcPermuterExecute(p, NULL, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute(p, in, NULL, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute(p, out, out + B, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute(p, out + BYTES - B, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute(p, in, out + 1, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute(p, in + 2, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute(p, out, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-  FAILS(bmmcPermuterExecute(pi, in, out, NULL, 0, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  /* Buffers: null, overlapping, unaligned, in == out out of place, in != out in place. */
+  FAILS(bmmcPermuterExecute(p, NULL, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, in, NULL, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, out, out + B, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, out + BYTES - B, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, in, out + 1, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, in + 2, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(p, out, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+  FAILS(bmmcPermuterExecute(pi, in, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
   FAILS(bmmcPermuterExecuteInPlace(p, out, NULL), BMMC_STATUS_INVALID_ARGUMENT);
   FAILS(bmmcPermuterExecuteInPlace(pi, NULL, NULL), BMMC_STATUS_INVALID_ARGUMENT);
   FAILS(bmmcPermuterExecuteInPlace(pi, out + 2, NULL), BMMC_STATUS_INVALID_ARGUMENT);
@@ -546,19 +548,6 @@ static void test_bad_inputs(void) {
   OK(bmmcMapGetN(map, &n));
   CHECK(bmmcGetLastErrorMessage()[0] == '\0' && bmmcGetLastErrorColumn() == 0);
 
-  /* temp: too small, or overlapping the arrays (only where this permuter's plan needs scratch). */
-  {
-    size_t temp_bytes = 0;
-    OK(bmmcPermuterGetTempBytes(p, &temp_bytes));
-    if (temp_bytes > 0) {
-      void* temp = malloc(temp_bytes);
-      FAILS(bmmcPermuterExecute(p, in, out, temp, temp_bytes - 1, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-      FAILS(bmmcPermuterExecute(p, in, out, in, temp_bytes, NULL), BMMC_STATUS_INVALID_ARGUMENT);
-      CHECK(all_bytes(out, sizeof out, 0xAB));
-      free(temp);
-    }
-  }
-
   OK(bmmcPermuterDestroy(p));
   OK(bmmcPermuterDestroy(pi));
   OK(bmmcPermuterDestroy(NULL));
@@ -592,29 +581,49 @@ static void test_cpu_queries(void) {
 
 /* ---- Threads: the last error is per thread; a permuter serves several threads at once ----------------- */
 
+static pthread_barrier_t lockstep;
+
 typedef struct {
-  int failing; /* this thread's calls fail (a bad spec) or succeed (permutes through the shared permuter) */
+  int role; /* 0, 1: the two lockstep threads (one fails while the other succeeds); 2: permutes freely */
   bmmcPermuter_t shared;
   int mismatches; /* counted here, not by CHECK: its counters are not shared between threads */
 } ThreadJob;
 
+/* Permutes 256 int32 by the shared bit-reverse permuter and checks the result and a clean last error. */
+static int permute_shared(bmmcPermuter_t p) {
+  uint32_t in[256], out[256];
+  int i, bad = 0;
+  for (i = 0; i < 256; ++i) in[i] = (uint32_t)i * 2654435761u;
+  if (bmmcPermuterExecute(p, in, out, NULL) != BMMC_STATUS_SUCCESS || bmmcGetLastErrorMessage()[0] != '\0' ||
+      bmmcGetLastErrorColumn() != 0)
+    ++bad;
+  for (i = 0; i < 256; ++i) /* out[bitrev8(i)] = in[i] */
+    if (out[((uint64_t)i * 0x0202020202ULL & 0x010884422010ULL) % 1023] != in[i]) ++bad;
+  return bad;
+}
+
+static int has_spec_error(void) {
+  return strstr(bmmcGetLastErrorMessage(), "column 10") != NULL && bmmcGetLastErrorColumn() == 10;
+}
+
 static void* thread_body(void* arg) {
   ThreadJob* job = (ThreadJob*)arg;
-  uint32_t in[256], out[256];
-  int round, i;
-  for (i = 0; i < 256; ++i) in[i] = (uint32_t)i * 2654435761u;
-  for (round = 0; round < 300; ++round) {
-    if (job->failing) {
+  int round;
+  for (round = 0; round < 200; ++round) {
+    if (job->role == 2) {
+      job->mismatches += permute_shared(job->shared);
+    } else if ((round + job->role) % 2 == 0) {
+      /* Fail, let the other thread succeed, and find this thread's error still here. */
       bmmcMap_t m = NULL;
-      if (bmmcMapCreateFromSpec(&m, "rotate:1*bogus", 8) != BMMC_STATUS_INVALID_SPEC ||
-          strstr(bmmcGetLastErrorMessage(), "column 10") == NULL || bmmcGetLastErrorColumn() != 10)
+      if (bmmcMapCreateFromSpec(&m, "rotate:1*bogus", 8) != BMMC_STATUS_INVALID_SPEC || !has_spec_error())
         ++job->mismatches;
+      pthread_barrier_wait(&lockstep);
+      pthread_barrier_wait(&lockstep);
+      if (!has_spec_error()) ++job->mismatches;
     } else {
-      if (bmmcPermuterExecute(job->shared, in, out, NULL, 0, NULL) != BMMC_STATUS_SUCCESS ||
-          bmmcGetLastErrorMessage()[0] != '\0' || bmmcGetLastErrorColumn() != 0)
-        ++job->mismatches;
-      for (i = 0; i < 256; ++i) /* bit-reverse of 8 bits */
-        if (out[(i * 0x0202020202ULL & 0x010884422010ULL) % 1023] != in[i]) ++job->mismatches;
+      pthread_barrier_wait(&lockstep);
+      job->mismatches += permute_shared(job->shared);
+      pthread_barrier_wait(&lockstep);
     }
   }
   return NULL;
@@ -632,8 +641,9 @@ static void test_threads(void) {
   o.backend = BMMC_BACKEND_CPU;
   OK(bmmcMapCreateFromSpec(&map, "bit-reverse", 8));
   OK(bmmcPermuterCreate(&p, map, 4, &o));
+  CHECK(pthread_barrier_init(&lockstep, NULL, 2) == 0);
   for (t = 0; t < THREADS; ++t) {
-    jobs[t].failing = t % 2;
+    jobs[t].role = t < 2 ? t : 2;
     jobs[t].shared = p;
     jobs[t].mismatches = 0;
     CHECK(pthread_create(&threads[t], NULL, thread_body, &jobs[t]) == 0);
@@ -642,6 +652,7 @@ static void test_threads(void) {
     CHECK(pthread_join(threads[t], NULL) == 0);
     CHECK(jobs[t].mismatches == 0);
   }
+  pthread_barrier_destroy(&lockstep);
   OK(bmmcPermuterDestroy(p));
   OK(bmmcMapDestroy(map));
 }
