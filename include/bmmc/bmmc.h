@@ -9,7 +9,8 @@
  *  - Handles are opaque: bmmcMap_t (a BMMC, y = A·x ⊕ c) and bmmcPermuter_t (a map prepared for one element
  *    size and backend). The caller owns each handle it gets from a Create/Compose/Inverse call and releases it
  *    with the matching Destroy; a permuter keeps what it needs of its map, so the map may be destroyed first.
- *    Destroying NULL does nothing and succeeds.
+ *    Destroying NULL does nothing and succeeds. A NULL handle, or one of the other kind, is
+ *    BMMC_STATUS_INVALID_ARGUMENT; using a destroyed handle is undefined behaviour, as with free().
  *  - Threads: handles are immutable after creation; any number of threads may query and execute the same
  *    handle at once, as long as none destroys it meanwhile. The last-error text is per thread.
  *  - Streams: on CUDA, calls take device pointers and are enqueued on the caller's stream (bmmcStream_t is

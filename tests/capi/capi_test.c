@@ -555,6 +555,43 @@ static void test_bad_inputs(void) {
   OK(bmmcMapDestroy(other));
 }
 
+#if BMMC_CAPI_TEST_CUDA
+/* ---- CUDA: pointers of the wrong kind, and offset views ----------------------------------------------- */
+
+static void test_cuda_pointers(Where w) {
+  enum { N = 8, B = 4, BYTES = (1 << N) * B };
+  unsigned char h_in[BYTES], h_out[BYTES];
+  char *d_in = buf_alloc(w, BYTES), *d_out = buf_alloc(w, BYTES);
+  bmmcMap_t map = NULL;
+  bmmcPermuter_t p = NULL;
+  bmmcPermuterOptions_t o = options_for(w, 0), on_cpu, automatic;
+  size_t align = 0;
+  OK(bmmcPermuterOptionsInit(&automatic));
+  on_cpu = automatic;
+  on_cpu.backend = BMMC_BACKEND_CPU;
+  fill_random(h_in, BYTES);
+  memset(h_out, 0xAB, BYTES);
+  upload(w, d_in, h_in, BYTES);
+  OK(bmmcMapCreateFromSpec(&map, "random-bmmc:11", N));
+  OK(bmmcPermuterCreate(&p, map, B, &o));
+  FAILS(bmmcPermuterExecute(p, h_in, h_out, w.stream), BMMC_STATUS_INVALID_ARGUMENT); /* host memory on CUDA */
+  FAILS(bmmcPermute(map, d_in, d_out, B, &on_cpu, NULL), BMMC_STATUS_INVALID_ARGUMENT); /* device memory on the CPU */
+  FAILS(bmmcPermute(map, d_in, h_out, B, &automatic, w.stream), BMMC_STATUS_INVALID_ARGUMENT); /* one of each */
+  CHECK(all_bytes(h_out, BYTES, 0xAB));
+  /* A permuter needs its alignment; the one-shot call narrows its accesses to what offset pointers allow. */
+  OK(bmmcPermuterGetAlignment(p, &align));
+  if (align > B) FAILS(bmmcPermuterExecute(p, d_in + B, d_out, w.stream), BMMC_STATUS_INVALID_ARGUMENT);
+  upload(w, d_in + B, h_in, BYTES);
+  OK(bmmcPermute(map, d_in + B, d_out + B, B, &automatic, w.stream));
+  download(w, h_out, d_out + B, BYTES);
+  CHECK(is_permuted(map, h_in, h_out, B));
+  OK(bmmcPermuterDestroy(p));
+  OK(bmmcMapDestroy(map));
+  buf_free(w, d_in);
+  buf_free(w, d_out);
+}
+#endif
+
 /* ---- Queries on the CPU ------------------------------------------------------------------------------- */
 
 static void test_cpu_queries(void) {
@@ -681,6 +718,7 @@ int main(void) {
     test_worked_examples(gpu);
     test_random_maps(gpu);
     test_swap_index_bits(gpu);
+    test_cuda_pointers(gpu);
     cudaStreamDestroy(stream);
     printf("capi: CUDA cases ran\n");
   } else {
