@@ -5,7 +5,8 @@
  *  - Every function returns a bmmcStatus_t and hands results back through pointer arguments. No C++ exception
  *    ever crosses this interface: each failure becomes a status, and bmmcGetLastErrorMessage() gives the
  *    calling thread's text of it (what was wrong and what was expected). A failing call writes no output
- *    argument and no array element: every argument is checked before anything is written.
+ *    argument (but the length bmmcMapPrint reports) and no array element: every argument is checked before
+ *    anything is written.
  *  - Handles are opaque: bmmcMap_t (a BMMC, y = A·x ⊕ c) and bmmcPermuter_t (a map prepared for one element
  *    size and backend). The caller owns each handle it gets from a Create/Compose/Inverse call and releases it
  *    with the matching Destroy; a permuter keeps what it needs of its map, so the map may be destroyed first.
