@@ -8,10 +8,12 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -138,14 +140,25 @@ void check_c_elem_bytes(int elem_bytes) {
     fail(BMMC_STATUS_NOT_SUPPORTED, fmt::format("element size {} bytes is not supported; expected 1, 2, 4, 8 or 16", elem_bytes));
 }
 
-bmmc::Backend backend_of(bmmcBackend_t b) {
+/// The integer a C caller stored in an enum object. C lets any int through where C++ may assume the enum's
+/// own range (loading 7 from a bmmcBackend_t is undefined behaviour in C++), so the bytes are read as the
+/// underlying integer.
+template <class E>
+long long enum_value(const E& e) noexcept {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return static_cast<long long>(v);
+}
+
+bmmc::Backend backend_of(const bmmcBackend_t& backend) {
+  const long long b = enum_value(backend);
   switch (b) {
     case BMMC_BACKEND_AUTO: return bmmc::Backend::Auto;
     case BMMC_BACKEND_CPU: return bmmc::Backend::Cpu;
     case BMMC_BACKEND_CUDA: return bmmc::Backend::Cuda;
   }
   fail(BMMC_STATUS_INVALID_ARGUMENT,
-       fmt::format("backend {} is not a bmmcBackend_t; expected BMMC_BACKEND_AUTO (0), _CPU (1) or _CUDA (2)", static_cast<int>(b)));
+       fmt::format("backend {} is not a bmmcBackend_t; expected BMMC_BACKEND_AUTO (0), _CPU (1) or _CUDA (2)", b));
 }
 
 bmmcBackend_t c_backend(bmmc::Backend b) {
@@ -190,7 +203,7 @@ extern "C" {
 int bmmcGetVersion(void) { return BMMC_VERSION; }
 
 const char* bmmcGetStatusString(bmmcStatus_t status) {
-  switch (status) {
+  switch (enum_value(status)) {
     case BMMC_STATUS_SUCCESS: return "BMMC_STATUS_SUCCESS";
     case BMMC_STATUS_INVALID_ARGUMENT: return "BMMC_STATUS_INVALID_ARGUMENT";
     case BMMC_STATUS_INVALID_SPEC: return "BMMC_STATUS_INVALID_SPEC";
