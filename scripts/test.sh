@@ -47,7 +47,7 @@ sanitizer_tests() {
   local asan=${BMMC_ASAN_BUILD_DIR:-build-asan}
   # -O1 -g1 (line tables, asserts kept): stack traces with file:line at ~60% of the compile cost of -O2 -g.
   configure "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-    -DBMMC_SANITIZE=ON -DBMMC_CUDA=OFF
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1" -DBMMC_SANITIZE=ON -DBMMC_CUDA=OFF
   cmake --build "$asan" --parallel
   # Abort on the first report so ctest records a failure; leaks are checked at every test's exit.
   ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
