@@ -36,7 +36,7 @@ static void test_maps(void) {
   /* README: transpose:2 on n = 4 prints as below and maps 6 to 9; the same map from its rows. */
   static const uint64_t transpose_rows[4] = {0x4, 0x8, 0x1, 0x2};
   static const char transpose_text[] = "..1.\n...1\n1...\n.1..\nc = 0x0\n";
-  bmmcMap_t t = NULL, r = NULL, inv = NULL, id = NULL, g = NULL;
+  bmmcMap_t t = NULL, r = NULL, r2 = NULL, inv = NULL, id = NULL, g = NULL;
   uint64_t rows[64], c = 1, y = 0;
   char text[64];
   size_t length = 0;
@@ -55,7 +55,18 @@ static void test_maps(void) {
   OK(bmmcMapPrint(t, text, sizeof text, &length));
   CHECK(strcmp(text, transpose_text) == 0);
 
-  /* A complement: reverse = identity ^ 0b1111; gray then its inverse composes to the identity. */
+  /* n = -1: the spec defines n (bits:), or must. */
+  OK(bmmcMapCreateFromSpec(&r2, "bits:2,0,1", -1));
+  OK(bmmcMapGetN(r2, &n));
+  CHECK(n == 3);
+  OK(bmmcMapApply(r2, 1, &y)); /* input bit 0 goes to output bit 2 */
+  CHECK(y == 4);
+  OK(bmmcMapDestroy(r2));
+  r2 = (bmmcMap_t)&text;
+  FAILS(bmmcMapCreateFromSpec(&r2, "bit-reverse", -1), BMMC_STATUS_INVALID_SPEC);
+  CHECK(r2 == (bmmcMap_t)&text);
+
+  /* A complement: gray ^ 0b101 composed with its inverse is the identity. */
   OK(bmmcMapCreateFromSpec(&g, "gray^0b101", 3));
   OK(bmmcMapInverse(&inv, g));
   OK(bmmcMapCompose(&id, inv, g));
