@@ -4,8 +4,8 @@
 #                    bmmc (Release, in ./build) and runs every ctest test; extra arguments go to this ctest
 #                    (e.g. scripts/test.sh -L cli)
 #   sanitizer_tests  the CPU library, CLI and tests built with ASan + UBSan (gcc, in ./build-asan), running
-#                    the core, plan, cpu, combinators and cli tests: any out-of-bounds access, use-after-free,
-#                    leak or undefined behaviour fails the test
+#                    the core, plan, cpu, combinators, dispatch, dist, capi and cli tests: any out-of-bounds
+#                    access, use-after-free, leak or undefined behaviour fails the test
 #   thread_tests     the CPU tests built with ThreadSanitizer (in ./build-tsan), running the worker pool's tests
 #                    and the executor's multi-threaded ones: any data race fails them
 #   fuzz_smoke       the libFuzzer targets (clang, in ./build-fuzz) replay fuzz/corpus, then fuzz 25 s each
@@ -47,12 +47,12 @@ sanitizer_tests() {
   local asan=${BMMC_ASAN_BUILD_DIR:-build-asan}
   # -O1 -g1 (line tables, asserts kept): stack traces with file:line at ~60% of the compile cost of -O2 -g.
   configure "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-    -DBMMC_SANITIZE=ON -DBMMC_CUDA=OFF
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1" -DBMMC_SANITIZE=ON -DBMMC_CUDA=OFF
   cmake --build "$asan" --parallel
   # Abort on the first report so ctest records a failure; leaks are checked at every test's exit.
   ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$asan" -L 'core|plan|cpu|combinators|dispatch|dist|cli' --output-on-failure --parallel "$(nproc)" \
+    ctest --test-dir "$asan" -L 'core|plan|cpu|combinators|dispatch|dist|capi|cli' --output-on-failure --parallel "$(nproc)" \
     --timeout 900
 }
 

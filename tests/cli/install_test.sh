@@ -10,3 +10,4 @@ mkdir -p "$work"
   -DCMAKE_BUILD_TYPE=Release
 "$cmake" --build "$work/build"
 "$work/build/bmmc_consumer"
+"$work/build/bmmc_c_consumer"
