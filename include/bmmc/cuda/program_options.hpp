@@ -30,7 +30,8 @@ struct FusedKernelOptions {
 };
 
 /// Everything GpuProgram takes: the strategy and cut (ExecOptions), the fused kernels, and the GpuOptions of the
-/// permutation passes (their kernels, and the kernel cache the fused kernels share).
+/// permutation passes (their kernels, and the kernel cache the fused kernels share). gpu.device is the front
+/// door's business (ProgramRunner makes it current); GpuProgram itself runs on the current device.
 struct GpuProgramOptions : ExecOptions, FusedKernelOptions {
   GpuOptions gpu;
   friend bool operator==(const GpuProgramOptions&, const GpuProgramOptions&) = default;
