@@ -135,6 +135,7 @@ ProgramRunner::ProgramRunner(const Program& program, DType t, const ProgramOptio
 ProgramRunner::ProgramRunner(const LoweredProgram& lowered, DType t, const ProgramOptions& options) {
   check_dtype(t);
   check_cpu_threads(options.cpu.threads);  // refused on every backend, as Permuter does
+  array_bytes(lowered.n, dtype_bytes(t));  // throws for n beyond kMaxPermuteBits, so bytes() cannot
   auto impl = std::make_unique<Impl>();
   impl->backend = resolve_backend(options.backend);
   impl->type = t;
@@ -145,7 +146,8 @@ ProgramRunner::ProgramRunner(const LoweredProgram& lowered, DType t, const Progr
     impl->fusion = with_exec_options(cpu_fusion_options(), options);
     impl->state.emplace<CpuProgram>(lowered, t, options.strategy, options.cpu, impl->fusion);
     if (options.strategy == ExecStrategy::Fused)
-      impl->fused_words = fmt::format("tiles of 2^{} keys in runs of 2^{}", impl->fusion.tile_bits, impl->fusion.line_bits);
+      impl->fused_words =
+          fmt::format("tiles of 2^{} keys in runs of 2^{}", impl->fusion.tile_bits, impl->fusion.line_bits);
   } else {
 #if BMMC_HAS_CUDA
     impl->device = options.gpu.device >= 0 ? options.gpu.device : current_device();
