@@ -16,6 +16,7 @@
 #include "bmmc/cuda/error.hpp"
 #include "timing.hpp"
 #include "bmmc/cuda/memory.hpp"
+#include "bmmc/cuda/permute.hpp"
 #include "bmmc/permute.hpp"
 
 namespace bmmc {
@@ -266,5 +267,7 @@ std::vector<HostCallRow> host_call_costs(int calls, int loops) {
   }));
   return rows;
 }
+
+std::string gpu_name(int device) { return device_caps(device).name; }
 
 }  // namespace bmmc

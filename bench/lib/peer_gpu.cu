@@ -16,6 +16,7 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
+#include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/core/involution.hpp"
 #include "bmmc/peer/peer_access.hpp"

@@ -5,6 +5,8 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -171,48 +173,85 @@ void leaf_pass_cpu(const Bmmc& layout, const Leaf& leaf, void* data, DType t, in
   visit_dtype(t, [&](auto v) { leaf_pass(layout, leaf, static_cast<decltype(v)*>(data), threads); });
 }
 
-ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s, const CpuPolicy& options,
-                      const FusionOptions& fusion) {
-  if (!data) throw std::invalid_argument("execute_cpu: data is null");
-  check_dtype(t);  // before the first pass moves anything (each pass checks the thread count before it writes)
-  const auto start = std::chrono::steady_clock::now();
-  const std::size_t bytes = (std::size_t{1} << lp.n) * static_cast<std::size_t>(dtype_bytes(t));
-  std::unique_ptr<unsigned char[]> scratch;
-  void* cur = data;
-  void* other = nullptr;
-  ExecStats st;
-  // Stage permutations repeat (the sorting network's levels reuse them): prepare each distinct one once.
-  std::unordered_map<Bmmc, CpuPermuter> permuters;
-  auto permute_step = [&](const Bmmc& p) {
-    if (!scratch) scratch.reset(new unsigned char[bytes]);
-    if (!other) other = scratch.get();
-    auto it = permuters.find(p);
-    if (it == permuters.end()) it = permuters.emplace(p, CpuPermuter(p, dtype_bytes(t), options)).first;
-    it->second(cur, other);
-    std::swap(cur, other);
-    ++st.passes;
-    ++st.permutations;
-  };
-  for (const ScheduledPass& pass : schedule(lp, s, fusion)) {
+FusionOptions cpu_fusion_options() noexcept { return {14, 4}; }
+
+CpuProgram::CpuProgram(const LoweredProgram& lp, DType t, ExecStrategy s, const CpuPolicy& options,
+                       const FusionOptions& fusion)
+    : n_(lp.n), type_(t), threads_(options.threads), fusion_(fusion) {
+  check_dtype(t);  // before anything is prepared or moved
+  check_cpu_threads(options.threads);
+  passes_ = bmmc::schedule(lp, s, fusion);
+  for (const ScheduledPass& pass : passes_)
     if (const auto* p = std::get_if<PermutePass>(&pass)) {
-      permute_step(p->perm);
+      ++permutations_;
+      if (!permuters_.contains(p->perm)) permuters_.emplace(p->perm, CpuPermuter(p->perm, dtype_bytes(t), options));
+    }
+}
+
+std::size_t CpuProgram::passes() const noexcept { return passes_.size() + permutations_ % 2; }
+
+std::size_t CpuProgram::fused_passes() const noexcept {
+  std::size_t k = 0;
+  for (const ScheduledPass& pass : passes_) k += std::holds_alternative<FusedLeafPass>(pass);
+  return k;
+}
+
+std::size_t CpuProgram::temp_bytes() const noexcept {
+  return permutations_ ? (std::size_t{1} << n_) * static_cast<std::size_t>(dtype_bytes(type_)) : 0;
+}
+
+std::vector<std::string> CpuProgram::pass_names() const {
+  std::vector<std::string> names;
+  for (const ScheduledPass& pass : passes_)
+    names.emplace_back(std::holds_alternative<PermutePass>(pass)     ? "permute"
+                       : std::holds_alternative<FusedLeafPass>(pass) ? "fused"
+                                                                     : "leaf");
+  if (permutations_ % 2) names.emplace_back("copy back");
+  return names;
+}
+
+ExecStats CpuProgram::operator()(void* data, void* scratch, const std::function<void(std::size_t)>& between) const {
+  if (!data) throw std::invalid_argument("CpuProgram: data is null");
+  const auto start = std::chrono::steady_clock::now();
+  const std::size_t bytes = (std::size_t{1} << n_) * static_cast<std::size_t>(dtype_bytes(type_));
+  std::unique_ptr<unsigned char[]> owned;
+  if (permutations_ && !scratch) {
+    owned.reset(new unsigned char[bytes]);
+    scratch = owned.get();
+  }
+  void* cur = data;
+  void* other = scratch;
+  ExecStats st;
+  for (const ScheduledPass& pass : passes_) {
+    if (between) between(st.passes);
+    if (const auto* p = std::get_if<PermutePass>(&pass)) {
+      permuters_.at(p->perm)(cur, other);
+      std::swap(cur, other);
+      ++st.permutations;
     } else if (const auto* f = std::get_if<FusedLeafPass>(&pass)) {
-      fused_leaf_pass_cpu(*f, lp.n, cur, t, options.threads);
-      ++st.passes;
+      fused_leaf_pass_cpu(*f, n_, cur, type_, threads_);
       ++st.leaf_passes;
     } else {
       const auto& l = std::get<LeafPass>(pass);
-      leaf_pass_cpu(l.layout, l.leaf, cur, t, options.threads);
-      ++st.passes;
+      leaf_pass_cpu(l.layout, l.leaf, cur, type_, threads_);
       ++st.leaf_passes;
     }
+    ++st.passes;
   }
   if (cur != data) {
+    if (between) between(st.passes);
     std::memcpy(data, cur, bytes);
     ++st.passes;
   }
+  if (between) between(st.passes);
   st.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return st;
+}
+
+ExecStats execute_cpu(const LoweredProgram& lp, void* data, DType t, ExecStrategy s, const CpuPolicy& options,
+                      const FusionOptions& fusion) {
+  if (!data) throw std::invalid_argument("execute_cpu: data is null");
+  return CpuProgram(lp, t, s, options, fusion)(data);
 }
 
 }  // namespace bmmc

@@ -259,4 +259,12 @@ std::vector<ScheduledPass> schedule(const LoweredProgram& lp, ExecStrategy s, co
   return passes;
 }
 
+FusionOptions with_exec_options(FusionOptions backend_cut, const ExecOptions& o) noexcept {
+  if (o.tile_bits) backend_cut.tile_bits = o.tile_bits;
+  if (o.line_bits >= 0) backend_cut.line_bits = o.line_bits;
+  backend_cut.relayout = o.relayout;
+  backend_cut.input_order_free = o.input_order_free;
+  return backend_cut;
+}
+
 }  // namespace bmmc

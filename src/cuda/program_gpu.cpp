@@ -78,11 +78,7 @@ std::optional<FusedTileSpec> fused_then_permute(const FusedLeafPass& pass, const
 }
 
 FusionOptions fusion_options(const GpuProgramOptions& o, DType t, int n) {
-  FusionOptions f = gpu_fusion_options(dtype_bytes(t), n);
-  if (o.tile_bits) f.tile_bits = o.tile_bits;
-  if (o.line_bits >= 0) f.line_bits = o.line_bits;
-  f.relayout = o.relayout;
-  f.input_order_free = o.input_order_free;
+  FusionOptions f = with_exec_options(gpu_fusion_options(dtype_bytes(t), n), o);
   f.cost_aware_cut = o.cost_aware_cut;
   // The kernel's register windows (plan_fused_kernel): R = max(reg_bits, T − 10) keys a thread, the shared kernel
   // (none) below 2^(R+5) keys or above R = 6.
@@ -117,16 +113,14 @@ int sm_count() {
 
 GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOptions& options) : n_(lp.n), type_(t) {
   check_dtype(t);
-  GpuOptions go;
-  go.jit = options.jit;
-  // Stage permutations repeat (the network's levels reuse them), so one CudaPermuter per distinct BMMC.
+  // Stage permutations repeat (the network's levels reuse them), so one CudaPermuter per distinct BMMC, built
+  // (with JIT, compiled) below, together with the fused kernels.
   std::unordered_map<Bmmc, std::shared_ptr<const CudaPermuter>> permuters;
+  std::vector<std::pair<Bmmc, std::size_t>> permute_ops;  // (permutation, index in ops_)
   auto add_permute = [&](const Bmmc& b) {
-    auto& p = permuters[b];
-    if (!p) p = std::make_shared<const CudaPermuter>(b, dtype_bytes(t), go);
-    Op op;
-    op.permute = p;
-    ops_.push_back(std::move(op));
+    permuters.try_emplace(b);
+    permute_ops.emplace_back(b, ops_.size());
+    ops_.emplace_back();
     ++permutation_passes_;
   };
   auto add_leaf = [&](const Bmmc& layout, const Leaf& leaf) {
@@ -187,29 +181,41 @@ GpuProgram::GpuProgram(const LoweredProgram& lp, DType t, const GpuProgramOption
       add_leaf(std::get<LeafPass>(pass).layout, std::get<LeafPass>(pass).leaf);
     }
   }
-  if (fused_passes_) {
-    // NVRTC compiles are independent: run them on every core (the cache compiles each key once).
-    KernelCache& cache = default_kernel_cache();
-    const int arch = device_arch();
-    std::vector<Op*> todo;
-    for (Op& op : ops_)
-      if (op.fused) todo.push_back(&op);
-    const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
-    int device = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t i; (i = next++) < todo.size();) todo[i]->kernel = cache.get(todo[i]->fused->source, todo[i]->fused->kernel_name, arch);
-    };
-    std::vector<std::future<void>> running;
-    for (std::size_t w = 1; w < std::min(workers, todo.size()); ++w)
-      running.push_back(std::async(std::launch::async, [&] {
-        check(cudaSetDevice(device), "cudaSetDevice(compile worker)");  // the caller's device, not device 0
-        work();
-      }));
+  // Kernels are independent: the CudaPermuters (their NVRTC compiles, with JIT) and the fused kernels are made on
+  // every core, each worker on the caller's device (the kernel cache compiles each key once).
+  KernelCache& cache = options.gpu.cache ? *options.gpu.cache : default_kernel_cache();
+  const int arch = device_arch();
+  std::vector<std::function<void()>> todo;
+  for (auto& [b, p] : permuters)
+    todo.emplace_back([&, &b = b, &p = p] { p = std::make_shared<const CudaPermuter>(b, dtype_bytes(t), options.gpu); });
+  for (Op& op : ops_)
+    if (op.fused) todo.emplace_back([&, o = &op] { o->kernel = cache.get(o->fused->source, o->fused->kernel_name, arch); });
+  const std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < todo.size();) todo[i]();
+  };
+  std::vector<std::future<void>> running;
+  for (std::size_t w = 1; w < std::min(workers, todo.size()); ++w)
+    running.push_back(std::async(std::launch::async, [&] {
+      check(cudaSetDevice(device), "cudaSetDevice(compile worker)");  // the caller's device, not device 0
+      work();
+    }));
+  std::exception_ptr failed;
+  try {
     work();
-    for (auto& r : running) r.get();  // rethrows a compile error
+  } catch (...) {
+    failed = std::current_exception();
   }
+  for (auto& r : running) try {
+      r.get();  // a compile error of a worker
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  if (failed) std::rethrow_exception(failed);
+  for (const auto& [b, i] : permute_ops) ops_[i].permute = permuters.at(b);
   // Moves between the buffers: the permutations, the folded passes and the fused pass that crossed (if one did);
   // an odd count leaves the result in temp, copied back: only an odd number of moves with no other fused pass.
   const bool crossed = odd && !cross;

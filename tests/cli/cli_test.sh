@@ -282,6 +282,12 @@ expect_error 2 "--run-bits in -1..10" "$bmmc" sort --n 8 --random 1 --run-bits 1
 expect_error 2 "--orientation 'x': expected auto, fixed or runtime" "$bmmc" sort --n 8 --random 1 --orientation x
 expect_error 2 "--no-relayout applies to the fused strategy, not to folded" "$bmmc" sort --n 8 --random 1 --strategy folded --no-relayout
 expect_error 2 "--kernel-dir needs the cuda backend and the fused strategy" "$bmmc" sort --n 8 --random 1 --backend cpu --kernel-dir "$work/kernels"
+expect_error 2 "--compare-cub needs the cuda backend" "$bmmc" sort --n 8 --random 1 --backend cpu --compare-cub
+# --generic (the precompiled permutation kernels) only matters on a GPU: the CPU sorts the same with or without it.
+"$bmmc" sort --n 10 --random 7 --backend cpu --strategy permute-then-leaf --generic --check -o "$work/sorted-generic.bin" ||
+  fail "bmmc sort --generic on the cpu backend"
+"$bmmc" sort --n 10 --random 7 --backend cpu --check -o "$work/sorted-fused.bin" || fail "bmmc sort --check"
+cmp -s "$work/sorted-generic.bin" "$work/sorted-fused.bin" || fail "bmmc sort: permute-then-leaf and fused sort differently"
 "$bmmc" sort --n 16 --random 2 --backend cpu --no-relayout --check --stats | grep -q "this run: 9 passes" \
   || fail "bmmc sort --no-relayout: not the network's own order (9 passes at n = 16 on the CPU's cut, 6 relaid)"
 "$bmmc" sort --n 16 --random 2 --backend cpu --check --stats | grep -q "this run: 6 passes" || fail "bmmc sort: not relaid (6 passes at n = 16)"

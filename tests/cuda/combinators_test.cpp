@@ -24,6 +24,9 @@ template <class T>
 std::vector<T> run_gpu(const LoweredProgram& lp, const std::vector<T>& in, DType t, ExecStrategy s) {
   GpuProgramOptions o;
   o.strategy = s;
+  // Permute-then-leaf has a permutation per stage (hundreds of distinct ones over these programs): the
+  // precompiled generic kernels keep this test to seconds; fused_test.cpp runs the default, JIT, kernels.
+  o.gpu.jit = false;
   const GpuProgram program(lp, t, o);
   const std::size_t bytes = in.size() * sizeof(T);
   DeviceBuffer d(bytes);

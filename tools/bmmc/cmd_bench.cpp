@@ -11,16 +11,13 @@
 #include <utility>
 
 #include "bmmc/bench/cpu.hpp"
+#include "bmmc/bench/gpu.hpp"
+#include "bmmc/bench/inplace_gpu.hpp"
+#include "bmmc/bench/peer_gpu.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
-#if BMMC_HAS_CUDA
-#include "bmmc/bench/gpu.hpp"
-#include "bmmc/bench/inplace_gpu.hpp"
-#include "bmmc/bench/peer_gpu.hpp"
-#include "bmmc/cuda/device.hpp"
-#endif
 
 namespace bmmc::cli {
 namespace {
@@ -97,10 +94,9 @@ void emit(const BenchOptions& o, const std::vector<Row>& rows) {
   }
 }
 
-#if BMMC_HAS_CUDA
 std::vector<Row> bench_cuda(const BenchOptions& o) {
   std::vector<Row> rows;
-  const std::string device = device_caps().name;
+  const std::string device = gpu_name();
   for (size_t i = 0; i < o.specs.size(); ++i) {
     const Bmmc b = bench_spec(o, o.specs[i]);
     if (o.in_place) {
@@ -178,7 +174,7 @@ void bench_peer_rows(const BenchOptions& o) {
     const DistPlan plan = make_dist_plan(b, dist_rank_bits(devices.size(), b.n()), o.elem_bytes);
     if (!o.json)
       fmt::print("{} (N = {}, {} B elements) over {} ranks on devices {} ({}), k = {}\n", spec, b.n(), o.elem_bytes,
-                 devices.size(), fmt::join(devices, ","), device_caps(devices[0]).name, plan.k);
+                 devices.size(), fmt::join(devices, ","), gpu_name(devices[0]), plan.k);
     const std::vector<PeerBenchRow> rows = bench_peer(b, o.elem_bytes, devices, o.reps);
     if (!o.json) {
       fmt::print("{:<16} {:>10} {:>10} {:>10} {:>11} {:>9} {:>9}  {:<8} {}\n", "variant", "median ms", "min ms", "max ms",
@@ -196,7 +192,6 @@ void bench_peer_rows(const BenchOptions& o) {
   }
   if (o.json) print_json(all);
 }
-#endif
 
 void add_bench(CLI::App& app, Action& run) {
   auto* sub = app.add_subcommand("bench", "Benchmark permutations against a copy of the same bytes (same run)");
@@ -286,8 +281,8 @@ void add_bench(CLI::App& app, Action& run) {
         throw UsageError("--longer-runs applies to the one-pass rows of a single GPU (not --in-place, --gpus, "
                          "--devices or the CPU backend)");
       std::vector<Row> rows;
-#if BMMC_HAS_CUDA
       if (o->gpus > 0 || !o->devices.empty()) {
+        if (!has_cuda_build()) throw UsageError("--gpus and --devices need a build with CUDA");
         if (backend != Backend::Cuda) throw UsageError("--gpus and --devices need the CUDA backend");
         o->default_n = 30;
         bench_peer_rows(*o);
@@ -297,9 +292,6 @@ void add_bench(CLI::App& app, Action& run) {
         o->default_n = 30;
         rows = bench_cuda(*o);
       }
-#else
-      if (o->gpus > 0 || !o->devices.empty()) throw UsageError("--gpus and --devices need a build with CUDA");
-#endif
       if (backend == Backend::Cpu) {
         o->default_n = 26;
         for (const std::string& spec : o->specs) {

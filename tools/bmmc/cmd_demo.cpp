@@ -13,14 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "bmmc/core/spec.hpp"
 #include "bmmc/bench/cpu.hpp"
+#include "bmmc/bench/gpu.hpp"
+#include "bmmc/core/spec.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "cli_common.hpp"
-#if BMMC_HAS_CUDA
-#include "bmmc/bench/gpu.hpp"
-#include "bmmc/cuda/device.hpp"
-#endif
 
 namespace bmmc::cli {
 namespace {
@@ -35,12 +32,11 @@ std::vector<std::string> demo_specs(int n) {
   return {"bit-reverse", fmt::format("transpose:{}", n / 2), "random-bpc:1", "random-bmmc:1", "gray"};
 }
 
-#if BMMC_HAS_CUDA
 // On a GPU: device arrays, CUDA-event timing, cudaMemcpy D2D of the same bytes in the same run, and an
 // on-device check of every element (bench_gpu does all three).
 void demo_gpu(const DemoOptions& o) {
   fmt::print("bmmc demo: 2^{} int32 elements ({} MiB) on {}, one-pass plans, median of {} runs\n", o.n,
-             (std::uint64_t{4} << o.n) >> 20, device_caps().name, o.reps);
+             (std::uint64_t{4} << o.n) >> 20, gpu_name(), o.reps);
   fmt::print("{:<16} {:<8} {:>10} {:>9} {:>10}  {}\n", "spec", "class", "time ms", "GB/s", "% memcpy", "check");
   bool all_ok = true, printed_copy = false;
   for (const std::string& spec : demo_specs(o.n)) {
@@ -59,17 +55,14 @@ void demo_gpu(const DemoOptions& o) {
   if (!all_ok) throw std::runtime_error("some permutations produced wrong results (see the check column)");
   fmt::print("\nAll results checked on the device against out[A·x ^ c] == in[x] for every x.\n");
 }
-#endif
 
 void demo(DemoOptions o) {
   const Backend backend = cli_backend(o.backend);
-#if BMMC_HAS_CUDA
   if (backend == Backend::Cuda) {
     if (o.n == 0) o.n = 28;
     if (o.reps < 10) o.reps = 20;
     return demo_gpu(o);
   }
-#endif
   if (o.n == 0) o.n = 24;
   if (o.reps < 10) o.reps = 10;  // a median of fewer runs says little on a shared machine
   CpuPolicy options;  // all cores

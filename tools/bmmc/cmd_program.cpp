@@ -57,12 +57,13 @@ Program build(const std::string& name, int n) {
 
 void program_command(const ProgramOptions& o) {
   const Program p = build(o.name, o.n);
-  FusionOptions fusion = gpu_fusion_options(4, o.n);
-  if (o.tile_bits) fusion.tile_bits = o.tile_bits;
-  if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
-  fusion.relayout = !o.no_relayout;
+  ExecOptions exec;  // the options bmmc sort takes, on the GPU's cut for 4-byte keys
+  exec.tile_bits = o.tile_bits;
+  exec.line_bits = o.line_bits;
+  exec.relayout = !o.no_relayout;
+  exec.input_order_free = o.name == "sort";  // as bmmc sort runs it: a sort's output ignores the input's order
+  FusionOptions fusion = with_exec_options(gpu_fusion_options(4, o.n), exec);
   fusion.cost_aware_cut = !o.greedy_cut;
-  fusion.input_order_free = o.name == "sort";  // as bmmc sort runs it: a sort's output ignores the input's order
   if (fusion.tile_bits < 1 || fusion.tile_bits > 24 || fusion.line_bits < 0 || fusion.line_bits >= fusion.tile_bits)
     throw UsageError(fmt::format("--tile-bits {} and --line-bits {}: expected 0 <= line bits < tile bits <= 24",
                                  fusion.tile_bits, fusion.line_bits));

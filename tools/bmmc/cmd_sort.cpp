@@ -19,20 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "bmmc/combinators/execute_cpu.hpp"
-#include "bmmc/combinators/schedule.hpp"
+#include "bmmc/bench/program.hpp"
 #include "bmmc/combinators/sorting_network.hpp"
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/dispatch/array_file.hpp"
+#include "bmmc/program_runner.hpp"
 #include "cli_common.hpp"
-
-#if BMMC_HAS_CUDA
-#include "bmmc/bench/baseline_sort.hpp"
-#include "bmmc/codegen/fused_source.hpp"
-#include "bmmc/cuda/error.hpp"
-#include "bmmc/cuda/memory.hpp"
-#include "bmmc/cuda/program_gpu.hpp"
-#endif
 
 namespace bmmc::cli {
 namespace {
@@ -41,12 +33,13 @@ struct SortOptions {
   int n = -1;
   std::string in, out, backend = "auto", dtype = "int32", strategy = "fused";
   std::string random;  // seed, when no --in
-  bool stats = false, compare_cub = false, compare_std = false, jit = false, check = false, no_relayout = false,
-       greedy_cut = false;
+  bool stats = false, compare_cub = false, compare_std = false, check = false, no_relayout = false, greedy_cut = false;
+  bool jit = GpuOptions{}.jit;  // the library's default: JIT-specialised permutation kernels
   int reps = 1;
-  int tile_bits = 0, line_bits = -1, reg_bits = 5, run_bits = -1;  // fused; unset: the backend's default cut
+  int tile_bits = 0, line_bits = -1;  // fused; 0 and -1: the backend's cut
+  int reg_bits = FusedKernelOptions{}.reg_bits, run_bits = FusedKernelOptions{}.run_bits;
   std::string fused_kernel = "pipelined";
-  std::string orientation = "auto";  // GPU fused: fixed, runtime or auto (GpuProgramOptions::fixed_orientation)
+  std::string orientation = "auto";  // GPU fused: fixed, runtime or auto (FusedKernelOptions::fixed_orientation)
   std::string kernel_dir;  // GPU fused: write each fused pass's generated CUDA source here
 };
 
@@ -153,9 +146,6 @@ void sort_command(const SortOptions& o) {
   const LoweredProgram lp = lower(sort_network(o.n));
   const double lower_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-  std::vector<std::byte> output(bytes);
-  std::vector<double> times, copy_times;  // copy_times: cudaMemcpy D2D of the same bytes (GPU)
-  std::size_t passes = 0;
   if (o.fused_kernel != "pipelined" && o.fused_kernel != "registers" && o.fused_kernel != "shared")
     throw UsageError(fmt::format("--fused-kernel '{}': expected pipelined, registers or shared", o.fused_kernel));
   if (o.orientation != "auto" && o.orientation != "fixed" && o.orientation != "runtime")
@@ -166,116 +156,51 @@ void sort_command(const SortOptions& o) {
                                  "1..24 (0: the default), --line-bits in 0..24 below it (-1: the default), --reg-bits "
                                  "in 1..6, --run-bits in -1..10",
                                  o.tile_bits, o.line_bits, o.reg_bits, o.run_bits));
-  std::string fused_info;  // --stats: what the fused passes are
+  ProgramOptions po;
+  po.backend = backend;
+  po.strategy = strategy;
+  po.tile_bits = o.tile_bits;
+  po.line_bits = o.line_bits;
+  po.relayout = !o.no_relayout;
+  po.input_order_free = true;  // a sorting network's output does not depend on its input's order
+  po.gpu.jit = o.jit;
+  po.fused.cost_aware_cut = !o.greedy_cut;  // (the CPU always cuts greedily: the cost model is the GPU kernel's)
+  po.fused.reg_bits = o.reg_bits;
+  po.fused.run_bits = o.run_bits;
+  if (o.orientation != "auto") po.fused.fixed_orientation = o.orientation == "fixed";
+  po.fused.fused_kernel = o.fused_kernel == "shared"      ? FusedKernelKind::Shared
+                          : o.fused_kernel == "registers" ? FusedKernelKind::Registers
+                                                          : FusedKernelKind::Pipelined;
+  const ProgramRunner runner(lp, t, po);
+  const std::size_t passes = runner.passes();
+  if (!o.kernel_dir.empty()) {  // fused_<i>.cu, i = the fused pass's order: what nvcc -cubin / cuobjdump -sass can read
+    std::filesystem::create_directories(o.kernel_dir);
+    const std::vector<KernelSource> sources = runner.fused_sources();
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const std::filesystem::path f = std::filesystem::path(o.kernel_dir) / fmt::format("fused_{}.cu", i);
+      std::ofstream out(f);
+      out << sources[i].source;
+      if (!out) throw std::runtime_error(fmt::format("could not write {}", f.string()));
+    }
+  }
+  std::string fused_info = runner.describe_fused();  // --stats: what the fused passes are
+  if (backend == Backend::Cuda && runner.fused_passes())
+    fused_info += fmt::format("; program built (codegen + JIT/cache) in {:.0f} ms", runner.build_ms());
+  std::vector<std::byte> output(bytes);
+  // --stats on the GPU: each pass timed alone (events between passes), median over the runs
+  const ProgramTiming timing = time_program(runner, input.data(), output.data(), o.reps, o.stats && backend == Backend::Cuda);
+  const std::vector<double>& times = timing.ms;
+  const std::vector<double>& copy_times = timing.copy_ms;  // cudaMemcpy D2D of the same bytes (GPU)
   std::string pass_lines;  // --stats on the GPU: each pass's median time
-  if (backend == Backend::Cpu) {
-    FusionOptions fusion{14, 4};  // execute_cpu's default: 64 KiB of int32, 64-byte lines
-    if (o.tile_bits) fusion.tile_bits = o.tile_bits;
-    if (o.line_bits >= 0) fusion.line_bits = o.line_bits;
-    fusion.relayout = !o.no_relayout;
-    fusion.input_order_free = true;  // (the CPU's cut is the greedy one: the cost model is the GPU kernel's)  // a sorting network's output does not depend on its input's order
-    if (strategy == ExecStrategy::Fused)
-      fused_info = fmt::format("tiles of 2^{} keys in runs of 2^{}", fusion.tile_bits, fusion.line_bits);
-    for (int r = 0; r < o.reps; ++r) {
-      std::memcpy(output.data(), input.data(), bytes);
-      const ExecStats st = execute_cpu(lp, output.data(), t, strategy, {}, fusion);
-      times.push_back(st.ms);
-      passes = st.passes;
-    }
-  }
-#if BMMC_HAS_CUDA
-  std::unique_ptr<DeviceBuffer> d_in;
-  if (backend == Backend::Cuda) {
-    GpuProgramOptions go;
-    go.strategy = strategy;
-    go.jit = o.jit;
-    go.tile_bits = o.tile_bits;
-    go.line_bits = o.line_bits;
-    go.reg_bits = o.reg_bits;
-    go.run_bits = o.run_bits;
-    go.relayout = !o.no_relayout;
-    go.cost_aware_cut = !o.greedy_cut;
-    if (o.orientation != "auto") go.fixed_orientation = o.orientation == "fixed";
-    go.input_order_free = true;  // a sorting network's output does not depend on its input's order
-    go.fused_kernel = o.fused_kernel == "shared"      ? FusedKernelKind::Shared
-                      : o.fused_kernel == "registers" ? FusedKernelKind::Registers
-                                                      : FusedKernelKind::Pipelined;
-    const auto c0 = std::chrono::steady_clock::now();
-    const GpuProgram program(lp, t, go);
-    const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
-    passes = program.passes();
-    if (!o.kernel_dir.empty()) {  // fused_<i>.cu, i = the fused pass's order: what nvcc -cubin / cuobjdump -sass can read
-      std::filesystem::create_directories(o.kernel_dir);
-      const std::vector<KernelSource> sources = program.fused_sources();
-      for (std::size_t i = 0; i < sources.size(); ++i) {
-        const std::filesystem::path f = std::filesystem::path(o.kernel_dir) / fmt::format("fused_{}.cu", i);
-        std::ofstream out(f);
-        out << sources[i].source;
-        if (!out) throw std::runtime_error(fmt::format("could not write {}", f.string()));
-      }
-    }
-    if (program.fused_passes()) {
-      const FusionOptions f = fusion_options(go, t, lp.n);
-      const FusedCodegenOptions cg = fused_codegen_options(go, t, lp.n);
-      std::size_t columns = 0, windows = 0, trips = 0, grown = 0;
-      std::string kinds;
-      for (const ScheduledPass& sp : schedule(lp, strategy, f))
-        if (const auto* fp = std::get_if<FusedLeafPass>(&sp)) {
-          const FusedKernelPlan kp = plan_fused_kernel(fused_tile_spec(*fp, lp.n), cg);
-          columns += fp->leaves.size();
-          windows += kp.windows.size();
-          trips += static_cast<std::size_t>(kp.transitions());
-          grown += kp.tile_dim > f.tile_bits;
-          if (kinds.find(to_string(kp.kind)) == std::string::npos) kinds += std::string(kinds.empty() ? "" : "+") + to_string(kp.kind);
-        }
-      fused_info = fmt::format("{} fused passes ({} kernel, {} keys per thread), tiles of 2^{} keys in runs of 2^{} "
-                               "({} of them grown for runs of 2^{}); {} columns in {} register windows, {} shared-memory "
-                               "round trips per tile in all (before folding); {} permutation(s) folded into a fused "
-                               "pass's store; program built (codegen + JIT/cache) in {:.0f} ms",
-                               program.fused_passes(), kinds, 1 << cg.reg_bits, f.tile_bits, f.line_bits, grown,
-                               cg.run_bits, columns, windows, trips, program.folded_permutations(), build_ms);
-    }
-    d_in = std::make_unique<DeviceBuffer>(bytes);
-    DeviceBuffer work(bytes), temp(program.temp_bytes());
-    d_in->upload(input.data(), bytes);
-    Event a, b;
-    for (int r = -1; r < o.reps; ++r) {  // one untimed warm-up run
-      check(cudaMemcpy(work.get(), d_in->get(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy(sort input)");
-      a.record();
-      program(work.get(), nullptr, temp.get());
-      b.record();
-      b.synchronize();
-      if (r >= 0) times.push_back(b.elapsed_ms_since(a));
-    }
-    work.download(output.data(), bytes);
-    if (o.stats) {  // each pass timed alone (events between passes), median over the runs
-      std::vector<std::vector<double>> per;
-      for (int r = 0; r < std::max(o.reps, 1); ++r) {
-        check(cudaMemcpy(work.get(), d_in->get(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy(sort input)");
-        const std::vector<double> ms = program.pass_ms(work.get(), nullptr, temp.get());
-        per.resize(ms.size());
-        for (std::size_t i = 0; i < ms.size(); ++i) per[i].push_back(ms[i]);
-      }
-      const std::vector<std::string> names = program.pass_names();
-      for (std::size_t i = 0; i < per.size(); ++i)
-        pass_lines += fmt::format("{}{:.1f} us {}", i ? ", " : "", median(per[i]) * 1e3, names[i]);
-    }
-    // One pass over memory for comparison: cudaMemcpy D2D of the same bytes, in the same run.
-    for (int r = -1; r < std::max(o.reps, 5); ++r) {
-      a.record();
-      check(cudaMemcpyAsync(work.get(), d_in->get(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync(copy pass)");
-      b.record();
-      b.synchronize();
-      if (r >= 0) copy_times.push_back(b.elapsed_ms_since(a));
-    }
-  }
-#endif
+  const std::vector<std::string> names = runner.pass_names();
+  for (std::size_t i = 0; i < timing.pass_ms.size(); ++i)
+    pass_lines += fmt::format("{}{:.1f} us {}", i ? ", " : "", median(timing.pass_ms[i]) * 1e3, names[i]);
   if (o.check) check_sorted(input, output, t);
 
   if (o.stats) {
     fmt::print("sort network, n = {} ({} {} keys), backend {}, strategy {}{}\n", o.n, std::size_t{1} << o.n,
                to_string(t), to_string(backend), to_string(strategy),
-               backend == Backend::Cuda ? (o.jit ? ", JIT permutation kernels" : ", generic permutation kernels") : "");
+               backend == Backend::Cuda ? (po.gpu.jit ? ", JIT permutation kernels" : ", generic permutation kernels") : "");
     fmt::print("  program: {} steps as written (tree), lowered in {:.1f} ms\n", sort_network(o.n).tree_size(), lower_ms);
     fmt::print("  before fusion: {} bmmc atoms + {} leaf atoms = {} passes if run step by step\n", lp.bmmc_atoms,
                lp.leaf_atoms, lp.passes_unfused());
@@ -306,16 +231,12 @@ void sort_command(const SortOptions& o) {
     row("std::sort (1 thread)", o.n, t, "-", st.one, "yes");
     row("std::sort, 2 threads + std::merge", o.n, t, "-", st.two, st.agree ? "yes" : "NO");
   }
-#if BMMC_HAS_CUDA
   if (o.compare_cub) {
-    const std::size_t count = std::size_t{1} << o.n;
     auto to_d = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-    const BaselineTiming cub = time_cub_radix_sort(d_in->get(), count, t, o.reps);
-    row("cub::DeviceRadixSort::SortKeys", o.n, t, "-", to_d(cub.ms), cub.sorted ? "yes" : "NO");
-    const BaselineTiming thr = time_thrust_sort(d_in->get(), count, t, o.reps);
-    row("thrust::sort", o.n, t, "-", to_d(thr.ms), thr.sorted ? "yes" : "NO");
+    const SortBaselines base = time_sort_baselines(input.data(), std::size_t{1} << o.n, t, o.reps);
+    row("cub::DeviceRadixSort::SortKeys", o.n, t, "-", to_d(base.cub.ms), base.cub.sorted ? "yes" : "NO");
+    row("thrust::sort", o.n, t, "-", to_d(base.thrust.ms), base.thrust.sorted ? "yes" : "NO");
   }
-#endif
   if (!o.out.empty()) write_file_atomic(o.out, output.data(), output.size());
 }
 
@@ -364,7 +285,9 @@ void add_sort_command(CLI::App& app, Action& run) {
   sub->add_option("--kernel-dir", opts->kernel_dir,
                   "GPU fused: write the generated CUDA source of each fused pass to DIR/fused_<i>.cu (i in pass order)");
   sub->add_flag("--check", opts->check, "Verify the output against std::sort (exit 1 when it differs)");
-  sub->add_flag("--jit", opts->jit, "GPU permute-then-leaf: JIT-compiled permutation kernels (default: generic)");
+  sub->add_flag("--jit,!--generic", opts->jit,
+                "GPU: the permutation passes' kernels JIT-specialised (the default) or, with --generic, the precompiled "
+                "generic ones");
   sub->add_flag("--compare-std", opts->compare_std,
                 "Also time std::sort of the same keys on one thread, and on two (each half on its own thread, then "
                 "std::merge)");

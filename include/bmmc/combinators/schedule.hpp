@@ -70,6 +70,21 @@ struct FusionOptions {
   friend bool operator==(const FusionOptions&, const FusionOptions&) = default;
 };
 
+/// What a caller chooses about running a program on any backend (the front door's ProgramOptions and the GPU
+/// executor's GpuProgramOptions both hold it): the strategy, and for Fused the cut, where 0 (tile_bits) and −1
+/// (line_bits) take the running backend's own (cpu_fusion_options of execute_cpu.hpp, gpu_fusion_options below).
+struct ExecOptions {
+  ExecStrategy strategy = ExecStrategy::Fused;
+  int tile_bits = 0, line_bits = -1;
+  bool relayout = true;           ///< FusionOptions::relayout
+  bool input_order_free = false;  ///< FusionOptions::input_order_free
+  friend bool operator==(const ExecOptions&, const ExecOptions&) = default;
+};
+
+/// `backend_cut` with the fields `o` sets: tile_bits when not 0, line_bits when not −1, relayout and
+/// input_order_free always.
+FusionOptions with_exec_options(FusionOptions backend_cut, const ExecOptions& o) noexcept;
+
 /// The GPU executor's cut (cuda/program_gpu.hpp; cost-aware, key_bytes set) for arrays of 2^n keys, made of
 /// 32-byte runs (line_bits 3 or 2: whole DRAM sectors): 8-byte keys in tiles of 2^13 (64 KiB); 4-byte keys in
 /// tiles of 2^13 up to n = 24 (two blocks a SM) and of 2^14 above (one block a SM, fewer passes; docs/DESIGN.md

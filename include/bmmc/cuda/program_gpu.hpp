@@ -8,10 +8,12 @@
 // ends in the caller's array; only a program with an odd number of permutations and no fused pass copies back. Fused is the
 // default (docs/DESIGN.md §10); Folded makes one pass per column; PermuteThenLeaf is the paper's literal
 // compilation with a separate leaf kernel.
-// GpuProgram does all planning (and, with jit, NVRTC compiles) in its constructor; operator() only enqueues
-// kernels on the stream, so it can be timed with events. Permutation kernels use the precompiled generic
-// kernels by default because a sorting network has hundreds of distinct stage permutations (one NVRTC
-// compile each); set jit to use specialised kernels (cached on disk after the first run).
+// GpuProgram does all planning (and, with options.gpu.jit, NVRTC compiles) in its constructor, on the current
+// device; operator() only enqueues kernels on the stream, so it can be timed with events. Permutation passes are
+// CudaPermuters of options.gpu (GpuProgramOptions, cuda/program_options.hpp): JIT-specialised kernels by default,
+// one NVRTC compile per distinct stage permutation (the fused schedule has one or two; permute-then-leaf one per
+// level of a sorting network, cached on disk after the first run); gpu.jit = false takes the precompiled generic
+// kernels instead.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,26 +27,9 @@
 #include "bmmc/codegen/fused_source.hpp"
 #include "bmmc/combinators/execute_cpu.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/cuda/program_options.hpp"
 
 namespace bmmc {
-
-struct GpuProgramOptions {
-  ExecStrategy strategy = ExecStrategy::Fused;
-  bool jit = false;  ///< JIT-compiled permutation kernels instead of the generic ones
-  /// Fused: the cut into tiles (unset, 0 and −1: gpu_fusion_options(key bytes, n) of schedule.hpp) and the kernel.
-  int tile_bits = 0, line_bits = -1;
-  bool relayout = true, input_order_free = false, cost_aware_cut = true;  ///< FusionOptions' (schedule.hpp)
-  FusedKernelKind fused_kernel = FusedKernelKind::Pipelined;
-  int reg_bits = 5;  ///< Registers: 2^reg_bits keys per thread
-  /// FusedCodegenOptions::run_bits: kernel tiles grown to runs of 2^run_bits keys (0: never); −1: runs of 64 bytes
-  /// (2^4 int32 keys: the n = 24 sort's passes of 32-byte runs took 67–84 µs, with 2^14 tiles 59–70).
-  int run_bits = -1;
-  /// FusedCodegenOptions::fixed_orientation; unset: on, except for 8-byte integer keys, whose compare folds a
-  /// runtime orientation in for free (ISETP.XOR.EX: 6 SASS instructions a pair either way, while ptxas makes a
-  /// known orientation a 64-bit min and max of 8) and whose kernels would only pay the swizzled addresses.
-  std::optional<bool> fixed_orientation;
-  friend bool operator==(const GpuProgramOptions&, const GpuProgramOptions&) = default;
-};
 
 /// The C type the generated kernels use for a DType ("int", "float", "unsigned long long", ...).
 const char* cuda_key_type(DType t);

@@ -4,13 +4,15 @@
 // x) on random non-zero data. Times come from CUDA events around each repetition, after a warm-up; rows
 // report the median, min and max, the bandwidth counting bytes read plus written, and the percentage of
 // the cudaMemcpy D2D median measured in the same run. The row schema is shared with the CPU benchmark.
+// Declared in every build (no CUDA header); in a build without CUDA each function throws std::invalid_argument
+// saying so (bench/lib/no_cuda.cpp), so callers ask for the cuda backend first (resolve_backend).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
-#include "bmmc/cuda/permute.hpp"
+#include "bmmc/cuda/options.hpp"
 
 namespace bmmc {
 
@@ -53,6 +55,9 @@ struct HostCallRow {
   double median_us = 0, min_us = 0;
 };
 std::vector<HostCallRow> host_call_costs(int calls = 2048, int loops = 7);
+
+/// The name of CUDA device `device` (−1: the current one), as the benchmarks print it.
+std::string gpu_name(int device = -1);
 
 /// Number of x with out[A·x ⊕ c] != in[x], computed on the device. Public so that callers timing their own
 /// permutations can verify every output they time (docs/DESIGN.md §7), as bench_gpu does.
