@@ -68,6 +68,7 @@ struct KeyHash {
 // gets x's own dtype object (as numpy.empty(shape, x.dtype) would).
 struct Entry {
   nb::object prepared;
+  nb::object out_shape_tuple;  // the same shape as a Python tuple, for _np_lookup
   int out_ndim = 0;
   std::array<npy_intp, kMaxDims> out_shape{};
 };
@@ -220,10 +221,7 @@ nb::object np_lookup(int op, nb::handle x, nb::handle arg, nb::handle threads) {
   if (ax == nullptr || !make_key(op, ax, arg, threads, key)) return nb::none();
   const auto it = s.table.find(key);
   if (it == s.table.end()) return nb::none();
-  const Entry& e = it->second;
-  nb::list shape;
-  for (int i = 0; i < e.out_ndim; ++i) shape.append(static_cast<long long>(e.out_shape[i]));
-  return nb::make_tuple(e.prepared, nb::tuple(shape));
+  return nb::make_tuple(it->second.prepared, it->second.out_shape_tuple);
 }
 
 // Called by the Python fast path once it has built and validated an entry for a call on x: later calls with
@@ -237,8 +235,8 @@ bool np_remember(int op, nb::handle x, nb::handle arg, nb::handle threads, nb::h
   PyArrayObject* ax = plain_array(x);
   Key key;
   if (ax == nullptr || !make_key(op, ax, arg, threads, key)) return false;
-  Entry e{nb::borrow(prepared)};
   const nb::tuple shape = nb::cast<nb::tuple>(out_shape);
+  Entry e{nb::borrow(prepared), shape};
   if (shape.size() > kMaxDims) return false;
   e.out_ndim = static_cast<int>(shape.size());
   for (int i = 0; i < e.out_ndim; ++i) e.out_shape[i] = nb::cast<npy_intp>(shape[i]);

@@ -214,7 +214,7 @@ def test_repeated_numpy_transposes_are_served_natively(fallback_calls):
         assert len(fallback_calls) == first + 1, (y.shape, axes)
     # The Python path's, every call: axes as a list or as a tuple of NumPy integers (same results), an out of
     # the input's shape rather than the output's, x itself as out, a thread count that is not an int — with
-    # the errors of the general path.
+    # the results and errors of the general path.
     first = len(fallback_calls)
     assert np.array_equal(bmmc.transpose(x, [2, 0, 1]), want)
     assert np.array_equal(bmmc.transpose(x, (np.int64(2), 0, 1)), want)
