@@ -7,13 +7,14 @@ depends only on (shape, axes or spec, dtype, device, threads), so it is computed
 a call that hits reads the pointers, the stream and a few flags the cheapest way its framework allows and
 calls the prepared native Permuter (bmmc._bmmc._Prepared) with raw integers.
 
-Where entries live. The Permuters themselves are only ever in the library's PermuterCache (LRU, shared with
-the general path); an entry holds a _Prepared that points at one. NumPy entries are in the native NumPy table
-(python/src/numpy_fast.hpp), which serves NumPy hits in one C++ call and hands everything else to the NumPy
-handlers here; those look the call up in the same table (with axes made a tuple of ints) and fill it. torch
-and CuPy entries are in this module's dict `_entries`: their hit path reads torch / CuPy objects (device,
-autograd and conj bits, the current stream, an allocation template), which the native table — built on NumPy's
-C API alone, without torch or CuPy — cannot, so a key for them must hold those frameworks' objects.
+Where entries live. The Permuters are made and kept by the library's PermuterCache (LRU, shared with the
+general path); an entry holds a _Prepared that shares one (an evicted Permuter lives on while an entry does).
+NumPy entries are in the native NumPy table (python/src/numpy_fast.hpp), which serves NumPy hits in one C++
+call and hands everything else to the NumPy handlers here; those look the call up in the same table (with axes
+made a tuple of ints) and fill it. torch and CuPy entries are in this module's dict `_entries`: their hit path
+reads torch / CuPy objects (device, autograd and conj bits, the current stream, an allocation template), which
+the native table — built on NumPy's C API alone, without torch or CuPy — cannot, so a key for them must hold
+those frameworks' objects.
 
 torch / CuPy key (the first element tags the operation and the framework, so entries of different frameworks or
 of transpose and permute never mix):
@@ -227,7 +228,7 @@ def numpy_transpose(x, axes, out, threads):
         return None
     e = _bmmc._np_lookup(1, x, plain, threads)
     if e is None:
-        if not x.flags.c_contiguous:  # the general path copies it (no entry could serve it)
+        if not x.flags.c_contiguous:  # no entry could serve it: the general path decides
             return None
         e = _transpose_miss(x.shape, axes, threads,
                             lambda n, b, shape: (_numpy_prepared(n, b, x.dtype, threads), shape))
@@ -244,7 +245,7 @@ def numpy_permute(x, spec, out, threads):
         return None
     e = _bmmc._np_lookup(0, x, spec, threads)
     if e is None:
-        if not x.flags.c_contiguous:  # the general path copies it (no entry could serve it)
+        if not x.flags.c_contiguous:  # no entry could serve it: the general path decides
             return None
         prep = _permute_miss(x.shape, spec, threads, lambda n, b: _numpy_prepared(n, b, x.dtype, threads))
         if prep is None:
