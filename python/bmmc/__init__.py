@@ -259,6 +259,17 @@ def _run(b: Bmmc, x, out, threads: int) -> None:
     flags = getattr(out, "flags", None)
     if _framework(out) == "numpy" and not flags.writeable:
         raise ValueError("out is read-only; expected a writable array")
+    # A torch tensor with its conjugate or negative bit set shows the conjugate / negation of what its memory
+    # holds, and DLPack hands over the memory: the permutation would read (or write) the values unconjugated.
+    for name, a in (("x", x), ("out", out)):
+        if _framework(a) == "torch":
+            if a.is_conj():
+                raise ValueError(f"{name} has its conjugate bit set (a lazy conjugation, {name}.conj()); expected "
+                                 f"a tensor whose memory holds its values: pass {name}.resolve_conj()")
+            if a.is_neg():
+                raise ValueError(f"{name} has its negative bit set (a lazy negation, e.g. torch._neg_view or the "
+                                 f"imaginary part of a conjugate view); expected a tensor whose memory holds its "
+                                 f"values: pass {name}.resolve_neg()")
     try:
         _bmmc._permute(b, x, out, _stream(x), threads)
     except TypeError as e:

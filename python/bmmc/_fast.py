@@ -1,17 +1,26 @@
-"""The fast path of bmmc.permute and bmmc.transpose: a Python-side cache of prepared permutations.
+"""The fast path of bmmc.permute and bmmc.transpose: prepared permutations, found by the call's key.
 
 A call of bmmc.transpose(x, axes) through the general path builds a Bmmc (axes_permutation), exports x and
 out through DLPack, validates both and looks the Permuter up in the library's cache: tens of µs of host time
 per call, while the GPU work of a small array is a few µs. Everything but the pointers and the stream
-depends only on (shape, axes or spec, dtype, device, threads), so it is computed once per such key and kept
-here; a call that hits the cache reads the pointers, the stream and a few flags the cheapest way its
-framework allows and calls the prepared native Permuter (bmmc._bmmc._Prepared) with raw integers.
+depends only on (shape, axes or spec, dtype, device, threads), so it is computed once per such key and kept;
+a call that hits reads the pointers, the stream and a few flags the cheapest way its framework allows and
+calls the prepared native Permuter (bmmc._bmmc._Prepared) with raw integers.
 
-Cache key (one dict for everything; the first element tags the operation and the framework, so entries of
-different frameworks or of transpose and permute never mix):
+Where entries live. The Permuters are made and kept by the library's PermuterCache (LRU, shared with the
+general path); an entry holds a _Prepared that shares one (an evicted Permuter lives on while an entry does).
+NumPy entries are in the native NumPy table (python/src/numpy_fast.hpp), which serves NumPy hits in one C++
+call and hands everything else to the NumPy handlers here; those look the call up in the same table (with axes
+made a tuple of ints) and fill it. torch and CuPy entries are in this module's dict `_entries`: their hit path
+reads torch / CuPy objects (device, autograd and conj bits, the current stream, an allocation template), which
+the native table — built on NumPy's C API alone, without torch or CuPy — cannot, so a key for them must hold
+those frameworks' objects.
+
+torch / CuPy key (the first element tags the operation and the framework, so entries of different frameworks or
+of transpose and permute never mix):
     (tag, x.shape, axes or spec, x.dtype, device, threads)
   - axes: the caller's axes as a tuple (None for the default), spec: the caller's string or Bmmc;
-  - device: torch.device / the CuPy device id (NumPy: always the CPU);
+  - device: torch.device / the CuPy device id;
   - threads: the caller's CPU thread count (it changes the CPU Permuter; on CUDA it only splits entries).
 The entry holds the prepared native call, the output shape, and what the per-call checks need. It is built
 and validated on a miss (dtype kind and size, power-of-two dimensions, axes a permutation, the spec parsed,
@@ -22,11 +31,8 @@ shape, dtype, device, contiguity, writability), the pointers' alignment; the nat
 null and overlapping (aliased) pointers. The stream is read on every call, never cached.
 
 The dict is bounded (CAPACITY entries, oldest inserted out first: a hit costs one dict lookup, no LRU
-bookkeeping). An evicted entry is rebuilt on its next use from the C++ PermuterCache (256 prepared
-Permuters, LRU), which the fast and the general path share.
-
-NumPy: a native table (python/src/numpy_fast.hpp) sits in front of the NumPy handlers here and serves their
-hits in one C++ call; the handlers fill it on every miss and hit they see, and take whatever it hands back.
+bookkeeping), as is the native table (cleared when full). An entry dropped from either is rebuilt on its next
+use from the PermuterCache, without planning again.
 
 torch.compile: the torch handlers start with torch.compiler.is_compiling(), and while Dynamo traces they
 call the custom ops torch.ops.bmmc.transpose / permute (bmmc/_torch_ops.py) instead, so bmmc.transpose and
@@ -35,6 +41,7 @@ bmmc.permute can be used inside compiled functions (fullgraph=True too).
 
 from __future__ import annotations
 
+import atexit
 import operator
 import sys
 
@@ -52,8 +59,8 @@ def _plain_spec(spec) -> bool:
     its own __eq__) could find another spec's entry; the general path validates it instead."""
     return type(spec) is str or type(spec) is _Bmmc
 
-# Tags: the first element of every key.
-_T_TORCH, _P_TORCH, _T_NUMPY, _P_NUMPY, _T_CUPY, _P_CUPY = range(1, 7)
+# Tags: the first element of every key (NumPy's entries are in the native table, not here).
+_T_TORCH, _P_TORCH, _T_CUPY, _P_CUPY = range(1, 5)
 
 # CPU calls on arrays of at least this many bytes release the GIL (see python/src/prepared.hpp).
 NOGIL_BYTES = 1 << 18
@@ -68,13 +75,17 @@ def _cpu_threads(threads: int, n: int, elem_bytes: int) -> int:
 
 
 def clear() -> None:
-    """Drop every cached entry, here and in the native NumPy table (the C++ Permuter cache keeps its own)."""
+    """Drop every cached entry: torch's and CuPy's here, NumPy's in the native table (the library's Permuter
+    cache keeps its Permuters: an entry made again takes its Permuter from there, without planning)."""
     _entries.clear()
     _bmmc._np_clear()
 
 
 def stats() -> dict:
-    return {"size": len(_entries), "capacity": CAPACITY, "native_numpy": _bmmc._np_size()}
+    """size / capacity: torch and CuPy entries (this module's dict); native_numpy / native_numpy_capacity: the
+    native NumPy table's; permuters: the library's Permuter cache (hits, misses, evictions, size, capacity)."""
+    return {"size": len(_entries), "capacity": CAPACITY, "native_numpy": _bmmc._np_size(),
+            "native_numpy_capacity": _bmmc._np_capacity(), "permuters": _bmmc._permuter_cache_stats()}
 
 
 def _insert(key, entry):
@@ -181,29 +192,30 @@ def _numpy_elem_bytes(dtype):
     return size if size in (1, 2, 4, 8, 16) else None
 
 
-def _numpy_entry(key, n, b, shape, dtype, threads):
+def _numpy_prepared(n, b, dtype, threads):
+    """The prepared call of a NumPy entry (its Permuter from the library's PermuterCache), or None."""
     eb = _numpy_elem_bytes(dtype)
     if eb is None or b.n != n:
         return None
-    prep = _bmmc._Prepared(b, eb, -1, _cpu_threads(threads, n, eb), NOGIL_BYTES)
-    return _insert(key, (prep.call_buffers, shape, dtype, prep))
+    return _bmmc._Prepared(b, eb, -1, _cpu_threads(threads, n, eb), NOGIL_BYTES)
 
 
-def _numpy_run(e, x, out):
-    """The per-call part of a cached NumPy entry; None: take the general path."""
-    call, shape, dtype, _ = e
+def _numpy_run(prep, shape, x, out):
+    """The per-call part of a NumPy entry; None: take the general path."""
     if out is None:
         out = _np_empty(shape, x.dtype)  # x's own dtype object (an equal one may have made the entry)
-    elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not dtype and out.dtype != dtype):
+    elif type(out) is not _np_ndarray or out.shape != shape or (out.dtype is not x.dtype and out.dtype != x.dtype):
         return None
     # call_buffers refuses (False) a non-contiguous x, a read-only or non-contiguous out, a wrong size.
-    return out if call(x, out) else None
+    return out if prep.call_buffers(x, out) else None
 
 
 # The NumPy handlers sit behind native ones (_bmmc._np_transpose / _np_permute, python/src/numpy_fast.hpp),
-# which serve the calls they have an entry for and hand everything else here: these build and validate
-# entries, and hand them (again, on their own hits: the native table misses them when it was cleared, full or
-# by clear()) to the native table, with the operation (0 permute, 1 transpose) and the output's shape.
+# which serve the calls they have an entry for and hand everything else here. NumPy entries live only in that
+# native table (no dict here): these handlers look the call up there with its argument made plain (axes as a
+# tuple of ints), and on a miss build and validate the entry — its Permuter comes from the library's
+# PermuterCache, so an entry dropped from the table (full, cleared) is rebuilt without planning again — and
+# hand it to the table with the operation (0 permute, 1 transpose) and the output's shape.
 
 def numpy_transpose(x, axes, out, threads):
     # In place (the general path runs identical buffers in place) and a thread count that is not an int (2.0
@@ -211,17 +223,19 @@ def numpy_transpose(x, axes, out, threads):
     if out is x or type(threads) is not int:
         return None
     try:
-        key = (_T_NUMPY, x.shape, _axes_key(axes), x.dtype, threads)
-        e = _entries.get(key)
-    except TypeError:  # axes not iterable or not hashable: the general path says what is wrong
+        plain = _axes_key(axes)
+    except TypeError:  # axes not iterable, or not integers: the general path says what is wrong
         return None
+    e = _bmmc._np_lookup(1, x, plain, threads)
     if e is None:
-        e = _transpose_miss(x.shape, axes, threads,
-                            lambda n, b, shape: _numpy_entry(key, n, b, shape, x.dtype, threads))
-        if e is None:
+        if not x.flags.c_contiguous:  # no entry could serve it: the general path decides
             return None
-    _bmmc._np_remember(1, x, axes, threads, e[3], e[1])
-    return _numpy_run(e, x, out)
+        e = _transpose_miss(x.shape, axes, threads,
+                            lambda n, b, shape: (_numpy_prepared(n, b, x.dtype, threads), shape))
+        if e is None or e[0] is None:
+            return None
+        _bmmc._np_remember(1, x, plain, threads, e[0], e[1])
+    return _numpy_run(e[0], e[1], x, out)
 
 
 def numpy_permute(x, spec, out, threads):
@@ -229,17 +243,16 @@ def numpy_permute(x, spec, out, threads):
     # general path.
     if out is x or type(threads) is not int or not _plain_spec(spec):
         return None
-    try:
-        key = (_P_NUMPY, x.shape, spec, x.dtype, threads)
-        e = _entries.get(key)
-    except TypeError:
-        return None
+    e = _bmmc._np_lookup(0, x, spec, threads)
     if e is None:
-        e = _permute_miss(x.shape, spec, threads, lambda n, b: _numpy_entry(key, n, b, x.shape, x.dtype, threads))
-        if e is None:
+        if not x.flags.c_contiguous:  # no entry could serve it: the general path decides
             return None
-    _bmmc._np_remember(0, x, spec, threads, e[3], x.shape)
-    return _numpy_run(e, x, out)
+        prep = _permute_miss(x.shape, spec, threads, lambda n, b: _numpy_prepared(n, b, x.dtype, threads))
+        if prep is None:
+            return None
+        e = (prep, x.shape)
+        _bmmc._np_remember(0, x, spec, threads, prep, x.shape)
+    return _numpy_run(e[0], e[1], x, out)
 
 
 # ---- PyTorch -----------------------------------------------------------------------------------------------
@@ -253,8 +266,28 @@ _torch_ops = None
 _torch_empty_like = None
 
 
+def _release_at_exit() -> None:
+    """Drop, while the interpreter still runs, every reference that torch's process-wide state may hold to this
+    module's native objects: the entries here (prepared calls, shape templates), NumPy's native table, and
+    Dynamo's caches — compiled code, the guards (which keep the Bmmc values they compare with) and CUDA graph
+    trees (which keep the recorded callables and what they reach). torch keeps those caches in C++ objects
+    that are never destroyed, so anything they hold outlives the interpreter, and nanobind reports each native
+    object still alive at its own teardown as a leak ("nanobind: leaked 1 instances ... leaked 33 functions").
+    Registered when bmmc first sees a torch tensor."""
+    _entries.clear()
+    _bmmc._np_clear()
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None:
+        try:
+            dynamo.reset()
+        except Exception:  # noqa: BLE001 - an exit handler must not raise; at worst nanobind reports a leak
+            pass
+
+
 def _init_torch(torch) -> None:
     global _torch, _torch_tensor, _compiling, _torch_stream, _torch_ops, _torch_empty_like
+    if _torch is None:
+        atexit.register(_release_at_exit)
     _torch = torch
     _torch_tensor = torch.Tensor
     _torch_empty_like = torch.empty_like
@@ -463,7 +496,8 @@ def _classify(t):
             _np_ndarray, _np_empty = np.ndarray, np.empty
             try:
                 _bmmc._np_set_fallbacks(numpy_permute, numpy_transpose)
-            except ImportError:  # a NumPy whose C API the module cannot use: the Python handlers alone
+            except ImportError:  # a NumPy whose C API the module cannot use: the Python handlers alone, with no
+                # table to keep entries in (each call prepares its own; the Permuter still comes from the cache)
                 return numpy_transpose, numpy_permute
             return _bmmc._np_transpose, _bmmc._np_permute
     elif root == "torch":

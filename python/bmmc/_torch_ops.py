@@ -10,8 +10,8 @@ already imported (importing bmmc never imports torch):
 
 Each has a fake (meta) implementation giving the output's shape, so torch.compile traces it without running
 it, and an autograd formula (the inverse permutation of the gradient). Unlike bmmc.transpose they accept
-any strided tensor: a non-contiguous x is made contiguous first. A Bmmc is passed to the permute op as a
-spec string (`matrix:ROWS^C`, see spec_of).
+any strided tensor: a non-contiguous x is made contiguous first, a conjugate or negative view resolved. A
+Bmmc is passed to the permute op as a spec string (`matrix:ROWS^C`, see spec_of).
 
 Inside torch.compile, bmmc.transpose(x, axes) and bmmc.permute(x, spec) themselves call these ops (their
 torch handlers check torch.compiler.is_compiling() first), so user code needs no change.
@@ -77,7 +77,7 @@ def _normalise(ndim: int, axes) -> List[int]:
 def _eager_transpose(x, axes, out=None):
     from . import transpose
 
-    x = x.detach()
+    x = x.detach().resolve_conj().resolve_neg()  # lazy conjugate / negative views: their values, in memory
     if not x.is_contiguous():
         x = x.contiguous()
     return transpose(x, list(axes), out=out)
@@ -86,7 +86,7 @@ def _eager_transpose(x, axes, out=None):
 def _eager_permute(x, spec, out=None):
     from . import permute
 
-    x = x.detach()
+    x = x.detach().resolve_conj().resolve_neg()  # lazy conjugate / negative views: their values, in memory
     if not x.is_contiguous():
         x = x.contiguous()
     return permute(x, spec, out=out)

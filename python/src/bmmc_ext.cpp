@@ -330,6 +330,16 @@ NB_MODULE(_bmmc, m) {
       .def_prop_ro("elem_bytes", [](const Prepared& p) { return p.permuter().elem_bytes(); })
       .def_prop_ro("backend", [](const Prepared& p) { return std::string(bmmc::to_string(p.permuter().backend())); })
       .def_prop_ro("kernel_name", [](const Prepared& p) { return p.permuter().kernel_name(); });
+  m.def("_permuter_cache_stats", [] {
+    const bmmc::PermuterCacheStats st = bmmc::default_permuter_cache().stats();
+    nb::dict d;
+    d["hits"] = st.hits;
+    d["misses"] = st.misses;
+    d["evictions"] = st.evictions;
+    d["size"] = st.size;
+    d["capacity"] = st.capacity;
+    return d;
+  }, "The library's Permuter cache (bmmc/dispatch/permuter_cache.hpp), which every path of this module shares.");
   bmmc_python::bind_numpy_fast(m);
   m.def("has_cuda", &bmmc::has_cuda_build, "Was this module built with the CUDA runtime?");
   m.def("gpu_available", &gpu_available, "Is a CUDA GPU usable from this process (False when built without CUDA)?");

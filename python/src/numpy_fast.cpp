@@ -23,7 +23,8 @@ namespace {
 namespace nb = nanobind;
 using namespace nb::literals;
 
-constexpr int kMaxDims = 8;
+// NPY_MAXDIMS of NumPy 2 (NumPy 1.x allows 32): every array NumPy makes can be keyed, (2,) * n qubit tensors too.
+constexpr int kMaxDims = 64;
 constexpr std::size_t kCapacity = 512;
 
 // The two calls served here; an entry of one never serves the other.
@@ -42,7 +43,7 @@ struct Key {
 
   bool operator==(const Key& o) const {
     if (op != o.op || arg_hash != o.arg_hash || dtype.ptr() != o.dtype.ptr() || ndim != o.ndim ||
-        threads != o.threads || shape != o.shape)
+        threads != o.threads || !std::equal(shape.begin(), shape.begin() + ndim, o.shape.begin()))
       return false;
     if (arg.ptr() == o.arg.ptr()) return true;
     const int eq = PyObject_RichCompareBool(arg.ptr(), o.arg.ptr(), Py_EQ);
@@ -67,6 +68,7 @@ struct KeyHash {
 // gets x's own dtype object (as numpy.empty(shape, x.dtype) would).
 struct Entry {
   nb::object prepared;
+  nb::object out_shape_tuple;  // the same shape as a Python tuple, for _np_lookup
   int out_ndim = 0;
   std::array<npy_intp, kMaxDims> out_shape{};
 };
@@ -208,6 +210,20 @@ nb::object np_call(int op, nb::handle x, nb::handle arg, nb::handle out, nb::han
   return result;
 }
 
+// The entry for a call on x with (op, arg, threads) as (prepared, output shape), or None: how the Python fast
+// path finds entries for the calls the hit path hands it (a list of axes, NumPy-integer axes, an `out` to be
+// checked there), after it has made arg plain (axes as a tuple of ints). This table is the one store of NumPy
+// entries; the Python fast path keeps none of its own.
+nb::object np_lookup(int op, nb::handle x, nb::handle arg, nb::handle threads) {
+  State& s = state();
+  PyArrayObject* ax = s.api ? plain_array(x) : nullptr;
+  Key key;
+  if (ax == nullptr || !make_key(op, ax, arg, threads, key)) return nb::none();
+  const auto it = s.table.find(key);
+  if (it == s.table.end()) return nb::none();
+  return nb::make_tuple(it->second.prepared, it->second.out_shape_tuple);
+}
+
 // Called by the Python fast path once it has built and validated an entry for a call on x: later calls with
 // the same key are served natively. False when x or arg cannot be keyed (the Python path serves those).
 bool np_remember(int op, nb::handle x, nb::handle arg, nb::handle threads, nb::handle prepared,
@@ -219,8 +235,8 @@ bool np_remember(int op, nb::handle x, nb::handle arg, nb::handle threads, nb::h
   PyArrayObject* ax = plain_array(x);
   Key key;
   if (ax == nullptr || !make_key(op, ax, arg, threads, key)) return false;
-  Entry e{nb::borrow(prepared)};
   const nb::tuple shape = nb::cast<nb::tuple>(out_shape);
+  Entry e{nb::borrow(prepared), shape};
   if (shape.size() > kMaxDims) return false;
   e.out_ndim = static_cast<int>(shape.size());
   for (int i = 0; i < e.out_ndim; ++i) e.out_shape[i] = nb::cast<npy_intp>(shape[i]);
@@ -253,6 +269,8 @@ void bind_numpy_fast(nb::module_& m) {
           return np_call(kTranspose, x, axes, out, threads);
         }, "x"_a, "axes"_a.none(), "out"_a.none(), "threads"_a.none(),
         "bmmc.transpose for a NumPy x: the native hit path; anything else goes to the fallback.");
+  m.def("_np_lookup", &np_lookup, "op"_a, "x"_a, "arg"_a.none(), "threads"_a.none(),
+        "(prepared, output shape) of the native entry for this call, or None (the Python fast path's lookup).");
   m.def("_np_remember", &np_remember, "op"_a, "x"_a, "arg"_a.none(), "threads"_a.none(), "prepared"_a, "out_shape"_a);
   m.def("_np_set_fallbacks", &np_set_fallbacks, "permute"_a, "transpose"_a);
   m.def("_np_clear", [] { state().table.clear(); });
@@ -265,6 +283,7 @@ void bind_numpy_fast(nb::module_& m) {
     s.fallback = {};
   }));
   m.def("_np_size", [] { return state().table.size(); });
+  m.def("_np_capacity", [] { return kCapacity; });
 }
 
 }  // namespace bmmc_python

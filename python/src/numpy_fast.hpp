@@ -12,14 +12,15 @@
 // of both arrays, as the Python path does. Whatever is not a plain hit — a first call, `out is x`, an `out`
 // that does not match, a thread count that is not an int, an unhashable spec, axes that are not None or a
 // tuple of ints — is handed to the Python fast path (set with _np_set_fallbacks: python/bmmc/_fast.py's
-// numpy_permute and numpy_transpose), which fills this table through _np_remember after it has validated
-// the call, or leaves the call to the general path that raises the error. So errors, results and the
-// Permuter are exactly those of the Python path.
+// numpy_permute and numpy_transpose), which looks the call up here with its argument made plain
+// (_np_lookup: a list of axes as a tuple of ints), and on a miss validates the call and fills this table
+// through _np_remember, or leaves the call to the general path that raises the error. So errors, results and
+// the Permuter are exactly those of the Python path. This table is the only store of NumPy entries.
 //
 // Only exact str and Bmmc specs, and None or exact tuples of exact ints as axes, are remembered (a
 // subclass's Python __eq__ must not run inside the table). The table holds at most 512 entries (cleared
-// when full, and by bmmc._fast.clear()); the Python fast path hands an entry back on its own hits too, so a
-// cleared table refills. It is never destroyed (its Python objects must not be released after the
+// when full, and by bmmc._fast.clear()); a cleared entry is made again on its next call, its Permuter taken
+// from the library's PermuterCache. It is never destroyed (its Python objects must not be released after the
 // interpreter is gone): an atexit handler empties and closes it, and calls after that take the general path.
 #pragma once
 
@@ -27,7 +28,8 @@
 
 namespace bmmc_python {
 
-/// Adds _np_permute, _np_transpose, _np_remember, _np_set_fallbacks, _np_clear and _np_size to the module.
+/// Adds _np_permute, _np_transpose, _np_lookup, _np_remember, _np_set_fallbacks, _np_clear, _np_size and
+/// _np_capacity to the module.
 void bind_numpy_fast(nanobind::module_& m);
 
 }  // namespace bmmc_python

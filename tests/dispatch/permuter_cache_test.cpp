@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bmmc/core/named.hpp"
+#include "bmmc/dispatch/backend.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
 
 namespace bmmc {
@@ -88,22 +89,40 @@ TEST(PermuterKey, HashAgreesWithEquality) {
   EXPECT_NE(std::hash<Bmmc>{}(identity(12)), std::hash<Bmmc>{}(reverse(12)));  // c takes part
 }
 
-TEST(PermuterCache, CpuPolicyMakeDistinctEntries) {
-  // The CPU-relevant fields build real Permuters here: each variation is a miss and a new entry.
+TEST(PermuterCache, EveryFieldMakesADistinctEntry) {
+  // Each variation builds a real Permuter: a miss and a new entry. The base key is a CPU key, whose Permuter
+  // ignores the GPU fields, so those build (CPU) Permuters here too and still must not share an entry. Only
+  // the backend needs a GPU to build: CudaBackendMakesADistinctEntry below.
   PermuterCache cache(64);
   const auto first = cache.get(base_key());
+  std::size_t varied = 0;
   for (const auto& [name, vary] : kVariations) {
-    const std::string field = name;
-    if (field.rfind("gpu.", 0) == 0 || field == "backend") continue;  // need a GPU to build
+    if (std::string(name) == "backend") continue;
     PermuterKey k = base_key();
     vary(k);
     const auto misses = cache.stats().misses;
     const auto p = cache.get(k);
     EXPECT_EQ(cache.stats().misses, misses + 1) << name;
     EXPECT_NE(p.get(), first.get()) << name;
+    ++varied;
   }
+  EXPECT_EQ(varied, kVariations.size() - 1);
+  EXPECT_EQ(cache.stats().size, varied + 1);
+  const auto hits = cache.stats().hits;
   EXPECT_EQ(cache.get(base_key()).get(), first.get());  // still there, a hit
-  EXPECT_GE(cache.stats().hits, 1u);
+  EXPECT_EQ(cache.stats().hits, hits + 1);
+}
+
+TEST(PermuterCache, CudaBackendMakesADistinctEntry) {
+  if (!backend_available(Backend::Cuda)) GTEST_SKIP() << "no CUDA GPU: a Backend::Cuda Permuter cannot be built";
+  PermuterCache cache(4);
+  const auto cpu = cache.get(base_key());
+  PermuterKey k = base_key();
+  k.options.backend = Backend::Cuda;
+  const auto cuda = cache.get(k);
+  EXPECT_NE(cuda.get(), cpu.get());
+  EXPECT_EQ(cache.stats().misses, 2u);
+  EXPECT_EQ(cache.get(k).get(), cuda.get());
 }
 
 TEST(PermuterCache, EvictsTheLeastRecentlyUsed) {

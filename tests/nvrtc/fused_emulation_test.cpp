@@ -78,7 +78,7 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
   }
   auto expect = data;
   std::string src = kShim, calls;
-  int i = 0;
+  int i = 0, permutations_after = 0, folds = 0;
   const std::vector<ScheduledPass> passes = schedule(lp, ExecStrategy::Fused, fusion_options(go, t, lp.n));
   for (std::size_t pi = 0; pi < passes.size(); ++pi) {
     const auto* fp = std::get_if<FusedLeafPass>(&passes[pi]);
@@ -89,9 +89,11 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
     const auto* then = pi + 1 < passes.size() && fold ? std::get_if<PermutePass>(&passes[pi + 1]) : nullptr;
     std::optional<FusedTileSpec> folded;
     if (then) {
+      ++permutations_after;
       folded = fused_then_permute(*fp, then->perm, lp.n, fused_codegen_options(go, t, lp.n), fusion_options(go, t, lp.n).line_bits);
       if (!folded && fold == 1) ADD_FAILURE() << name << ": the permutation after pass " << i << " does not fold";
     }
+    if (folded) ++folds;
     const FusedTileSpec spec = folded ? *folded : fused_tile_spec(*fp, lp.n);
     FusedCodegenOptions cg = fused_codegen_options(go, t, lp.n);
     cg.out_of_place = (first_out_of_place && i == 0) || folded;
@@ -115,6 +117,17 @@ int emulate(const LoweredProgram& lp, DType t, const GpuProgramOptions& go, std:
                            grid, ks.block, i, i, i);
     ++i;
   }
+  // Passes that are not fused are skipped above: a schedule with no fused pass (or, with `fold`, no permutation
+  // after one) would compare an untouched array with itself and pass with nothing checked.
+  if (i == 0) {
+    ADD_FAILURE() << name << ": the schedule has no fused pass to emulate";
+    return 101;
+  }
+  if (fold && permutations_after == 0) {
+    ADD_FAILURE() << name << ": no fused pass is followed by a permutation, so no store folds one";
+    return 102;
+  }
+  if (fold == 1 && folds != permutations_after) return 103;  // reported above, pass by pass
   src += R"(template <class F>
 void run(unsigned long long grid, unsigned block, F kernel, void* data) {
   gridDim.x = (unsigned)grid;
