@@ -18,10 +18,15 @@ root=$PWD
 python=
 while (($# > 0)); do
   case $1 in
-    --python) python=$2; shift 2 ;;
+    --python) python=${2:?"--python needs an interpreter"}; shift 2 ;;
     *) echo "usage: scripts/docs.sh [--python PYTHON]" >&2; exit 2 ;;
   esac
 done
+command -v doxygen >/dev/null || { echo "docs: doxygen is needed (Debian: apt-get install doxygen)" >&2; exit 1; }
+if [[ -n "$python" ]] && ! "$python" -c "import pdoc" 2>/dev/null; then
+  echo "docs: pdoc is needed beside $python ($python -m pip install pdoc)" >&2
+  exit 1
+fi
 out=${BMMC_DOCS_DIR:-build/docs}
 mkdir -p "$out"
 out=$(realpath "$out")
@@ -70,20 +75,24 @@ self_test() {
   if doxygen_check "$scratch/cpp" "$scratch/permute.hpp" 2>"$scratch/cpp.err" ||
      ! grep -q "unable to resolve reference to 'bmmc::no_such_symbol'" "$scratch/cpp.err"; then
     cat "$scratch/cpp.err" >&2
-    echo "docs: self-test: a \\ref to a missing symbol did not fail the C++ reference" >&2
+    printf '%s\n' 'docs: self-test: a \ref to a missing symbol did not fail the C++ reference' >&2
     return 1
   fi
   # Python: a package whose docstring names a function it does not have, and one that does not import.
   if [[ -n "$python" ]]; then
     mkdir -p "$scratch/py/planted" "$scratch/py/broken"
+    # shellcheck disable=SC2016  # the backquotes are the docstring's, not the shell's
     printf '"""Planted: see `planted.no_such_function`."""\n\ndef permute():\n    """Exists."""\n' \
       >"$scratch/py/planted/__init__.py"
     printf 'import no_such_module_of_bmmc\n' >"$scratch/py/broken/__init__.py"
-    local m
+    local m expected
     for m in planted broken; do
+      expected="\`planted.no_such_function\` names nothing"
+      [[ $m == broken ]] && expected="No module named 'no_such_module_of_bmmc'"
       if PYTHONPATH="$scratch/py" "$python" docs/api/python_reference.py "$scratch/py-out" "$m" \
-           2>"$scratch/py.err" >/dev/null; then
-        echo "docs: self-test: the Python reference passed the planted module '$m'" >&2
+           2>"$scratch/py.err" >/dev/null || ! grep -q -F "$expected" "$scratch/py.err"; then
+        cat "$scratch/py.err" >&2
+        echo "docs: self-test: the Python reference did not fail on the planted module '$m' with: $expected" >&2
         return 1
       fi
     done
@@ -95,6 +104,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 self_test "$scratch"
 mapfile -t headers < <(public_headers)
+rm -rf "$out/cpp" "$out/python"  # no page of a header or module that is gone
 doxygen_check "$out" "${headers[@]}"
 echo "docs: C++ and C reference of ${#headers[@]} headers -> $out/cpp/index.html"
 if [[ -n "$python" ]]; then

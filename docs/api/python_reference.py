@@ -78,7 +78,8 @@ def main(argv):
             pdoc.pdoc(*names, output_directory=out)
             modules = [pdoc.doc.Module.from_name(n) for n in names]
         except Exception as e:  # noqa: BLE001 - any failure to import or render fails the reference
-            print(f"python reference: {type(e).__name__}: {e}", file=sys.stderr)
+            cause = f" ({type(e.__cause__).__name__}: {e.__cause__})" if e.__cause__ else ""
+            print(f"python reference: {type(e).__name__}: {e}{cause}", file=sys.stderr)
             return 1
     problems += [f"pdoc warning: {w.message}" for w in caught]
     package = importlib.import_module(names[0].split(".")[0])
