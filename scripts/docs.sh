@@ -104,9 +104,10 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 self_test "$scratch"
 mapfile -t headers < <(public_headers)
-rm -rf "$out/cpp" "$out/python"  # no page of a header or module that is gone
+rm -rf "$out/cpp"  # no page of a header that is gone
 doxygen_check "$out" "${headers[@]}"
 echo "docs: C++ and C reference of ${#headers[@]} headers -> $out/cpp/index.html"
 if [[ -n "$python" ]]; then
+  rm -rf "$out/python"
   "$python" docs/api/python_reference.py "$out/python"
 fi
