@@ -9,16 +9,62 @@ It fails (exit 1, each problem on standard error) when
     (`bmmc.permute`, `bmmc.distributed.permute`) or a public name of the package (`Bmmc.inverse`), checked by
     importing and looking it up, the way a reader would follow it.
 File names (`bmmc/_fast.py`) and names of other packages (`np.zeros`, `torch.ops.bmmc`) are not references.
+
+Functions of the native module (nanobind) carry their signature as the first line of their docstring, which
+pdoc cannot read as one; the signature is taken from there and shown as a Python function's is.
 """
 
+import collections.abc
+import functools
 import importlib
 import re
 import sys
+import typing
 import warnings
 from pathlib import Path
 
 import pdoc
 import pdoc.doc
+
+NATIVE_SIGNATURE = re.compile(r"(\w+)\((.*)\)(?: -> (.+))?")
+
+
+def native_signature(obj):
+    """(inspect.Signature, docstring without it) of a nanobind function with one overload, or None."""
+    overloads = getattr(obj, "__nb_signature__", None)
+    doc = getattr(obj, "__doc__", None) or ""
+    first, _, rest = doc.partition("\n")
+    match = NATIVE_SIGNATURE.fullmatch(first.strip())
+    if not overloads or len(overloads) != 1 or not match:
+        return None
+    params, returns = match.group(2), match.group(3)
+    namespace = {"collections": collections, "typing": typing, obj.__module__.split(".")[0]:
+                 importlib.import_module(obj.__module__.split(".")[0])}
+    try:
+        exec(f"def f({params}){' -> ' + returns if returns else ''}: pass", namespace)  # noqa: S102
+        signature = pdoc.doc._PrettySignature.from_callable(namespace["f"])
+    except Exception:  # noqa: BLE001 - a signature Python cannot spell (e.g. an ndarray[...] type): left as is
+        return None
+    return signature, rest.lstrip("\n")
+
+
+def show_native_signatures():
+    """Makes pdoc's Function take a nanobind function's signature from its docstring's first line."""
+    plain_signature = pdoc.doc.Function.signature.func
+    plain_docstring = pdoc.doc.Function.docstring.func
+
+    def signature(self):
+        native = native_signature(self.obj)
+        return native[0] if native else plain_signature(self)
+
+    def docstring(self):
+        native = native_signature(self.obj)
+        return native[1] if native else plain_docstring(self)
+
+    for name, fn in (("signature", signature), ("docstring", docstring)):
+        prop = functools.cached_property(fn)
+        prop.__set_name__(pdoc.doc.Function, name)
+        setattr(pdoc.doc.Function, name, prop)
 
 # A dotted name not glued to a path, a URL or a longer dotted name: `bmmc.permute`, `Bmmc.from_rows`.
 DOTTED = re.compile(r"(?<![\w./\\-])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w/\\-])")
@@ -74,6 +120,7 @@ def main(argv):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            show_native_signatures()
             pdoc.render.configure(docformat="restructuredtext")
             pdoc.pdoc(*names, output_directory=out)
             modules = [pdoc.doc.Module.from_name(n) for n in names]
