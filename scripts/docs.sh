@@ -6,10 +6,11 @@
 #   scripts/docs.sh --python PY     also Python: pdoc over the bmmc package that interpreter PY imports (pdoc
 #                                   installed beside it; docs/api/python_reference.py) -> build/docs/python/index.html
 # Either fails on any warning: for Doxygen an unresolved \ref or \link, an unknown command, a \param naming no
-# parameter (or one left out where others are), bad markup (docs/api/Doxyfile: WARN_IF_DOC_ERROR); for Python a module that does not import, a pdoc
-# warning, or a docstring naming a bmmc object that does not exist. Before building, the script checks that each
-# check still fails on a planted broken reference (a \ref to a missing symbol, a docstring naming a missing
-# function), so a check that can no longer fail fails the script. Needs doxygen (Debian: apt-get install
+# parameter (or one left out where others are documented), bad markup (docs/api/Doxyfile: WARN_IF_DOC_ERROR,
+# WARN_IF_INCOMPLETE_DOC); for Python a module that does not import, a pdoc warning, or a docstring naming a
+# bmmc object that does not exist. Before building, the script checks that each check still fails on a planted
+# broken reference (a \ref to a missing symbol, a docstring naming a missing function, a module that does not
+# import), so a check that can no longer fail fails the script. Needs doxygen (Debian: apt-get install
 # doxygen; scripts/test.sh installs it); graphviz is not used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
