@@ -10,10 +10,13 @@
 #                    and the executor's multi-threaded ones: any data race fails them
 #   fuzz_smoke       the libFuzzer targets (clang, in ./build-fuzz) replay fuzz/corpus, then fuzz 25 s each
 #   python_tests     pip install ./python into a fresh virtualenv, then pytest python/tests
+#   docs             the API reference (scripts/docs.sh, into build/docs): Doxygen over the public headers and,
+#                    after python_tests, pdoc over the installed package; any warning or broken reference fails
 # Switches (environment):
 #   BMMC_BUILD_DIR=DIR     build folder of build_and_test (default build)
 #   BMMC_HARDENING=0       skip sanitizer_tests, thread_tests and fuzz_smoke (e.g. a quick `scripts/test.sh -L cli`)
-#   BMMC_PYTHON=0          skip python_tests
+#   BMMC_PYTHON=0          skip python_tests (docs then builds the C++ and C reference only)
+#   BMMC_DOCS=0            skip docs
 #   BMMC_ASAN_BUILD_DIR, BMMC_TSAN_BUILD_DIR, BMMC_FUZZ_BUILD_DIR, BMMC_VENV   the other folders (build-asan,
 #                          build-tsan, build-fuzz, /tmp/bmmc-venv)
 # Builds go through ccache when it is on PATH. What each part costs on 2 cores: TESTING.md.
@@ -108,6 +111,18 @@ python_tests() {
   "$venv/bin/pytest" -q python/tests
 }
 
+docs() {
+  bmmc_install_packages "the API reference" doxygen
+  local python=()
+  if [[ "${BMMC_PYTHON:-1}" != 0 ]]; then
+    # pdoc beside the package python_tests installed (its venv is fresh each run).
+    local venv=${BMMC_VENV:-/tmp/bmmc-venv}
+    "$venv/bin/pip" install --progress-bar off "pdoc>=16,<17"
+    python=(--python "$venv/bin/python")
+  fi
+  scripts/docs.sh "${python[@]}"
+}
+
 build_and_test "$@"
 if [[ "${BMMC_HARDENING:-1}" != 0 ]]; then
   sanitizer_tests
@@ -116,4 +131,7 @@ if [[ "${BMMC_HARDENING:-1}" != 0 ]]; then
 fi
 if [[ "${BMMC_PYTHON:-1}" != 0 ]]; then
   python_tests
+fi
+if [[ "${BMMC_DOCS:-1}" != 0 ]]; then
+  docs
 fi

@@ -132,6 +132,7 @@ def _from_matrix(a, c: int = 0) -> Bmmc:
 
 
 def _transpose_static(n: int, r: int) -> Bmmc:
+    """Transpose of a row-major 2^r × 2^(n−r) matrix (the spec's transpose:R): transpose_matrix(n, r)."""
     return transpose_matrix(n, r)
 
 

@@ -3,7 +3,7 @@
 // The emitted kernel executes exactly the formulas of plan.hpp with every constant folded and every loop
 // unrolled, so it reads like the paper's appendix: a comment block with the permutation, the variant and
 // the launch geometry, then straight-line index arithmetic (XORs of constants). Sources are
-// self-contained (no #include), use `extern "C" __global__ void bmmc_kernel(const T* in, T* out)`, and
+// self-contained (no `#include`), use `extern "C" __global__ void bmmc_kernel(const T* in, T* out)`, and
 // compile with NVRTC or nvcc for any sm_70+ architecture. Example: `bmmc gen bit-reverse --n 15`.
 #pragma once
 

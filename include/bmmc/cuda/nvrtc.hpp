@@ -1,6 +1,6 @@
 // NVRTC: CUDA source text → cubin (real SASS) for one architecture, without a GPU.
 //
-// Generated kernels are self-contained (no #include, no include paths), declared `extern "C" __global__` so
+// Generated kernels are self-contained (no `#include`, no include paths), declared `extern "C" __global__` so
 // that their names are not mangled and the runtime can find them by name. We compile straight to SASS for the
 // running device's arch (--gpu-architecture=sm_XX), not to PTX, so loading needs no driver JIT and the cubin can
 // be cached on disk. Compilation needs no device, which is why CI compiles every emitted kernel (label nvrtc).
