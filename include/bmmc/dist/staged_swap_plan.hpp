@@ -20,6 +20,7 @@
 #include <string>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/dist/tuning.hpp"
 
 namespace bmmc {
 
@@ -48,8 +49,8 @@ int fixed_top_local_bits(const Bmmc& f, int rank_bits);
 /// local bit or the chunks would be smaller than that. Throws std::invalid_argument for a bad geometry (as every
 /// distributed planner).
 std::optional<StagedSwapPlan> make_staged_swap_plan(const Bmmc& f, int rank_bits, int elem_bytes,
-                                                    std::size_t max_chunk_bytes = std::size_t{1} << 30,
-                                                    int min_chunk_bits = 10);
+                                                    std::size_t max_chunk_bytes = kMaxStagingChunkBytes,
+                                                    int min_chunk_bits = kMinStagingChunkBits);
 
 std::string describe(const StagedSwapPlan& plan);
 

@@ -19,7 +19,7 @@
 // else Copy, and fallback_reason() says why; where the push would need its finishing pass, Auto takes CopyPieces
 // instead wherever the map's pieces can be cut along tiles (it depends on the map: the rank bit swapped with local
 // bit 0 already at 2^17 elements per rank, every map tested at 2^26) and each rank sends to one other rank (k = 1;
-// with several destinations the copy engines were slower than push + finish on four H200s). The same device may appear more than once (its "ranks" then share
+// dist/tuning.hpp kAutoPiecesMaxK says why). The same device may appear more than once (its "ranks" then share
 // memory, which tests use to run several ranks on one GPU). Nothing here needs NCCL: this layer (bmmc_peer) is
 // part of bmmc::bmmc, unlike bmmc::nccl (one process per GPU, any launcher).
 // Synchronisation: a call first makes every device's stream wait for every other's (no rank writes into a

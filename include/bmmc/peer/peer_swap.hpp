@@ -42,9 +42,8 @@ namespace bmmc {
 
 class PeerSwapPermuter {
  public:
-  /// The staged path's chunks hold at most this many bytes (2 or 4 of them per device) and at least 2^10 elements.
-  static constexpr std::size_t kMaxStagingChunk = std::size_t{1} << 30;
-  static constexpr int kMinStagingChunkBits = 10;
+  /// The staged path's chunk bounds (dist/tuning.hpp).
+  static constexpr std::size_t kMaxStagingChunk = kMaxStagingChunkBytes;
 
   /// Plans involution `f` over devices.size() ranks, enables peer access and compiles every kernel. Throws
   /// std::invalid_argument for a non-involution, a bad device list or geometry, or missing peer access.
