@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // The portable NCCL engine of the distributed plan (docs/DESIGN.md §9.4): any BMMC of an array split over the
 // ranks of an NCCL communicator, one GPU per rank, in the CUB/NCCL style — the caller owns the communicator and
 // the streams, calls are collective and stream-ordered.

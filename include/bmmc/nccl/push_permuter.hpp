@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // The fused NCCL engine of the distributed plan (docs/DESIGN.md §9.4, §9.5): any BMMC of an array split over the
 // ranks of an NCCL communicator, one process (or thread) per GPU, moved in ONE pass over NVLink — the push plan's
 // kernel on every rank reads its own input and stores whole output runs straight into the destination ranks'

@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // Several GPUs driven by ONE process: any BMMC of an array split over G = 2^g devices (rank r = devices[r] holds
 // the global elements [r·2^m, (r+1)·2^m)), with CUDA peer access and no NCCL (docs/DESIGN.md §9.5).
 //

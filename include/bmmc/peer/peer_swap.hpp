@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // In place across the GPUs of one process (docs/DESIGN.md §9.6): an involution f of an array split over G = 2^g
 // devices (rank r = devices[r] holds elements [r·2^m, (r+1)·2^m)) with no output buffer and no scratch —
 // cuStateVec's multi-device index-bit swap (custatevecMultiDeviceSwapIndexBits), for any involutive BMMC.
