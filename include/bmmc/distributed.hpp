@@ -57,6 +57,9 @@ struct DistributedOptions {
   DistEngine engine = DistEngine::Auto;  ///< a named engine insists (an error where it cannot run)
   /// Permute in place: one buffer per rank (in == out), an involution; engine Auto, Swap or StagedSwap.
   bool in_place = false;
+  /// Out of place, Exchange: the input is the exchange's receive buffer, so no scratch — and the input is lost
+  /// (its buffers must be writable). NCCL and simulated ranks; the GPUs of one process keep their input.
+  bool destroy_input = false;
   /// Pieces: the exchange in this many pieces; 0 = the fewest whose scratch fits 1/8 of a rank's array. In place
   /// on NCCL: the staged path's chunks (0 = dist/tuning.hpp's chunk bound).
   int pieces = 0;

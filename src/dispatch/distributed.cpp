@@ -50,6 +50,12 @@ void check_distributed_options(const DistributedOptions& o) {
         o.staged_engine == DistEngine::Push))
     throw std::invalid_argument(fmt::format(
         "staged_engine = {}: the staged chunks move by auto, exchange (the copy engines) or push", to_string(o.staged_engine)));
+  if (o.destroy_input && (o.in_place || !(o.engine == DistEngine::Auto || o.engine == DistEngine::Exchange) ||
+                          o.pieces > 1))
+    throw std::invalid_argument(fmt::format(
+        "destroy_input receives the exchange into the input: out of place, engine auto or exchange, one piece (not "
+        "{}{}{})",
+        o.in_place ? "in place, " : "", to_string(o.engine), o.pieces > 1 ? fmt::format(", {} pieces", o.pieces) : ""));
   if (o.engine == DistEngine::Exchange && o.pieces > 1)
     throw std::invalid_argument(fmt::format(
         "pieces = {} with the exchange engine, which moves every chunk at once: ask for the pieces engine", o.pieces));
@@ -91,7 +97,8 @@ class SimulatedEngine final : public DistributedEngineBase {
     }
     plan_ = make_dist_plan(map, g, elem_bytes);
     DistEngine e = o.engine;
-    if (e == DistEngine::Auto) e = o.pieces == 1 || plan_->k == 0 ? DistEngine::Exchange : DistEngine::Pieces;
+    if (e == DistEngine::Auto)
+      e = o.pieces == 1 || o.destroy_input || plan_->k == 0 ? DistEngine::Exchange : DistEngine::Pieces;
     if (e == DistEngine::Pieces) info.pieces = make_piece_schedule(*plan_, o.pieces, o.depth).pieces;
     if (e == DistEngine::Push) {
       push_ = make_gpu_push_plan(map, g, elem_bytes, o.gpu.policy.vector_bits);
@@ -117,6 +124,12 @@ class SimulatedEngine final : public DistributedEngineBase {
     so.pieces = info.engine == DistEngine::Pieces ? options_.pieces : 1;
     so.depth = options_.depth;
     so.cpu = options_.cpu;
+    if (options_.destroy_input) {  // the caller made the inputs writable by asking for this
+      std::vector<void*> writable;
+      for (const void* p : in) writable.push_back(const_cast<void*>(p));
+      simulate_dist_permute_destroying(*plan_, writable, out, so);
+      return;
+    }
     simulate_dist_permute(*plan_, in, out, so);
   }
 

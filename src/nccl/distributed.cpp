@@ -46,8 +46,9 @@ class NcclEngine final : public DistributedEngineBase {
       info.alignment = static_cast<std::size_t>(elem_bytes);
       return;
     }
-    if (o.engine == DistEngine::Exchange || o.engine == DistEngine::Pieces) {
-      if (o.engine == DistEngine::Exchange) d.pieces = 1;
+    destroy_input_ = o.destroy_input;
+    if (o.engine == DistEngine::Exchange || o.engine == DistEngine::Pieces || o.destroy_input) {
+      if (o.engine != DistEngine::Pieces) d.pieces = 1;
       portable_.emplace(map, elem_bytes, comm, d);
       if (o.engine == DistEngine::Pieces && !portable_->pipelined())
         throw std::invalid_argument(
@@ -57,7 +58,7 @@ class NcclEngine final : public DistributedEngineBase {
       info.ranks = portable_->ranks();
       info.first_rank = portable_->rank();
       info.local_bytes = portable_->local_bytes();
-      info.scratch_bytes = portable_->scratch_bytes();
+      info.scratch_bytes = destroy_input_ ? 0 : portable_->scratch_bytes();
       info.alignment = static_cast<std::size_t>(elem_bytes);
       return;
     }
@@ -82,7 +83,13 @@ class NcclEngine final : public DistributedEngineBase {
           "the {} engine over NCCL stores into the peers' buffers: pass out{} as NcclWindows of the communicator "
           "(operator()(in, out, scratch, stream)), or ask for the exchange or pieces engine for plain device pointers",
           to_string(info.engine), info.scratch_bytes ? " and scratch" : ""));
-    (*portable_)(in[0], out[0], scratch.empty() ? nullptr : scratch[0], streams.empty() ? nullptr : streams[0]);
+    const StreamHandle stream = streams.empty() ? nullptr : streams[0];
+    if (destroy_input_) {  // the caller made the input writable by asking for this
+      if (!scratch.empty() && scratch[0])
+        throw std::invalid_argument("destroy_input receives into the input: pass no scratch");
+      return portable_->permute_destroying(const_cast<void*>(in[0]), out[0], stream);
+    }
+    (*portable_)(in[0], out[0], scratch.empty() ? nullptr : scratch[0], stream);
   }
 
   void run_in_place(const std::vector<void*>&, const std::vector<StreamHandle>&) const override {
@@ -91,7 +98,8 @@ class NcclEngine final : public DistributedEngineBase {
   }
 
   void run_window(const void* in, const NcclWindow& out, const NcclWindow* scratch, StreamHandle stream) const override {
-    if (portable_) return (*portable_)(in, out.data(), scratch ? scratch->data() : nullptr, stream);
+    if (portable_) return run({in}, {out.data()}, scratch ? std::vector<void*>{scratch->data()} : std::vector<void*>{},
+                              {stream});
     (*push_)(in, out, scratch, stream);
   }
 
@@ -101,6 +109,7 @@ class NcclEngine final : public DistributedEngineBase {
   std::optional<DistPermuter> portable_;
   std::optional<NcclPushPermuter> push_;
   std::optional<NcclSwapPermuter> swap_;
+  bool destroy_input_ = false;
 };
 
 }  // namespace

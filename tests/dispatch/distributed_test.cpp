@@ -137,6 +137,36 @@ TEST(DistributedDoor, InPlaceInvolutionsMatchTheReference) {
   EXPECT_EQ(DistributedPermuter(test::swaps(14, {{11, 12}}), 4, SimulatedRanks{4}, o).engine(), DistEngine::Swap);
 }
 
+TEST(DistributedDoor, DestroyingTheInputReceivesIntoItAndNeedsNoScratch) {
+  int checked = 0;
+  for (int g : {1, 2, 3})
+    for (const Bmmc& b : {random_bmmc(13, g), bit_reverse(13), test::one_bit_swap(13 - g, g, 0, 0)}) {
+      DistributedOptions o;
+      o.destroy_input = true;
+      const DistributedPermuter p(b, 8, SimulatedRanks{1u << g}, o);
+      EXPECT_EQ(p.engine(), DistEngine::Exchange);
+      EXPECT_EQ(p.scratch_bytes(), 0u);
+      Bytes in(array_bytes(13, 8));
+      test::fill_random(in, 5 * g);
+      const Bytes want = reference(b, in, 8);
+      Bytes scratch_in = in;  // the input the call may destroy
+      EXPECT_EQ(run_door(p, scratch_in), want);
+      ++checked;
+    }
+  EXPECT_EQ(checked, 9);
+  using Change = void (*)(DistributedOptions&);
+  for (Change bad : {Change([](DistributedOptions& o) { o.pieces = 4; }),
+                     Change([](DistributedOptions& o) { o.engine = DistEngine::Push; }),
+                     Change([](DistributedOptions& o) { o.in_place = true; })}) {
+    DistributedOptions o;
+    o.destroy_input = true;
+    bad(o);
+    EXPECT_NE(test::error_message([&] { DistributedPermuter(test::swaps(12, {{0, 11}}), 4, SimulatedRanks{2}, o); })
+                  .find("destroy_input receives the exchange into the input"),
+              std::string::npos);
+  }
+}
+
 // A bad call writes nothing: the outputs keep their poison.
 void expect_refused_untouched(const DistributedPermuter& p, const std::vector<const void*>& in,
                               const std::vector<void*>& out, const std::vector<void*>& scratch, const Bytes& out_array,
