@@ -1,7 +1,8 @@
 // The distributed front door (bmmc/distributed.hpp) over NCCL communicators: one rank per GPU of this machine,
-// each on its own thread (the calls are collective). Every out-of-place engine — Exchange and Pieces on plain
-// device pointers, Auto and Push on windows — and in place on a window, against the one-array reference; ranks
-// that disagree all throw; pointer calls to the window engines are refused; NCCL failures are NcclErrors.
+// each on its own thread (the calls are collective). Every out-of-place engine — Exchange (input kept or
+// destroyed) and Pieces on plain device pointers, Auto on windows — and in place on a window, against the
+// one-array reference; ranks that disagree all throw; pointer calls to the window engines are refused; NCCL
+// failures are NcclErrors.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -94,6 +95,9 @@ void every_engine(int ranks) {
       EXPECT_EQ(expect_door_matches(c, b, 8, o, true, fmt::format("{} on windows", to_string(e))), e);
     }
     expect_door_matches(c, b, 4, {}, true, "auto on windows");
+    DistributedOptions destroy;  // the exchange receives into the input (a device copy, freed after the call)
+    destroy.destroy_input = true;
+    EXPECT_EQ(expect_door_matches(c, b, 8, destroy, false, "input destroyed"), DistEngine::Exchange);
   }
   DistributedOptions o;
   o.in_place = true;
