@@ -125,7 +125,7 @@ TEST(DistributedDoorPeer, EveryEngineOutOfPlaceMatchesTheReference) {
         }
     }
   }
-  EXPECT_GT(ran, 3 * refused) << "the named engines refused most cases";
+  EXPECT_GT(ran, refused) << "the named engines refused most cases";
 }
 
 TEST(DistributedDoorPeer, InPlaceInvolutionsMatchTheReference) {
@@ -162,9 +162,10 @@ TEST(DistributedDoorPeer, BadBuffersAreRefusedBeforeAnyWrite) {
     EXPECT_NE(msg.find(what), std::string::npos) << msg;
   };
   says(ip, {o0}, "1 output buffers for 2 local rank(s)");
-  says(ip, {o0, nullptr}, "");
-  says(ip, {o0, o0 + 4}, "overlap");
-  says({i0, o0}, {o0, o0 + local}, "");
+  says(ip, {o0, nullptr}, "rank 1");
+  says(ip, {o0, o0 + local / 2}, "overlap");  // rank 1's output starts inside rank 0's
+  says({i0, o0}, {o0, o0 + local}, "overlap");  // rank 1's input is rank 0's output
+  says(ip, {o0 + 1, o0 + local}, "align");
   std::vector<unsigned char> host(2 * local);
   check(cudaMemcpy(host.data(), out.get(), host.size(), cudaMemcpyDeviceToHost), "cudaMemcpy");
   EXPECT_EQ(host, std::vector<unsigned char>(2 * local, kPoison));

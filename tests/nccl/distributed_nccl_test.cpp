@@ -84,7 +84,7 @@ DistEngine expect_door_matches(const Comms& c, const Bmmc& global, int eb, const
 
 void every_engine(int ranks) {
   const Comms c(ranks);
-  const int n = 20 + (ranks > 1 ? 1 : 0);
+  const int n = 20 + (ranks > 1 ? 3 : 0);  // 2^22 elements per rank of two: the pieces cut along tiles
   const Bmmc swap_low = test::swaps(n, {{0, n - 1}});  // its pieces cut along tiles from 2^17 elements per rank
   for (const Bmmc& b : {random_bmmc(n, 3), bit_reverse(n), swap_low}) {
     for (DistEngine e : {DistEngine::Exchange, DistEngine::Pieces}) {
@@ -129,10 +129,10 @@ TEST(NcclDoor, WindowEnginesRefusePlainPointersAndDisagreeingRanksAllThrow) {
     cudaMalloc(&out, p.local_bytes());
     if (p.engine() == DistEngine::Push || p.engine() == DistEngine::Pieces)
       EXPECT_NE(test::error_message([&] { p({in}, {out}); }).find("NcclWindow"), std::string::npos);
+    // Windows are collective and alike on every rank: a whole local array of scratch (at least any engine's).
     NcclWindow w = NcclWindow::allocate(c.comms[r], p.local_bytes());
-    std::optional<NcclWindow> scratch;
-    if (p.scratch_bytes()) scratch.emplace(NcclWindow::allocate(c.comms[r], p.scratch_bytes()));
-    messages[r] = test::error_message([&] { p(in, w, scratch ? &*scratch : nullptr, nullptr); });
+    NcclWindow scratch = NcclWindow::allocate(c.comms[r], p.local_bytes());
+    messages[r] = test::error_message([&] { p(in, w, &scratch, nullptr); });
     cudaFree(in);
     cudaFree(out);
   });
