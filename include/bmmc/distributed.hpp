@@ -35,6 +35,7 @@
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/engine.hpp"
+#include "bmmc/dist/tuning.hpp"
 #include "bmmc/permute.hpp"  // StreamHandle
 
 struct ncclComm;  // NCCL's communicator: ncclComm_t is ncclComm*
@@ -64,7 +65,8 @@ struct DistributedOptions {
   /// on NCCL: the staged path's chunks (0 = dist/tuning.hpp's chunk bound).
   int pieces = 0;
   int depth = 2;            ///< the pipeline's ring of send and receive buffers (2..128)
-  int exchange_comms = 1;   ///< NCCL Exchange/Pieces: communicators the exchange alternates between (1 or 2)
+  int exchange_comms = kDefaultExchangeComms;  ///< NCCL Exchange/Pieces: communicators the exchange alternates
+                                               ///< between (1 or 2; dist/tuning.hpp)
   bool check_agreement = true;  ///< NCCL: all-gather and compare every rank's plan on every call
   /// In place, StagedSwap: how each chunk moves between ranks — Exchange (the copy engines) or Push; Auto: Exchange.
   DistEngine staged_engine = DistEngine::Auto;

@@ -1,6 +1,6 @@
 // What stands behind the distributed front door (bmmc/distributed.hpp): the interface every engine of every group
 // implements — the GPUs of one process (src/dispatch/distributed_peer.cpp), an NCCL communicator (src/nccl), the
-// simulated ranks (src/dispatch/distributed_sim.cpp). A backend that adds a group or an engine implements it and
+// simulated ranks (src/dispatch/distributed.cpp). A backend that adds a group or an engine implements it and
 // keeps the door's rules (docs/DESIGN.md §9): every argument checked before the first write, the ranks' agreement
 // before data moves where ranks are other processes, calls stream-ordered, engine() never Auto. Not for callers:
 // they use DistributedPermuter.
