@@ -18,8 +18,9 @@
 // Calls are stream-ordered with no host synchronisation, except the ranks' agreement (check_agreement) on NCCL,
 // which compares every rank's plan, sizes and engine (dist/agreement.hpp) before data moves.
 // The fused and in-place NCCL engines store into the peers' memory: their out, scratch and in-place data are
-// NcclWindows of the communicator (bmmc/nccl/window.hpp) — the window overloads below; the pointer overloads
-// serve the Exchange and Pieces engines there. Errors: std::invalid_argument for bad arguments, CudaError /
+// NcclWindows of the communicator (bmmc/nccl/window.hpp) — the window overloads below, which every NCCL engine
+// takes (Auto picks among the fused ones); plain device pointers serve the portable engine, asked for by name
+// (engine Exchange or Pieces). Errors: std::invalid_argument for bad arguments, CudaError /
 // NvrtcError (bmmc/cuda/error.hpp) and NcclError (bmmc/nccl/error.hpp) for failures of CUDA, NVRTC and NCCL.
 // Example, the GPUs 0 and 1 of this process:
 //   bmmc::DistributedPermuter p(bmmc::random_bmmc(33, 1), 4, bmmc::DeviceGroup{{0, 1}});
