@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -19,9 +20,8 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/core/involution.hpp"
+#include "bmmc/distributed.hpp"
 #include "bmmc/peer/peer_access.hpp"
-#include "bmmc/peer/peer_permuter.hpp"
-#include "bmmc/peer/peer_swap.hpp"
 #include "fill_words.cuh"
 #include "timing.hpp"
 #include "vendor_libs.hpp"
@@ -281,14 +281,16 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     }
     return wrong;
   };
-  for (PeerEngine engine : {PeerEngine::Push, PeerEngine::Copy, PeerEngine::CopyPieces}) {
+  // The engines through the distributed door, each asked for by name (a row with the door's reason where it
+  // cannot run): the push engine, the exchange and the pieces on the copy engines.
+  for (DistEngine engine : {DistEngine::Push, DistEngine::Exchange, DistEngine::Pieces}) {
     sync_all(devices);
     const auto t0 = std::chrono::steady_clock::now();
-    PeerOptions o;
+    DistributedOptions o;
     o.engine = engine;
-    std::unique_ptr<PeerPermuter> p;
+    std::unique_ptr<DistributedPermuter> p;
     try {
-      p = std::make_unique<PeerPermuter>(b, eb, devices, o);
+      p = std::make_unique<DistributedPermuter>(b, eb, DeviceGroup{devices}, o);
     } catch (const std::invalid_argument& e) {
       PeerBenchRow r;
       r.variant = to_string(engine);
@@ -304,9 +306,9 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
     const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     PeerBenchRow row = time_host(to_string(engine), devices, reps, [&] { (*p)(ins, outs, s); });
     row.first_use_ms = first;
-    row.note = engine == PeerEngine::Push   ? (p->push_plan().one_pass() ? "one pass" : "push + local finish")
-               : engine == PeerEngine::Copy ? "pre-pass, cudaMemcpyPeerAsync, post-pass"
-                                            : pieces_note(p->pieces(), 1.0 * p->scratch_bytes() / p->local_bytes());
+    row.note = engine == DistEngine::Push       ? (p->scratch_bytes() == 0 ? "one pass" : "push + local finish")
+               : engine == DistEngine::Exchange ? "pre-pass, cudaMemcpyPeerAsync, post-pass"
+                                                : pieces_note(p->pieces(), 1.0 * p->scratch_bytes() / p->local_bytes());
     const u64 wrong = peers ? mismatches() : 0;
     row.verified = peers && wrong == 0;
     if (!peers) row.note += "; not verified (no peer access to read the sources)";
@@ -315,31 +317,32 @@ std::vector<PeerBenchRow> bench_peer(const Bmmc& b, int eb, const std::vector<in
   if (is_involution(b)) {  // in place: the data buffers are the outputs, reset from the inputs before the check
     // The default (staged chunks through the copies where the map allows), then the staged push for comparison.
     bool staged = false;
-    for (PeerEngine engine : {PeerEngine::Auto, PeerEngine::Push}) {
-      if (engine == PeerEngine::Push && !staged) break;
-      const std::string name = engine == PeerEngine::Auto ? "in-place" : "in-place-push";
+    for (DistEngine chunks_by : {DistEngine::Auto, DistEngine::Push}) {
+      if (chunks_by == DistEngine::Push && !staged) break;
+      const std::string name = chunks_by == DistEngine::Auto ? "in-place" : "in-place-push";
       sync_all(devices);
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        const PeerSwapPermuter p(b, eb, devices, {}, PeerSwapPermuter::kMaxStagingChunk, engine);
-        staged = staged || p.staged_plan().has_value();
+        DistributedOptions o;
+        o.in_place = true;
+        o.staged_engine = chunks_by;
+        const DistributedPermuter p(b, eb, DeviceGroup{devices}, o);
+        staged = staged || p.engine() == DistEngine::StagedSwap;
         for (std::size_t r = 0; r < g; ++r) {
           ScopedDevice on(devices[r]);
           BMMC_CUDA_CHECK(cudaMemcpy(outs[r], ins[r], bytes, cudaMemcpyDeviceToDevice));
         }
-        p(outs);
+        p.permute_in_place(outs);
         sync_all(devices);
         const double first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         const bool ok = mismatches() == 0;
-        PeerBenchRow row = time_host(name, devices, reps, [&] { p(outs); });
+        PeerBenchRow row = time_host(name, devices, reps, [&] { p.permute_in_place(outs); });
         row.first_use_ms = first;
         row.verified = ok;
-        row.note = p.staged_plan()
-                       ? std::to_string(p.staged_plan()->chunks()) + " chunks through the " +
-                             (p.staged_engine() == PeerEngine::Copy ? "copy engines, " : "push engine, ") +
-                             std::to_string(p.staging_bytes() >> 20) + " MiB of staging per GPU"
-                   : p.plan().conjugated() ? "local swap, swap across ranks, local swap"
-                                           : "swap across ranks";
+        row.note = p.engine() == DistEngine::StagedSwap
+                       ? std::to_string(p.pieces()) + " chunks through the " +
+                             (chunks_by == DistEngine::Push ? "push engine" : "copy engines")
+                       : "swap across ranks between local swaps where the map moves low bits";
         rows.push_back(row);
       } catch (const std::invalid_argument& e) {
         PeerBenchRow r;

@@ -1,4 +1,4 @@
-// bmmc_nccl_bench: the portable NCCL engine (bmmc/nccl/dist_permuter.hpp) timed beside NCCL's own all-to-all
+// bmmc_nccl_bench: the NCCL engines through the distributed door (bmmc/distributed.hpp) timed beside NCCL's own all-to-all
 // of the same chunks, one process driving every GPU of the machine (one thread per rank, communicators from
 // ncclCommInitAll), as `torchrun`-style one-process-per-GPU users would run it rank by rank.
 //
@@ -12,14 +12,14 @@
 // the engine's own, registered with NCCL), nccl-engine-2-comms (its groups alternating between the
 // caller's communicator and one split from it), nccl-engine-cudaMalloc-scratch (the caller's unregistered scratch), nccl-alltoall-in-pieces-2-comms (the pieces' exchange alone over two communicators), nccl-engine-1-piece (input kept, not pipelined: pre-pass, exchange into a local array of
 // scratch, post-pass) and nccl-engine-destroying (the input is the receive buffer). Each engine row is verified on the devices against the push engine of the same
-// permutation (bmmc/peer/peer_permuter.hpp), byte for byte. Built only where NCCL is found (BMMC_NCCL); it is
+// permutation (a DeviceGroup), byte for byte. Built only where NCCL is found (BMMC_NCCL); it is
 // a separate program so that the CLI never needs libnccl.
 // Then, with out and scratch moved into NCCL symmetric memory (NcclWindow: ncclMemAlloc + window registration):
-// peer-push (PeerPermuter's push engine, one thread driving every GPU, the fused engine's single-process twin),
-// nccl-fused (NcclPushPermuter: the push kernel storing through the windows' ncclGetLsaPointer addresses; one pass
+// peer-push (the push engine over a DeviceGroup, one thread driving every GPU, the fused engine's single-process twin),
+// nccl-fused (the door's Auto over NCCL: the push kernel storing through the windows' ncclGetLsaPointer addresses; one pass
 // where the map keeps output runs on one rank, push + local finish otherwise), and, with the windows also
 // registered for point-to-point (ncclCommRegister), nccl-alltoall-registered: NCCL's exchange between registered
-// buffers; for involutions nccl-in-place (NcclSwapPermuter on the out window).
+// buffers; for involutions nccl-in-place (the door in place on the out window).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -42,12 +42,9 @@
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/nccl/dist_permuter.hpp"
-#include "bmmc/nccl/push_permuter.hpp"
-#include "bmmc/nccl/swap_permuter.hpp"
+#include "bmmc/distributed.hpp"
 #include "bmmc/nccl/window.hpp"
 #include "bmmc/peer/peer_access.hpp"
-#include "bmmc/peer/peer_permuter.hpp"
 #include "../lib/fill_words.cuh"
 
 namespace {
@@ -57,6 +54,22 @@ using u64 = unsigned long long;
 
 void nccl_ok(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r));
+}
+
+// The portable engine as the door runs it: pipelined in pieces where the map's pieces can be cut, else in one
+// exchange (`why` says why not in pieces).
+DistributedPermuter portable(const Bmmc& global, int eb, ncclComm_t comm, DistributedOptions o, std::string* why) {
+  if (o.pieces != 1) {
+    o.engine = DistEngine::Pieces;
+    try {
+      return DistributedPermuter(global, eb, comm, o);
+    } catch (const std::invalid_argument& e) {
+      if (why) *why = e.what();
+    }
+  }
+  o.engine = DistEngine::Exchange;
+  o.pieces = 1;
+  return DistributedPermuter(global, eb, comm, o);
 }
 
 double median(std::vector<double> v) {
@@ -91,15 +104,18 @@ int main(int argc, char** argv) try {
   std::vector<DeviceBuffer> in, out, scratch, ref;
   std::vector<void*> out_at(ranks);  // where the rows write their output (verified against ref)
   std::vector<cudaStream_t> streams(ranks);
-  std::vector<std::optional<DistPermuter>> engines(ranks), two_comms(ranks), unpipelined(ranks);
-  DistOptions opt;
+  std::vector<std::optional<DistributedPermuter>> engines(ranks), two_comms(ranks), unpipelined(ranks), destroying_engines(ranks);
+  DistributedOptions opt;
   opt.check_agreement = false;  // the timed calls; the check costs one all-gather and a stream sync per call
   opt.pieces = pieces;
   opt.depth = depth;
-  DistOptions one = opt;
+  DistributedOptions one = opt;
   one.pieces = 1;
-  DistOptions two = opt;
+  DistributedOptions two = opt;
   two.exchange_comms = 2;
+  DistributedOptions destroy = one;
+  destroy.destroy_input = true;
+  std::string not_in_pieces;
   for (int r = 0; r < ranks; ++r) {
     ScopedDevice on(r);
     in.emplace_back(bytes);
@@ -110,12 +126,13 @@ int main(int argc, char** argv) try {
     bench_detail::fill_rank_words<<<4096, 256>>>(in[r].as<u64>(), bytes / 8, r);
     BMMC_CUDA_CHECK(cudaGetLastError());
     BMMC_CUDA_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
-    engines[r].emplace(global, eb, comms[r], opt);
-    two_comms[r].emplace(global, eb, comms[r], two);
-    unpipelined[r].emplace(global, eb, comms[r], one);
+    engines[r].emplace(portable(global, eb, comms[r], opt, r == 0 ? &not_in_pieces : nullptr));
+    two_comms[r].emplace(portable(global, eb, comms[r], two, nullptr));
+    unpipelined[r].emplace(portable(global, eb, comms[r], one, nullptr));
+    destroying_engines[r].emplace(global, eb, comms[r], destroy);
   }
-  // The reference: the push engine of the same permutation (itself verified against the CPU reference by
-  // bmmc_peer_tests and `bmmc bench --gpus`).
+  // The reference: the same permutation on the GPUs of this process (itself verified against the CPU reference by
+  // the door's tests and `bmmc bench --gpus`).
   {
     std::vector<const void*> ins;
     std::vector<void*> refs, scr;
@@ -124,8 +141,8 @@ int main(int argc, char** argv) try {
       refs.push_back(ref[r].get());
       scr.push_back(scratch[r].get());
     }
-    const PeerPermuter push(global, eb, devices);
-    push(ins, refs, push.scratch_bytes() ? scr : std::vector<void*>{});
+    const DistributedPermuter single(global, eb, DeviceGroup{devices});
+    single(ins, refs, single.scratch_bytes() ? scr : std::vector<void*>{});
     for (int r = 0; r < ranks; ++r) {
       ScopedDevice on(r);
       BMMC_CUDA_CHECK(cudaDeviceSynchronize());
@@ -212,11 +229,10 @@ int main(int argc, char** argv) try {
     }
     nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
   }, false);
-  std::printf("nccl-engine: %s, %d pieces, ring of %d, scratch %.1f MiB per rank (%.3f of the local array, %s)\n",
-              engines[0]->pipelined() ? "pipelined" : ("not pipelined: " + engines[0]->pipeline_note()).c_str(),
+  std::printf("nccl-engine: %s, %d pieces, ring of %d, scratch %.1f MiB per rank (%.3f of the local array)\n",
+              engines[0]->engine() == DistEngine::Pieces ? "pipelined" : ("not pipelined: " + not_in_pieces).c_str(),
               engines[0]->pieces(), depth, engines[0]->scratch_bytes() / 1048576.0,
-              static_cast<double>(engines[0]->scratch_bytes()) / bytes,
-              engines[0]->registered_scratch() ? "its own, registered with NCCL" : "unregistered");
+              static_cast<double>(engines[0]->scratch_bytes()) / bytes);
   // The exchange alone, cut into the engine's pieces (piece i = elements [b_i, b_i+1) of every chunk): NCCL's cost
   // of many smaller groups, without the packs and unpacks.
   const PieceSchedule cut = make_piece_schedule(plan, pieces, depth);
@@ -256,26 +272,26 @@ int main(int argc, char** argv) try {
   time_rows("nccl-alltoall-in-pieces-2-comms", [&](int r) { exchange_in_pieces(r, 2); }, false);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept = time_rows("nccl-engine", [&](int r) {
-    (*engines[r])(in[r].get(), out[r].get(), nullptr, streams[r]);  // its own, registered scratch
+    (*engines[r])({in[r].get()}, {out[r].get()}, {}, {streams[r]});  // its own, registered scratch
   }, true);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   time_rows("nccl-engine-2-comms", [&](int r) {
-    (*two_comms[r])(in[r].get(), out[r].get(), nullptr, streams[r]);  // groups alternating between two communicators
+    (*two_comms[r])({in[r].get()}, {out[r].get()}, {}, {streams[r]});  // groups alternating between two communicators
   }, true);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   time_rows("nccl-engine-cudaMalloc-scratch", [&](int r) {
-    (*engines[r])(in[r].get(), out[r].get(), scratch[r].get(), streams[r]);  // the caller's, unregistered
+    (*engines[r])({in[r].get()}, {out[r].get()}, {scratch[r].get()}, {streams[r]});  // the caller's, unregistered
   }, true);
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double kept1 = time_rows("nccl-engine-1-piece", [&](int r) {
-    (*unpipelined[r])(in[r].get(), out[r].get(), scratch[r].get(), streams[r]);
+    (*unpipelined[r])({in[r].get()}, {out[r].get()}, {scratch[r].get()}, {streams[r]});
   }, true);
   // Destroying: the input is the receive buffer, so each rep starts from a fresh copy of the input (scratch),
   // whose copy is timed with it; the copy's own time is measured alone and reported beside.
   for (int r = 0; r < ranks; ++r) out[r].fill_bytes(0xA5);
   const double destroying = time_rows("nccl-engine-destroying", [&](int r) {
     BMMC_CUDA_CHECK(cudaMemcpyAsync(scratch[r].get(), in[r].get(), bytes, cudaMemcpyDeviceToDevice, streams[r]));
-    engines[r]->permute_destroying(scratch[r].get(), out[r].get(), streams[r]);
+    (*destroying_engines[r])({scratch[r].get()}, {out[r].get()}, {}, {streams[r]});
   }, true);
   const double copy = time_rows("  (its input copy alone)", [&](int r) {
     BMMC_CUDA_CHECK(cudaMemcpyAsync(scratch[r].get(), in[r].get(), bytes, cudaMemcpyDeviceToDevice, streams[r]));
@@ -288,7 +304,7 @@ int main(int argc, char** argv) try {
   out.clear();
   scratch.clear();
   std::vector<NcclWindow> out_win(ranks), scratch_win(ranks);
-  std::vector<std::optional<NcclPushPermuter>> fused(ranks);
+  std::vector<std::optional<DistributedPermuter>> fused(ranks);
   {
     std::vector<std::exception_ptr> errors(ranks);
     std::vector<std::thread> threads;
@@ -316,9 +332,9 @@ int main(int argc, char** argv) try {
   };
   double push = 0;
   if (peers) {
-    PeerOptions push_only;
-    push_only.engine = PeerEngine::Push;  // the push (+ finish), as the fused engine ran it before its copy-engine path
-    const PeerPermuter peer(global, eb, devices, push_only);
+    DistributedOptions push_only;
+    push_only.engine = DistEngine::Push;  // the push (+ finish), as the fused engine ran it before its copy-engine path
+    const DistributedPermuter peer(global, eb, DeviceGroup{devices}, push_only);
     std::vector<const void*> ins;
     std::vector<void*> outs, scr;
     for (int r = 0; r < ranks; ++r) {
@@ -335,10 +351,12 @@ int main(int argc, char** argv) try {
     }, true);
   }
   std::printf("nccl-fused: %s, %s, scratch %.1f MiB per rank\n",
-              fused[0]->fused() ? "fused" : ("portable: " + fused[0]->fallback_reason()).c_str(),
-              fused[0]->push_plan().one_pass() ? "one pass"
-              : fused[0]->pieces()             ? ("copy engines in " + std::to_string(fused[0]->pieces()) + " pieces").c_str()
-                                               : "push + local finish",
+              fused[0]->fallback_reason().empty() ? "fused" : ("portable: " + fused[0]->fallback_reason()).c_str(),
+              fused[0]->engine() == DistEngine::Pieces
+                  ? ("copy engines in " + std::to_string(fused[0]->pieces()) + " pieces").c_str()
+              : fused[0]->engine() != DistEngine::Push ? "the portable engine"
+              : fused[0]->scratch_bytes() == 0        ? "one pass"
+                                                      : "push + local finish",
               fused[0]->scratch_bytes() / 1048576.0);
   poison();
   const double fused_ms = time_rows("nccl-fused", [&](int r) {
@@ -346,28 +364,25 @@ int main(int argc, char** argv) try {
   }, true);
   // In place (involutions only): the input copied into the out window once; the calls alternate f and f∘f = id,
   // so after an odd number of them the window holds f(in), which is verified.
-  std::vector<std::optional<NcclSwapPermuter>> swaps(ranks);
+  std::vector<std::optional<DistributedPermuter>> swaps(ranks);
   try {
+    DistributedOptions in_place = opt;
+    in_place.in_place = true;
     for (int r = 0; r < ranks; ++r) {
       ScopedDevice on(r);
-      swaps[r].emplace(global, eb, comms[r], opt);
+      swaps[r].emplace(global, eb, comms[r], in_place);
     }
   } catch (const std::invalid_argument& e) {
     std::printf("nccl-in-place: not run (%s)\n", e.what());
     for (auto& sw : swaps) sw.reset();
   }
   if (swaps[0]) {
-    if (swaps[0]->chunks())
-      std::printf("nccl-in-place: %d staged chunks through the copy engines, staging %.1f MiB per rank\n",
-                  swaps[0]->chunks(), swaps[0]->staging_bytes() / 1048576.0);
-    else
-      std::printf("nccl-in-place: %s\n", swaps[0]->plan().conjugated() ? "Q, the pass across ranks, Q"
-                                                                        : "one pass across ranks");
+    std::printf("nccl-in-place: %s\n", swaps[0]->describe().c_str());
     for (int r = 0; r < ranks; ++r) {
       ScopedDevice on(r);
       BMMC_CUDA_CHECK(cudaMemcpy(out_win[r].data(), in[r].get(), bytes, cudaMemcpyDeviceToDevice));
     }
-    const auto swap_once = [&](int r) { (*swaps[r])(out_win[r], streams[r]); };
+    const auto swap_once = [&](int r) { swaps[r]->permute_in_place(out_win[r], streams[r]); };
     time_rows("nccl-in-place", swap_once, false);  // reps + 1 calls
     if ((reps + 1) % 2 == 0) {  // one more call (collective: a thread per rank), so that the data hold f(in)
       std::vector<std::thread> threads;
@@ -422,6 +437,7 @@ int main(int argc, char** argv) try {
         engines[r].reset();
         two_comms[r].reset();
         unpipelined[r].reset();
+        destroying_engines[r].reset();
         fused[r].reset();
         swaps[r].reset();
         out_win[r] = NcclWindow();

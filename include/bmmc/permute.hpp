@@ -1,6 +1,8 @@
 // The front door: permute arrays of 2^n elements by a BMMC, out[A·x ⊕ c] = in[x], on any backend.
 //
-// Everything a caller needs is here; the CLI, the Python module and the fuzzer are thin callers of it.
+// Everything a caller needs for an array in one memory is here; the CLI, the Python module and the fuzzer are thin
+// callers of it. An array split over several GPUs or ranks has its own door, bmmc/distributed.hpp
+// (DistributedPermuter, with this header's StreamHandle and GpuOptions).
 //  - `Permuter`: built once from a Bmmc (planned for the backend) or from a Plan (run as given), then called
 //    any number of times — host pointers on the CPU, device pointers and a stream on CUDA (CUB style: no
 //    hidden device-wide synchronisation).

@@ -17,9 +17,9 @@ Example (``torchrun --nproc_per_node 4 examples/distributed_permute.py``)::
     x = torch.arange(2**20, device="cuda")        # this rank's 2^20 elements of a 2^22-element array
     y = bmmc.distributed.permute(x, "bit-reverse")  # y: this rank's slice of the bit-reversed array
 
-Every rank must call with the same permutation, n and element size; the ranks compare a hash of their plans
-first (one small all_gather, ``check=False`` skips it) and all raise ValueError when they differ, instead of
-deadlocking in the exchange or exchanging wrong data.
+Every rank must call with the same permutation, n and element size; the ranks compare their plans first (the
+library's agreement record, one small all_gather; ``check=False`` skips it) and all raise ValueError when they
+differ, instead of deadlocking in the exchange or exchanging wrong data.
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ def _step(b: Bmmc, rank_bits: int, elem_bytes: int, rank: int) -> dict:
     return _bmmc._dist_alltoall_step(b, rank_bits, elem_bytes, rank)
 
 
+@functools.lru_cache(maxsize=256)
+def _agreement(b: Bmmc, rank_bits: int, elem_bytes: int) -> tuple:
+    return tuple(_bmmc._dist_agreement(b, rank_bits, elem_bytes))
+
+
 def plan_step(spec, n: int, ranks: int, rank: int, elem_bytes: int) -> dict:
     """Rank `rank`'s step of the distributed plan of `spec` on n global bits over `ranks` ranks: a dict with
     "pre" and "post" (the local Bmmcs), "send_counts" and "recv_counts" (elements to / from each rank), "k",
@@ -50,17 +55,14 @@ def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _check_agreement(torch, dist, group, device, world: int, rank: int, n: int, elem_bytes: int, plan_hash: int):
-    mine = torch.tensor([_signed64(plan_hash), n, elem_bytes], dtype=torch.int64, device=device)
+def _check_agreement(torch, dist, group, device, world: int, rank: int, b: Bmmc, g: int, elem_bytes: int):
+    # The record and the comparison are the library's (bmmc/dist/agreement.hpp, as the NCCL engines use them); this
+    # only moves the words between the ranks.
+    mine = torch.tensor([_signed64(w) for w in _agreement(b, g, elem_bytes)], dtype=torch.int64,
+                        device=device)
     every = [torch.empty_like(mine) for _ in range(world)]
     dist.all_gather(every, mine, group=group)
-    seen = [tuple(int(v) for v in t.tolist()) for t in every]
-    if any(s != seen[0] for s in seen):
-        detail = "; ".join(f"rank {r}: n = {s[1]}, {s[2]}-byte elements, plan hash {s[0] & ((1 << 64) - 1):#018x}"
-                           for r, s in enumerate(seen))
-        raise ValueError(f"the ranks disagree on the permutation, n or element size (this is rank {rank}); every "
-                         f"rank must call bmmc.distributed.permute with the same spec and equal-sized tensors of "
-                         f"one dtype: {detail}")
+    _bmmc._dist_compare_agreements([int(v) & ((1 << 64) - 1) for t in every for v in t.tolist()], rank)
 
 
 def permute(x_local, spec, group=None, out=None, *, check: bool = True):
@@ -109,7 +111,7 @@ def permute(x_local, spec, group=None, out=None, *, check: bool = True):
             raise ValueError("out overlaps x_local; the distributed permutation needs a separate output")
     step = _step(b, g, eb, rank)
     if check:
-        _check_agreement(torch, dist, group, x_local.device, world, rank, n, eb, step["hash"])
+        _check_agreement(torch, dist, group, x_local.device, world, rank, b, g, eb)
     if step["local_only"]:
         return _local_permute(x_local, step["local"], out=out)
     received = torch.empty_like(x_local)

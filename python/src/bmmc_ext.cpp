@@ -32,6 +32,7 @@
 #include "bmmc/core/spec.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/core/involution.hpp"
+#include "bmmc/dist/agreement.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/permute.hpp"
 #include "numpy_fast.hpp"
@@ -315,6 +316,27 @@ NB_MODULE(_bmmc, m) {
      "Rank `rank`'s step of the distributed plan as one all-to-all with counts (bmmc/dist/alltoall.hpp): the local "
      "pre- and post-pass Bmmcs, elements sent to / received from each rank, the plan's hash (equal on every rank "
      "for equal plans), and whether the job is purely local. Used by bmmc.distributed.");
+  m.def("_dist_agreement", [](const Bmmc& b, int rank_bits, int elem_bytes) {
+    const bmmc::DistPlan plan = bmmc::make_dist_plan(b, rank_bits, elem_bytes);
+    bmmc::Agreement a;
+    a.hash = bmmc::dist_plan_hash(plan);
+    a.n = static_cast<std::uint64_t>(b.n());
+    a.elem_bytes = static_cast<std::uint64_t>(elem_bytes);
+    a.engine = bmmc::DistEngine::Exchange;  // one all_to_all_single
+    a.pieces = 1;
+    a.comms = 1;
+    const bmmc::Agreement::Words w = a.words();
+    return std::vector<std::uint64_t>(w.begin(), w.end());
+  }, "bmmc"_a, "rank_bits"_a, "elem_bytes"_a,
+     "This rank's agreement record (bmmc/dist/agreement.hpp) for bmmc.distributed's exchange: the words every rank "
+     "all-gathers before data moves.");
+  m.def("_dist_compare_agreements", [](const std::vector<std::uint64_t>& every, int rank) {
+    bmmc::compare_agreements(every, rank,
+                             "every rank must call bmmc.distributed.permute with the same spec and equal-sized tensors "
+                             "of one dtype");
+  }, "every"_a, "rank"_a,
+     "Raises ValueError naming every rank's view unless the gathered agreement records (all ranks' words, rank "
+     "order) are equal.");
 
   nb::class_<Prepared>(m, "_Prepared",
                        "A prepared permutation for the Python fast path (bmmc/_fast.py): Permuter for (bmmc, "

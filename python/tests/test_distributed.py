@@ -127,6 +127,21 @@ def test_plan_steps_pair_up_without_processes():
         bmmc.distributed.plan_step("gray", 10, 3, 0, 4)
 
 
+def test_agreement_records_compare_without_processes():
+    # The record every rank all-gathers and the library's comparison (the one the NCCL engines use).
+    from bmmc import _bmmc
+    b = bmmc._as_bmmc("random-bmmc:9", 12)
+    mine = list(_bmmc._dist_agreement(b, 2, 4))
+    assert len(mine) == 8
+    _bmmc._dist_compare_agreements(mine * 4, 1)  # equal records: no error
+    other = list(_bmmc._dist_agreement(bmmc._as_bmmc("gray", 12), 2, 4))
+    with pytest.raises(ValueError, match=r"disagree.*this is rank 1.*same spec.*rank 3: n = 12"):
+        _bmmc._dist_compare_agreements(mine * 3 + other, 1)
+    wider = list(_bmmc._dist_agreement(b, 2, 8))
+    with pytest.raises(ValueError, match="8-byte elements"):
+        _bmmc._dist_compare_agreements(mine + wider, 0)
+
+
 @needs_dist
 def test_needs_a_process_group():
     if dist.is_initialized():

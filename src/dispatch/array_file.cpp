@@ -20,6 +20,7 @@
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
+#include "bmmc/distributed.hpp"
 
 namespace bmmc {
 
@@ -222,21 +223,34 @@ Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_pat
 
 Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::string& in_path,
                                  const std::string& out_path, std::uint64_t ranks, Backend backend,
-                                 const DistSimOptions& options) {
+                                 const DistributedOptions& options) {
   const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);  // checks elem_bytes and n first
-  const DistPlan plan = make_dist_plan(bmmc, dist_rank_bits(ranks, bmmc.n()), elem_bytes);
   check_backend(backend);  // a value outside the enumeration is refused, not run on the CPU
-  check_cpu_threads(options.cpu.threads);
   if (backend == Backend::Cuda)
     throw std::invalid_argument(fmt::format(
         "{} ranks on the cuda backend: a file is not split over GPUs here; the cpu backend runs the distributed plan "
-        "on simulated ranks, and on GPUs it runs through DistPermuter (NCCL, one process per GPU) or PeerPermuter "
-        "(one process, several GPUs)",
+        "on simulated ranks, and on GPUs it runs through DistributedPermuter (bmmc/distributed.hpp) over the GPUs of "
+        "one process or an NCCL communicator",
         ranks));
-  check_pieces(options.pieces);  // before the input is read (the simulator would say the same, later)
-  const std::vector<std::byte> in = read_input_array(in_path, bmmc.n(), elem_bytes);
+  // The door checks the ranks, the map (an involution in place), the engine and the options before a file is read.
+  const DistributedPermuter p(bmmc, elem_bytes, SimulatedRanks{ranks}, options);
+  std::vector<std::byte> in = read_input_array(in_path, bmmc.n(), elem_bytes);
+  const std::size_t local = p.local_bytes();
+  if (p.in_place()) {
+    std::vector<void*> data;
+    for (std::uint64_t r = 0; r < ranks; ++r) data.push_back(in.data() + r * local);
+    p.permute_in_place(data);
+    write_file_atomic(out_path, in.data(), in.size());
+    return Backend::Cpu;
+  }
   std::vector<std::byte> out(bytes);
-  simulate_dist_permute_array(plan, in.data(), out.data(), options);
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+  for (std::uint64_t r = 0; r < ranks; ++r) {
+    in_ptrs.push_back(in.data() + r * local);
+    out_ptrs.push_back(out.data() + r * local);
+  }
+  p(in_ptrs, out_ptrs);
   write_file_atomic(out_path, out.data(), out.size());
   return Backend::Cpu;
 }

@@ -1,5 +1,6 @@
 // Per-rank exchange schedules of a distributed plan (see schedule.hpp).
 #include "bmmc/dist/schedule.hpp"
+#include "bmmc/dist/tuning.hpp"
 
 #include <fmt/format.h>
 
@@ -156,7 +157,7 @@ int pieces_within(const DistPlan& plan, int depth, std::uint64_t max_scratch_ele
 PieceSchedule make_piece_schedule(const DistPlan& plan, int pieces, int depth) {
   check_pieces(pieces);
   check_depth(depth);
-  if (pieces == 0) pieces = pieces_within(plan, depth, plan.local_elems() / 8);
+  if (pieces == 0) pieces = pieces_within(plan, depth, plan.local_elems() / kPieceScratchDivisor);
   PieceSchedule s;
   s.depth = depth;
   s.atom_bits = plan.piece_bits;

@@ -9,6 +9,7 @@
 
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
+#include "bmmc/nccl/error.hpp"
 
 namespace bmmc::nccl_detail {
 
@@ -18,7 +19,7 @@ void nccl_check(ncclResult_t status, const char* call, ncclComm_t comm) {
   if (comm) {
     if (const char* last = ncclGetLastError(comm); last && *last) what += fmt::format(": {}", last);
   }
-  throw std::runtime_error(what);
+  throw NcclError(static_cast<int>(status), call, what);
 }
 
 void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes, const char* a_name,
@@ -28,22 +29,6 @@ void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size
     throw std::invalid_argument(fmt::format("{} ({}, {} bytes) and {} ({}, {} bytes) overlap; pass disjoint buffers",
                                             a_name, a, a_bytes, b_name, b, b_bytes));
 }
-
-namespace {
-
-std::string describe_engine(const std::uint64_t* words) {
-  switch (static_cast<AgreedEngine>(words[3])) {
-    case AgreedEngine::Refused: return "refused its own arguments (that rank's error says why)";
-    case AgreedEngine::Portable:
-      return fmt::format("the portable engine in {} piece(s) over {} communicator(s), {} scratch", words[4], words[5],
-                         words[6] ? "its own registered" : "the caller's or unregistered");
-    case AgreedEngine::Fused: return fmt::format("the fused engine, push line bits {}", words[7]);
-    case AgreedEngine::InPlace: return "the in-place engine";
-  }
-  return fmt::format("engine {}", words[3]);
-}
-
-}  // namespace
 
 RankContext::RankContext(ncclComm_t c, const char* who) : comm(c) {
   if (!c) throw std::invalid_argument(fmt::format("{}: the NCCL communicator is null", who));
@@ -66,10 +51,9 @@ RankContext::~RankContext() {
 void RankContext::agree(const Agreement& mine, cudaStream_t stream) const {
   constexpr int w = Agreement::kWords;
   std::uint64_t* device_words = words_;
-  const std::uint64_t words[w] = {mine.hash,   mine.n,    mine.elem_bytes, static_cast<std::uint64_t>(mine.engine),
-                                  mine.pieces, mine.comms, mine.registered, mine.detail};
+  const Agreement::Words words = mine.words();
   std::vector<std::uint64_t> every(w * static_cast<std::size_t>(ranks));
-  check(cudaMemcpyAsync(device_words, words, sizeof words, cudaMemcpyHostToDevice, stream),
+  check(cudaMemcpyAsync(device_words, words.data(), sizeof words, cudaMemcpyHostToDevice, stream),
         "cudaMemcpyAsync (agreement)");
   nccl_check(ncclAllGather(device_words, device_words + w, w, ncclUint64, comm, stream), "ncclAllGather (agreement)",
              comm);
@@ -77,23 +61,13 @@ void RankContext::agree(const Agreement& mine, cudaStream_t stream) const {
                         stream),
         "cudaMemcpyAsync (agreement)");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (agreement)");
-  bool agree = true;
-  for (int r = 0; r < ranks; ++r)
-    for (int i = 0; i < w; ++i) agree = agree && every[w * r + i] == every[i];
-  if (agree) return;
-  std::string views;
-  for (int r = 0; r < ranks; ++r)
-    views += fmt::format("{}rank {}: n = {}, {}-byte elements, plan hash {:#018x}, {}", r ? "; " : "", r,
-                         every[w * r + 1], every[w * r + 2], every[w * r], describe_engine(&every[w * r]));
-  throw std::invalid_argument(fmt::format(
-      "the ranks disagree on the permutation, n, element size or engine (this is rank {}); every rank must build its "
-      "permuter from the same global BMMC, element size and options: {}",
-      rank, views));
+  compare_agreements(every, rank,
+                     "every rank must build its permuter from the same global BMMC, element size and options");
 }
 
 void RankContext::refuse(cudaStream_t stream) const noexcept {
   try {
-    agree(Agreement{}, stream);
+    agree(refused_agreement(), stream);
   } catch (...) {  // the peers disagree with a refusal, which is the point; the caller rethrows its own error
   }
 }

@@ -1,7 +1,6 @@
-// Internal to the NCCL layer: what both NCCL engines do around their data movement — NCCL failures turned into
-// exceptions that carry NCCL's own words, the ranks' agreement on what they are about to do (compared before any
-// data moves: ranks that disagree would post unpaired operations and hang, or write into each other's arrays with
-// different maps), a stream-ordered barrier, and the disjointness check of a call's buffers.
+// Internal to the NCCL layer: what the NCCL engines do around their data movement — NCCL failures turned into
+// NcclErrors that carry NCCL's own words, the ranks' agreement (dist/agreement.hpp) gathered over the
+// communicator, a stream-ordered barrier, and the disjointness check of a call's buffers.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,30 +9,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "bmmc/dist/agreement.hpp"
+
 namespace bmmc::nccl_detail {
 
-/// Throws std::runtime_error "<call> failed: <ncclGetErrorString> (<code>): <ncclGetLastError(comm)>".
+/// Throws NcclError (bmmc/nccl/error.hpp) "<call> failed: <ncclGetErrorString> (<code>): <ncclGetLastError(comm)>".
 void nccl_check(ncclResult_t status, const char* call, ncclComm_t comm = nullptr);
 
 /// Throws std::invalid_argument unless the byte ranges [a, a + a_bytes) and [b, b + b_bytes) are disjoint.
 void check_disjoint(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes, const char* a_name,
                     const char* b_name);
-
-/// Which NCCL engine a rank runs: ranks that run different engines (or one engine differently) would post unpaired
-/// NCCL operations or store into each other's buffers with different maps. Refused: the rank rejected its own
-/// arguments and takes part in the agreement only so that its peers throw instead of waiting for it.
-enum class AgreedEngine : std::uint64_t { Refused = 0, Portable = 1, Fused = 2, InPlace = 3 };
-
-/// What every rank states before a call moves data: the plan's hash, n, the element size, the engine, how the
-/// portable engine's exchange will run (its piece count, communicators, and whether it exchanges through its own
-/// NCCL-registered scratch: NCCL forbids mixing registered and unregistered buffers across ranks), and one word of
-/// engine detail (the fused engine's push line bits, which decide its push/finish split); 0 where they do not apply.
-struct Agreement {
-  std::uint64_t hash = 0, n = 0, elem_bytes = 0;
-  AgreedEngine engine = AgreedEngine::Refused;
-  std::uint64_t pieces = 0, comms = 0, registered = 0, detail = 0;
-  static constexpr int kWords = 8;
-};
 
 /// What every NCCL engine holds: the calling rank's view of the communicator the caller owns, and the device words
 /// its agreement and barriers go through. Engines' states derive from it.
@@ -45,8 +30,8 @@ struct RankContext {
   RankContext(const RankContext&) = delete;
   RankContext& operator=(const RankContext&) = delete;
 
-  /// Collective: ncclAllGather of every rank's Agreement, then a host comparison (one stream synchronisation).
-  /// Every rank throws std::invalid_argument naming every rank's view when they differ. The all-gather also orders
+  /// Collective: ncclAllGather of every rank's Agreement (dist/agreement.hpp), then compare_agreements (one stream
+  /// synchronisation): every rank throws std::invalid_argument naming every rank's view when they differ. The all-gather also orders
   /// the ranks: no rank's later work on `stream` starts before every rank's earlier work on its stream is done.
   void agree(const Agreement& mine, cudaStream_t stream) const;
   /// Runs `checks` (a call's validation of its own arguments); when they throw and `announce` (the engine's calls

@@ -253,7 +253,7 @@ void DistPermuter::check_agreement(cudaStream_t stream, bool registered) const {
   const Agreement mine{dist_plan_hash(s.plan),
                        static_cast<std::uint64_t>(s.plan.n()),
                        static_cast<std::uint64_t>(s.plan.elem_bytes),
-                       AgreedEngine::Portable,
+                       s.pipelined ? DistEngine::Pieces : DistEngine::Exchange,
                        static_cast<std::uint64_t>(s.pipelined ? s.pieces.pieces : 1),
                        static_cast<std::uint64_t>(s.pipelined ? s.exchange_comms : 1),
                        registered ? 1u : 0u,

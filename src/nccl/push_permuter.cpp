@@ -16,6 +16,7 @@
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/schedule.hpp"
+#include "bmmc/dist/tuning.hpp"
 #include "bmmc/exchange/push_kernel.hpp"
 #include "collectives.hpp"
 #include "copy_pieces.hpp"
@@ -51,7 +52,7 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
   check_pieces(options.pieces);
   check_depth(options.depth);
   ScopedDevice on(s.device);
-  if (!s.push.one_pass() && s.plan.k >= 2) {
+  if (!s.push.one_pass() && s.plan.k > kAutoPiecesMaxK) {
     // A map that needs a second pass and sends to several ranks: the copy engines in pieces are slow there (three
     // peer copies at once ~200 GB/s per GPU on four H200s) and push + finish needs a whole scratch array; the
     // portable engine's pipelined exchange took 1.13× NCCL's all-to-all with 0.11 of the array as scratch, the
@@ -81,7 +82,7 @@ NcclPushPermuter::NcclPushPermuter(const Bmmc& global, int elem_bytes, ncclComm_
   s.kernel = cache.get(src.source, src.kernel_name, device_arch(s.device));
   prepare_launch(s.kernel, src.shared_bytes);
   s.alignment = static_cast<std::size_t>(s.push_kernel->pass.vector_bytes());
-  if (!s.push.one_pass() && s.plan.k <= 1) {
+  if (!s.push.one_pass() && s.plan.k <= kAutoPiecesMaxK) {
     // A push that needs a finishing pass is slower than the copy engines carrying pieces while the SMs pack and
     // unpack (on two H200s: 1.42–1.44× against 1.04–1.08× the peer-copy bound in one process, BENCHMARKS.md) —
     // where each rank sends to one other rank: with three destinations (four H200s, k = 2) the copies reached
@@ -171,7 +172,7 @@ void NcclPushPermuter::operator()(const void* in, const NcclWindow& out, const N
   }
   if (s.options.check_agreement)
     s.agree({dist_plan_hash(s.plan), static_cast<std::uint64_t>(s.plan.n()),
-             static_cast<std::uint64_t>(s.plan.elem_bytes), AgreedEngine::Fused,
+             static_cast<std::uint64_t>(s.plan.elem_bytes), DistEngine::Push,
              static_cast<std::uint64_t>(s.pieces ? s.pieces->pieces() : 0), 0, 0,
              static_cast<std::uint64_t>(s.push.line_bits)},
             stream);

@@ -67,7 +67,7 @@ struct NcclSwapPermuter::State : RankContext {
 // f_c's pre- and post-pass and where each segment goes; false (nothing kept) where the staged path does not apply.
 bool NcclSwapPermuter::State::plan_staged(const Bmmc& f, int g, int elem_bytes) {
   const std::size_t local = array_bytes(plan.local_bits, elem_bytes);
-  const std::size_t max_chunk = options.pieces > 0 ? local / static_cast<std::size_t>(options.pieces) : std::size_t{1} << 30;
+  const std::size_t max_chunk = options.pieces > 0 ? local / static_cast<std::size_t>(options.pieces) : kMaxStagingChunkBytes;
   auto st = make_staged_swap_plan(f, g, elem_bytes, max_chunk, kMinStagingChunkBits);
   // A map that fixes too few top local bits would get chunks above the bound (staging of 4 chunks of up to half the
   // array): the three passes then, with no staging at all.
@@ -149,7 +149,7 @@ void NcclSwapPermuter::operator()(const NcclWindow& data, cudaStream_t stream) c
   s.check_or_refuse(s.options.check_agreement, stream, [&] { data.require(s.comm, local_bytes(), true, "data"); });
   if (s.options.check_agreement)
     s.agree({s.hash, static_cast<std::uint64_t>(s.plan.n()), static_cast<std::uint64_t>(s.plan.elem_bytes),
-             AgreedEngine::InPlace, static_cast<std::uint64_t>(chunks()), 0, 0, 0},
+             chunks() ? DistEngine::StagedSwap : DistEngine::Swap, static_cast<std::uint64_t>(chunks()), 0, 0, 0},
             stream);
   else
     s.barrier(stream);  // no rank reaches into a buffer its owner still uses

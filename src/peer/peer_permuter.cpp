@@ -16,6 +16,7 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/schedule.hpp"
+#include "bmmc/dist/tuning.hpp"
 #include "bmmc/exchange/push_kernel.hpp"
 #include "piece_pipeline.hpp"
 #include "rank_buffers.hpp"
@@ -125,7 +126,7 @@ PeerPermuter::PeerPermuter(const Bmmc& global, int elem_bytes, std::vector<int> 
   // two H200s (BENCHMARKS.md) — wherever its pieces can be cut along tiles (else push + finish), and where each
   // rank sends to one other rank (k = 1): a GPU's copies to three peers at once reached only ~200 GB/s on four
   // H200s (k = 2: copy engines in pieces 1.24–1.58× push + finish). The push is still built: permute_in_place runs it.
-  if (options.engine == PeerEngine::Auto && s.engine == PeerEngine::Push && !s.push.one_pass() && s.dist.k <= 1) {
+  if (options.engine == PeerEngine::Auto && s.engine == PeerEngine::Push && !s.push.one_pass() && s.dist.k <= kAutoPiecesMaxK) {
     try {
       s.pieces = std::make_unique<PiecePipeline>(s.dist, s.devices, options.pieces, gpu);
     } catch (const std::invalid_argument&) {  // ranks too small to cut into pieces

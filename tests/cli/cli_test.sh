@@ -256,6 +256,27 @@ for spec in random-bmmc:4 random-bpc:4 bit-reverse transpose:5 reverse; do
     fail "permute $spec --ranks 2 --pieces 0"
   cmp -s "$work/single.bin" "$work/dist.bin" || fail "permute $spec --ranks 2 --pieces 0 (within 1/8 scratch) differs"
 done
+# Every engine through the distributed door, and in place (an involution: a rank bit with a low bit, and with the
+# top local bit).
+"$bmmc" permute random-bmmc:4 --n 12 -b 4 -i "$work/r12.bin" -o "$work/single.bin" || fail "permute random-bmmc:4"
+for engine in exchange push auto; do
+  "$bmmc" permute random-bmmc:4 --n 12 -b 4 -i "$work/r12.bin" -o "$work/dist.bin" --ranks 4 --engine $engine ||
+    fail "permute --ranks 4 --engine $engine"
+  cmp -s "$work/single.bin" "$work/dist.bin" || fail "permute --ranks 4 --engine $engine differs"
+done
+for spec in swap:0,11 swap:10,11; do
+  "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/r12.bin" -o "$work/single.bin" || fail "permute $spec"
+  cp "$work/r12.bin" "$work/inplace.bin"
+  "$bmmc" permute "$spec" --n 12 -b 4 -i "$work/inplace.bin" -o "$work/inplace.bin" --ranks 2 --in-place ||
+    fail "permute $spec --ranks 2 --in-place"
+  cmp -s "$work/single.bin" "$work/inplace.bin" || fail "permute $spec --ranks 2 --in-place differs"
+done
+expect_error 2 "in place across ranks runs involutions" \
+  "$bmmc" permute random-bmmc:4 --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 2 --in-place
+expect_error 2 "'fused' names no distributed engine" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4 --engine fused
+expect_error 2 "--engine applies to the distributed path" \
+  "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --engine push
 expect_error 2 "--pieces must be at least 0" \
   "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 4 --pieces -1
 expect_error 2 "must be a power of two" "$bmmc" permute gray --n 12 -b 4 -i "$work/r12.bin" -o "$work/new.bin" --ranks 6

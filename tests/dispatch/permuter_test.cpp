@@ -266,7 +266,7 @@ TEST_F(ArrayFile, BadInputLeavesTheOutputAsItWas) {
               permute_file_distributed(b, 4, path("in.bin"), path("out.bin"), 4, static_cast<Backend>(7));
             }).find("names no backend"),
             std::string::npos);
-  DistSimOptions negative;
+  DistributedOptions negative;
   negative.cpu.threads = -1;
   EXPECT_NE(test::error_message([&] {
               permute_file_distributed(b, 4, path("in.bin"), path("out.bin"), 4, Backend::Cpu, negative);

@@ -1,5 +1,6 @@
 // bmmc permute SPEC --elem-bytes B --in FILE --out FILE: permute a raw array file, out[A·x ⊕ c] = in[x].
-// With --ranks R the distributed plan (docs/DESIGN.md §9) runs on R simulated ranks (permute_file_distributed).
+// With --ranks R the distributed plan (docs/DESIGN.md §9) runs on R simulated ranks through the distributed front
+// door (permute_file_distributed: a DistributedPermuter over SimulatedRanks), out of place or --in-place.
 //
 // The library's permute_file does the work: everything is validated (element size, input size, backend)
 // before the output is touched, and the output is written through a temporary file and a rename, so an
@@ -24,20 +25,20 @@ struct PermuteCommandOptions {
   std::uint64_t ranks = 0;  // 0: not distributed
   int pieces = 1;
   int depth = 2;
+  std::string engine = "auto";
   bool in_place = false;
 };
 
 void permute(const PermuteCommandOptions& o) {
   const Bmmc b = parse_spec_options(o.spec);
   // One file as both --in and --out is what --in-place is for; without it, likely a slip of the shell. (The
-  // distributed path has no --in-place; its output replaces the file only after everything succeeded.)
+  // distributed path's output, in place or not, replaces the file only after everything succeeded.)
   std::error_code ec;
   if (!o.in_place && o.ranks == 0 && std::filesystem::equivalent(o.in, o.out, ec))
     throw UsageError(fmt::format("--in and --out name the same file ('{}'): give --in-place to permute it in place, "
                                  "or another --out",
                                  o.out));
   if (o.ranks != 0) {
-    if (o.in_place) throw UsageError("--in-place and --ranks do not combine (yet): pick one");
     Backend requested;
     try {
       requested = parse_backend(o.backend);
@@ -47,19 +48,26 @@ void permute(const PermuteCommandOptions& o) {
     if (requested == Backend::Cuda)
       throw UsageError(
           "--ranks with --backend cuda: the CLI does not split a file over GPUs; --backend cpu runs the distributed "
-          "plan on simulated ranks, `bmmc bench --gpus G` runs it on this machine's GPUs, and the C++ API has "
-          "DistPermuter, NcclPushPermuter and NcclSwapPermuter (NCCL) and PeerPermuter");
+          "plan on simulated ranks, `bmmc bench --gpus G` runs it on this machine's GPUs, and the C++ API's "
+          "DistributedPermuter (bmmc/distributed.hpp) runs it over the GPUs of a process or an NCCL communicator");
     if (o.depth != 2 && o.pieces == 1)
       throw UsageError("--depth applies to the pipelined distributed path: give --pieces (0 or more than 1) too");
     if (o.pieces < 0) throw UsageError("--pieces must be at least 0 (0 = the fewest pieces within 1/8 scratch)");
-    DistSimOptions options;
+    DistributedOptions options;
     options.pieces = o.pieces;
     options.depth = o.depth;
+    options.in_place = o.in_place;
+    try {
+      options.engine = parse_dist_engine(o.engine);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
     permute_file_distributed(b, o.elem_bytes, o.in, o.out, o.ranks, requested, options);
     return;
   }
   if (o.pieces != 1) throw UsageError("--pieces applies to the distributed path: give --ranks too");
   if (o.depth != 2) throw UsageError("--depth applies to the pipelined distributed path: give --ranks and --pieces");
+  if (o.engine != "auto") throw UsageError("--engine applies to the distributed path: give --ranks too");
   PermuterOptions options;
   options.backend = cli_backend(o.backend);
   options.in_place = o.in_place;
@@ -84,6 +92,9 @@ void add_permute_command(CLI::App& app, Action& run) {
                   "pieces whose scratch fits 1/8 of a rank's array, as the NCCL engine does by default)");
   sub->add_option("--depth", opts->depth,
                   "with --ranks and --pieces: the pipeline's ring of send and receive buffers (default 2, at least 2)");
+  sub->add_option("--engine", opts->engine,
+                  "with --ranks: the distributed engine, auto (default), exchange, pieces or push; in place auto, swap or "
+                  "staged-swap");
   sub->add_flag("--in-place", opts->in_place,
                 "permute the loaded array in place (a product of involution passes, no second array; same output "
                 "bytes); --in and --out may name the same file");

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
-#include "bmmc/dist/simulate.hpp"
+#include "bmmc/distributed.hpp"
 #include "bmmc/permute.hpp"
 
 namespace bmmc {
@@ -41,11 +41,12 @@ Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_pat
 
 /// The distributed path (docs/DESIGN.md §9) on a file: reads the array, runs the distributed plan on `ranks` ranks —
 /// rank r holds elements [r·2^m, (r+1)·2^m), m = n − log2(ranks) — and writes the output atomically: the same
-/// bytes as permute_file. `ranks` must be a power of two, at most 2^n and 2^kMaxRankBits (dist_rank_bits). Only
-/// the CPU simulation of the ranks exists yet: Backend::Cuda is refused (the NCCL engines are not built), Auto
-/// and Cpu run the simulation with `options` (pieces, CPU policy). Checks everything before touching a file.
+/// bytes as permute_file. `ranks` must be a power of two, at most 2^n and 2^kMaxRankBits (dist_rank_bits). The
+/// ranks are simulated on the CPU (a DistributedPermuter over SimulatedRanks, with `options`: engine, in place,
+/// pieces, CPU policy): Backend::Cuda is refused (a file is not split over GPUs), Auto and Cpu run it. Checks
+/// everything before touching a file.
 Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::string& in_path,
                                  const std::string& out_path, std::uint64_t ranks, Backend backend = Backend::Auto,
-                                 const DistSimOptions& options = {});
+                                 const DistributedOptions& options = {});
 
 }  // namespace bmmc

@@ -1,8 +1,10 @@
 // Backends: where a permutation runs, and which of them this build and this machine can run.
 //
 // The library decides, not its callers: `Auto` resolves to the GPU when this build has the CUDA runtime and
-// a GPU is usable, else to the CPU. New modes (several GPUs, in place) add enumerators here and a branch in
-// the front door (bmmc/permute.hpp), and every caller — the CLI, the Python module, the fuzzer — gets them.
+// a GPU is usable, else to the CPU. A backend is where ONE array is permuted (bmmc/permute.hpp); in place is a
+// flag of its options, not a backend. An array split over several GPUs or ranks goes through the distributed
+// front door (bmmc/distributed.hpp), where the group — devices of this process, an NCCL communicator, simulated
+// ranks — says where it runs. A new backend adds an enumerator here and a branch in bmmc/permute.hpp.
 #pragma once
 
 #include <string_view>

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/dist/tuning.hpp"
 
 namespace bmmc {
 
@@ -40,9 +41,6 @@ struct StagedSwapPlan {
   friend bool operator==(const StagedSwapPlan&, const StagedSwapPlan&) = default;
 };
 
-/// log2 of the fewest elements in a chunk of the staged path, for every engine that runs it.
-inline constexpr int kMinStagingChunkBits = 10;
-
 /// The number of top local bits f fixes (0 … m).
 int fixed_top_local_bits(const Bmmc& f, int rank_bits);
 
@@ -51,7 +49,7 @@ int fixed_top_local_bits(const Bmmc& f, int rank_bits);
 /// local bit or the chunks would be smaller than that. Throws std::invalid_argument for a bad geometry (as every
 /// distributed planner).
 std::optional<StagedSwapPlan> make_staged_swap_plan(const Bmmc& f, int rank_bits, int elem_bytes,
-                                                    std::size_t max_chunk_bytes = std::size_t{1} << 30,
+                                                    std::size_t max_chunk_bytes = kMaxStagingChunkBytes,
                                                     int min_chunk_bits = kMinStagingChunkBits);
 
 std::string describe(const StagedSwapPlan& plan);

@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // The pipelined exchange's two kernels for one rank on one device (docs/DESIGN.md §9.4): the pack — the pre-pass
 // over a piece's atoms, from the rank's input into the places of its chunks in the scratch — and the unpack — the
 // post-pass over the same atoms, from the receive slots into the output — planned, renumbered so that every atom

@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // The push pass of a PushPlan made ready to launch (docs/DESIGN.md §9.5): planned as one tile pass, renumbered
 // in the push launch order, checked, generated and compiled — what every fused engine shares, whether its peer
 // pointers come from CUDA peer access (PeerPermuter, one process) or from NCCL symmetric memory windows

@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // The portable NCCL engine of the distributed plan (docs/DESIGN.md §9.4): any BMMC of an array split over the
 // ranks of an NCCL communicator, one GPU per rank, in the CUB/NCCL style — the caller owns the communicator and
 // the streams, calls are collective and stream-ordered.
@@ -44,22 +46,20 @@
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/tuning.hpp"
 
 namespace bmmc {
 
 struct DistOptions {
   bool check_agreement = true;  ///< all-gather and compare the plan hash on every call (one stream sync)
   /// Pipelined exchange in this many pieces (input preserved); 0 = the fewest pieces whose scratch fits 1/8 of the
-  /// local array (pieces_within, dist/schedule.hpp); 1 = one piece, not pipelined. Fewer, larger pieces are faster
-  /// (every NCCL group has a fixed cost: on two H200s 16 pieces reach 90% of NCCL's all-to-all, 32 pieces 74%).
+  /// local array (pieces_within, dist/schedule.hpp; dist/tuning.hpp says why); 1 = one piece, not pipelined.
   int pieces = 0;
   int depth = 2;                ///< the pipeline's ring: this many send and receive buffers (2..128) of 2^k pieces
   /// The pipelined exchange alternates its groups between this many communicators (1 or 2): the caller's and, for
   /// 2, one the first pipelined call splits from it (ncclCommSplit, collective; destroyed with the engine, so then
-  /// destroy the engine on every rank). Two overlap one group's drain with the next one's start (the exchange alone:
-  /// 28.0 → 24.9 ms on two H200s) but their kernels take more SMs from the packs and unpacks: measured 5% faster for
-  /// some maps and 5–7% slower for others (BENCHMARKS.md), so 1 by default.
-  int exchange_comms = 1;
+  /// destroy the engine on every rank). The default: dist/tuning.hpp.
+  int exchange_comms = kDefaultExchangeComms;
   GpuOptions gpu;               ///< how the local passes are planned and compiled
 
   friend bool operator==(const DistOptions&, const DistOptions&) = default;

@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // The fused NCCL engine of the distributed plan (docs/DESIGN.md §9.4, §9.5): any BMMC of an array split over the
 // ranks of an NCCL communicator, one process (or thread) per GPU, moved in ONE pass over NVLink — the push plan's
 // kernel on every rank reads its own input and stores whole output runs straight into the destination ranks'
@@ -13,7 +15,7 @@
 //   3. a one-word ncclAllReduce: every rank's stores have landed before any rank goes on;
 //   4. for two-pass push plans, the finishing local pass Q: scratch → out on every rank.
 // Maps whose push would need that finishing pass and that send to several ranks (k ≥ 2: every rank to 2^k) run on
-// the portable engine (fused() false; measured faster on four H200s, with 1/8 of the scratch). Where each rank sends
+// the portable engine (fused() false; dist/tuning.hpp kAutoPiecesMaxK says why). Where each rank sends
 // to one other (k = 1), two-pass maps run instead, wherever their pieces can be cut along tiles (it
 // depends on the map: the rank bit swapped with local bit 0 from 2^20 elements per rank, every map tested at 2^26),
 // the portable engine's pieces on the copy engines (ring depth DistOptions::depth, pieces DistOptions::pieces): per piece the pack kernel,

@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // In place across the ranks of an NCCL communicator (docs/DESIGN.md §9.6), one process (or thread) per GPU: an
 // involution f of an array split over the ranks — cuStateVec's multi-device index-bit swap, for any involutive
 // BMMC — with no output buffer (and no scratch but the staged path's staging of at most 4 GiB, below). The array lives in an NcclWindow (symmetric memory), so that each

@@ -1,7 +1,7 @@
 // Peer access between the GPUs of one process: whether every device of a list can map every other's memory,
 // and turning that mapping on. The push engine needs it; the copy engine and the benchmarks use it where it
-// exists, because without it cudaMemcpyPeerAsync is staged through host memory (37 GB/s between two H200s
-// that NVLink joins at ~390 GB/s each way).
+// exists, because without it cudaMemcpyPeerAsync is staged through host memory, a
+// fraction of what NVLink carries.
 #pragma once
 
 #include <string>

@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // Several GPUs driven by ONE process: any BMMC of an array split over G = 2^g devices (rank r = devices[r] holds
 // the global elements [r·2^m, (r+1)·2^m)), with CUDA peer access and no NCCL (docs/DESIGN.md §9.5).
 //
@@ -11,7 +13,7 @@
 //    cudaMemcpyPeerAsync into the receivers' scratch, post-pass scratch → out. It needs no peer mapping (the
 //    driver stages through the host where there is none) and is the fallback of Auto.
 //  - CopyPieces (the same on the copy engines, pipelined in pieces: docs/DESIGN.md §9.5): the portable NCCL
-//    engine's pack and unpack kernels and scratch layout (peer/piece_kernels.hpp) with cudaMemcpyPeerAsync moving
+//    engine's pack and unpack kernels and scratch layout (exchange/piece_kernels.hpp) with cudaMemcpyPeerAsync moving
 //    each piece, so that the links carry piece i while the SMs pack piece i+1 and unpack piece i−1; scratch =
 //    the pieces' ring (PeerOptions::pieces; by default the fewest within 1/8 of the local array). For maps that
 //    need a finishing pass after the push, the links then need not wait for the SMs.
@@ -19,7 +21,7 @@
 // else Copy, and fallback_reason() says why; where the push would need its finishing pass, Auto takes CopyPieces
 // instead wherever the map's pieces can be cut along tiles (it depends on the map: the rank bit swapped with local
 // bit 0 already at 2^17 elements per rank, every map tested at 2^26) and each rank sends to one other rank (k = 1;
-// with several destinations the copy engines were slower than push + finish on four H200s). The same device may appear more than once (its "ranks" then share
+// dist/tuning.hpp kAutoPiecesMaxK says why). The same device may appear more than once (its "ranks" then share
 // memory, which tests use to run several ranks on one GPU). Nothing here needs NCCL: this layer (bmmc_peer) is
 // part of bmmc::bmmc, unlike bmmc::nccl (one process per GPU, any launcher).
 // Synchronisation: a call first makes every device's stream wait for every other's (no rank writes into a

@@ -1,3 +1,5 @@
+// Internal: an engine behind the distributed front door (bmmc/distributed.hpp: DistributedPermuter), not installed
+// and not for callers outside the library; its own tests use it directly.
 // In place across the GPUs of one process (docs/DESIGN.md §9.6): an involution f of an array split over G = 2^g
 // devices (rank r = devices[r] holds elements [r·2^m, (r+1)·2^m)) with no output buffer and no scratch —
 // cuStateVec's multi-device index-bit swap (custatevecMultiDeviceSwapIndexBits), for any involutive BMMC.
@@ -42,9 +44,8 @@ namespace bmmc {
 
 class PeerSwapPermuter {
  public:
-  /// The staged path's chunks hold at most this many bytes (2 or 4 of them per device) and at least 2^10 elements.
-  static constexpr std::size_t kMaxStagingChunk = std::size_t{1} << 30;
-  static constexpr int kMinStagingChunkBits = bmmc::kMinStagingChunkBits;
+  /// The staged path's chunk bounds (dist/tuning.hpp).
+  static constexpr std::size_t kMaxStagingChunk = kMaxStagingChunkBytes;
 
   /// Plans involution `f` over devices.size() ranks, enables peer access and compiles every kernel. Throws
   /// std::invalid_argument for a non-involution, a bad device list or geometry, or missing peer access.

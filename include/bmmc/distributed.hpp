@@ -1,0 +1,127 @@
+// The distributed front door: any BMMC of an array of 2^n elements split over a group of G = 2^g ranks (rank r
+// holds elements [r·2^m, (r+1)·2^m), the rank = the top g index bits; docs/DESIGN.md §9), in one class,
+// DistributedPermuter, whatever the group is:
+//  - DeviceGroup{devices}: several GPUs driven by this process (CUDA peer access; no NCCL). A device may appear
+//    more than once (its ranks then share the GPU). Needs a CUDA build.
+//  - an ncclComm_t: one rank of an NCCL communicator per process (or thread), the caller owning the communicator
+//    and the streams; calls are collective. Its constructor is defined in bmmc::nccl (link it to pass one): the
+//    library, the CLI and the Python module start without NCCL.
+//  - SimulatedRanks{G}: G ranks in this process on the CPU, the schedule the GPUs run (dist/simulate.hpp), on host
+//    memory. Every build has it.
+// The engine (dist/engine.hpp) is chosen inside — DistributedOptions::engine = Auto — and reported by engine(),
+// with fallback_reason() saying why Auto did not take the fastest one; a requested engine that cannot run is an
+// error. In place is a flag, as in PermuterOptions (in_place: involutions across ranks, no output buffer).
+// A call takes one buffer per rank this process drives (local_ranks(): the devices' count, 1 for NCCL, G when
+// simulated): in[i], out[i] of local_bytes(), scratch[i] of scratch_bytes() when it is not 0 (empty or null: the
+// engine's own or allocated), streams[i] on the rank's device (empty: each device's default stream; ignored when
+// simulated). Everything is checked before the first write (std::invalid_argument naming the rank and buffer).
+// Calls are stream-ordered with no host synchronisation, except the ranks' agreement (check_agreement) on NCCL,
+// which compares every rank's plan, sizes and engine (dist/agreement.hpp) before data moves.
+// The fused and in-place NCCL engines store into the peers' memory: their out, scratch and in-place data are
+// NcclWindows of the communicator (bmmc/nccl/window.hpp) — the window overloads below, which every NCCL engine
+// takes (Auto picks among the fused ones); plain device pointers serve the portable engine, asked for by name
+// (engine Exchange or Pieces). Errors: std::invalid_argument for bad arguments, CudaError /
+// NvrtcError (bmmc/cuda/error.hpp) and NcclError (bmmc/nccl/error.hpp) for failures of CUDA, NVRTC and NCCL.
+// Example, the GPUs 0 and 1 of this process:
+//   bmmc::DistributedPermuter p(bmmc::random_bmmc(33, 1), 4, bmmc::DeviceGroup{{0, 1}});
+//   p({in0, in1}, {out0, out1});              // scratch allocated when p.scratch_bytes() > 0 and none is given
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/bmmc.hpp"
+#include "bmmc/cpu/executor.hpp"
+#include "bmmc/cuda/options.hpp"
+#include "bmmc/dist/engine.hpp"
+#include "bmmc/dist/tuning.hpp"
+#include "bmmc/permute.hpp"  // StreamHandle
+
+struct ncclComm;  // NCCL's communicator: ncclComm_t is ncclComm*
+
+namespace bmmc {
+
+class NcclWindow;  // bmmc/nccl/window.hpp (bmmc::nccl)
+class DistributedEngineBase;  // the engine behind the door (bmmc/dispatch/distributed_engine.hpp)
+
+/// The GPUs of this process, rank r on devices[r] (a power of two of them).
+struct DeviceGroup {
+  std::vector<int> devices;
+};
+/// G ranks simulated on the CPU (a power of two).
+struct SimulatedRanks {
+  std::uint64_t ranks = 0;
+};
+
+struct DistributedOptions {
+  DistEngine engine = DistEngine::Auto;  ///< a named engine insists (an error where it cannot run)
+  /// Permute in place: one buffer per rank (in == out), an involution; engine Auto, Swap or StagedSwap.
+  bool in_place = false;
+  /// Out of place, Exchange: the input is the exchange's receive buffer, so no scratch — and the input is lost
+  /// (its buffers must be writable). NCCL and simulated ranks; the GPUs of one process keep their input.
+  bool destroy_input = false;
+  /// Pieces: the exchange in this many pieces; 0 = the fewest whose scratch fits 1/8 of a rank's array. In place
+  /// on NCCL: the staged path's chunks (0 = dist/tuning.hpp's chunk bound).
+  int pieces = 0;
+  int depth = 2;            ///< the pipeline's ring of send and receive buffers (2..128)
+  int exchange_comms = kDefaultExchangeComms;  ///< NCCL Exchange/Pieces: communicators the exchange alternates
+                                               ///< between (1 or 2; dist/tuning.hpp)
+  bool check_agreement = true;  ///< NCCL: all-gather and compare every rank's plan on every call
+  /// In place, StagedSwap: how each chunk moves between ranks — Exchange (the copy engines) or Push; Auto: Exchange.
+  DistEngine staged_engine = DistEngine::Auto;
+  /// In place on several GPUs: the staged path's chunks hold at most this many bytes (0 = dist/tuning.hpp's).
+  std::size_t max_staging_chunk = 0;
+  GpuOptions gpu;  ///< planning and JIT of every kernel (gpu.device is ignored: the group names the devices)
+  CpuPolicy cpu;   ///< the simulated ranks' local passes
+
+  friend bool operator==(const DistributedOptions&, const DistributedOptions&) = default;
+};
+
+class DistributedPermuter {
+ public:
+  /// Several GPUs of this process. Throws std::invalid_argument for a bad device list or geometry, an engine that
+  /// cannot run (saying why) and a build without CUDA; CudaError / NvrtcError from CUDA and NVRTC.
+  DistributedPermuter(const Bmmc& map, int elem_bytes, DeviceGroup group, const DistributedOptions& options = {});
+  /// One rank of an NCCL communicator (not collective; defined in bmmc::nccl). Throws std::invalid_argument for a
+  /// null communicator, a world size that is not a power of two or exceeds 2^n, an engine that cannot run;
+  /// NcclError when the communicator cannot be queried.
+  DistributedPermuter(const Bmmc& map, int elem_bytes, ncclComm* comm, const DistributedOptions& options = {});
+  /// G ranks simulated on the CPU. Throws std::invalid_argument for a bad rank count or geometry.
+  DistributedPermuter(const Bmmc& map, int elem_bytes, SimulatedRanks group, const DistributedOptions& options = {});
+  ~DistributedPermuter();
+  DistributedPermuter(DistributedPermuter&&) noexcept;
+  DistributedPermuter& operator=(DistributedPermuter&&) noexcept;
+
+  /// Out of place: out[A·x ⊕ c] = in[x] over the whole group, one entry per local rank (see above). in is preserved.
+  void operator()(const std::vector<const void*>& in, const std::vector<void*>& out,
+                  const std::vector<void*>& scratch = {}, const std::vector<StreamHandle>& streams = {}) const;
+  /// In place (in_place()): permutes data[i] of every local rank.
+  void permute_in_place(const std::vector<void*>& data, const std::vector<StreamHandle>& streams = {}) const;
+  /// NCCL, out of place, out (and scratch, when scratch_bytes() > 0 and the engine is Push or Pieces) in windows of
+  /// the communicator: what the Push and copy-engine Pieces engines store into; any engine takes it.
+  void operator()(const void* in, const NcclWindow& out, const NcclWindow* scratch, StreamHandle stream) const;
+  /// NCCL, in place, the rank's data in a window of the communicator.
+  void permute_in_place(const NcclWindow& data, StreamHandle stream) const;
+
+  DistEngine engine() const noexcept;                   ///< what runs (never Auto)
+  const std::string& fallback_reason() const noexcept;  ///< why Auto did not take the fastest engine; "" otherwise
+  bool in_place() const noexcept;
+  int n() const noexcept;
+  int elem_bytes() const noexcept;
+  int ranks() const noexcept;        ///< G
+  int local_ranks() const noexcept;  ///< buffers per call: the ranks this process drives
+  int first_rank() const noexcept;   ///< the rank of the first local buffer (the NCCL rank; 0 otherwise)
+  std::size_t local_bytes() const noexcept;    ///< 2^m · elem_bytes
+  std::size_t scratch_bytes() const noexcept;  ///< per rank; 0: a call takes no scratch
+  std::size_t alignment() const noexcept;      ///< of every buffer
+  int pieces() const noexcept;                 ///< Pieces: pieces per call (StagedSwap: chunks); 0 otherwise
+  /// One line on what runs (engine, pieces, plan), for logs and `bmmc bench`.
+  std::string describe() const;
+
+ private:
+  std::shared_ptr<const DistributedEngineBase> impl_;
+};
+
+}  // namespace bmmc
