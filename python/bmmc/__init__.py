@@ -238,8 +238,9 @@ def permute(x, spec, out=None, *, threads: int = 0):
     """out[A·i ⊕ c] = x[i] over the flat C-order index i; returns `out`.
 
     x: any C-contiguous DLPack array (NumPy on the CPU; PyTorch / CuPy on CPU or CUDA) of 2^n elements of
-    1, 2, 4, 8 or 16 bytes; a list, tuple or scalar is read as numpy.asarray reads it. spec: a spec string (n = log2(x.size) where it does not define n) or a Bmmc on
-    n bits. out: same size, dtype and device as x (allocated like x, same shape, when None). CUDA arrays run
+    1, 2, 4, 8 or 16 bytes; a list, tuple or scalar is read as numpy.asarray reads it (the result is then a
+    NumPy array). spec: a spec string (n = log2(x.size) where it does not define n) or a Bmmc on n bits.
+    out: same size, dtype and device as x (allocated like x, same shape, when None). CUDA arrays run
     on the framework's current stream (asynchronously, like the framework's own operations). threads: CPU
     threads (0: all cores). out=x permutes x in place (docs/DESIGN.md §8: no second array, no scratch; any
     BMMC, as one pass per involution factor); an out that only partly overlaps x is an error.

@@ -24,7 +24,7 @@ def message(f):
     (lambda: bmmc.Bmmc("bit-reverse"), "bit-reverse needs n: the spec does not define it and n is not given"),
     (lambda: bmmc.parse_spec("gray*rotate:1"), "gray needs n: the spec does not define it and n is not given"),
     (lambda: bmmc.Bmmc("bits:1,0", n=4), "'bits:1,0' at column 1 defines n = 2, but n is 4"),
-    (lambda: bmmc.permute(np.arange(16), "bits:1,0"), "'bits:1,0' at column 1 defines n = 2, but n = log2(x.size) is 4"),
+    (lambda: bmmc.permute(np.arange(16), "bits:1,0"), "at column 1 defines n = 2, but n = log2(x.size) is 4"),
     (lambda: bmmc.permute(np.arange(16), "gray*bits:1,0"), "at column 6 defines n = 2, but n = log2(x.size) is 4"),
     (lambda: bmmc.Bmmc("gray", n=65), "n must be between 0 and 64 index bits, got 65"),
 ])
