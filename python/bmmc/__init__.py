@@ -117,17 +117,20 @@ def _apply(self: Bmmc, x):
 
 
 def _from_matrix(a, c: int = 0) -> Bmmc:
-    """From an n×n 0/1 matrix (NumPy bool/uint8/int array or nested lists): row i = output bit i, column
-    j = input bit j; and the complement c."""
+    """From an n×n 0/1 matrix (a NumPy array of bool, integer or float dtype, or nested lists): row i = output
+    bit i, column j = input bit j; and the complement c. Every entry must equal 0 or 1 (1.0 is 1; 0.5 is
+    refused)."""
     import numpy as np
 
     m = np.asarray(a)
     if m.ndim != 2:
         raise ValueError(f"matrix must be a 2-D n×n array, got {m.ndim} dimensions (shape {m.shape})")
-    if m.dtype.kind not in "biu":
-        raise TypeError(f"matrix must hold 0/1 (bool or integer dtype), got dtype {m.dtype}")
-    if m.size and (m.min() < 0 or m.max() > 1):
-        raise ValueError("matrix entries must be 0 or 1")
+    if m.dtype.kind not in "biuf":
+        raise TypeError(f"matrix must hold 0/1 values (a bool, integer or float dtype), got dtype {m.dtype}")
+    bad = np.argwhere((m != 0) & (m != 1))
+    if len(bad):
+        i, j = (int(k) for k in bad[0])
+        raise ValueError(f"matrix entries must be 0 or 1, got {m[i, j].item()!r} at [{i}, {j}]")
     return Bmmc._from_matrix_u8(np.ascontiguousarray(m, dtype=np.uint8), int(c))
 
 
@@ -194,9 +197,29 @@ def _stream(x) -> int:
     return 0
 
 
+def _as_array(x):
+    """x itself when it is an array (NumPy, PyTorch, CuPy, anything with DLPack or the array interface); else x
+    read as numpy.asarray reads it (a list, a tuple, a scalar), so that permute and transpose take what
+    NumPy's own functions take and return a NumPy array for it."""
+    if _framework(x) != "other" or hasattr(x, "__dlpack__") or hasattr(x, "__array_interface__"):
+        return x
+    import numpy as np
+
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"x is a {type(x).__name__} that numpy.asarray cannot read ({e}); expected an array "
+                        "(NumPy, PyTorch, CuPy or any DLPack array), or a list, tuple or scalar of numbers") from None
+    if a.dtype.kind not in "biufc":
+        raise TypeError(f"x is a {type(x).__name__} that reads as an array of dtype {a.dtype}; expected an array "
+                        "(NumPy, PyTorch, CuPy or any DLPack array), or a list, tuple or scalar of numbers")
+    return a
+
+
 def _as_bmmc(spec, n: int) -> Bmmc:
     if isinstance(spec, str):
-        return parse_spec(spec, n)
+        # n comes from x's size here, so the spec's messages name that rather than an argument n.
+        return _bmmc._parse_spec_named(spec, n, "n = log2(x.size)")
     if isinstance(spec, Bmmc):
         if spec.n != n:
             raise ValueError(f"the BMMC has n = {spec.n} bits but the array has 2^{n} elements; "
@@ -216,8 +239,9 @@ def permute(x, spec, out=None, *, threads: int = 0):
     """out[A·i ⊕ c] = x[i] over the flat C-order index i; returns `out`.
 
     x: any C-contiguous DLPack array (NumPy on the CPU; PyTorch / CuPy on CPU or CUDA) of 2^n elements of
-    1, 2, 4, 8 or 16 bytes. spec: a spec string (n = log2(x.size) where it does not define n) or a Bmmc on
-    n bits. out: same size, dtype and device as x (allocated like x, same shape, when None). CUDA arrays run
+    1, 2, 4, 8 or 16 bytes; a list, tuple or scalar is read as numpy.asarray reads it (the result is then a
+    NumPy array). spec: a spec string (n = log2(x.size) where it does not define n) or a Bmmc on n bits.
+    out: same size, dtype and device as x (allocated like x, same shape, when None). CUDA arrays run
     on the framework's current stream (asynchronously, like the framework's own operations). threads: CPU
     threads (0: all cores). out=x permutes x in place (docs/DESIGN.md §8: no second array, no scratch; any
     BMMC, as one pass per involution factor); an out that only partly overlaps x is an error.
@@ -237,6 +261,7 @@ def permute(x, spec, out=None, *, threads: int = 0):
 
 
 def _permute_general(x, spec, out, threads):
+    x = _as_array(x)
     b = _as_bmmc(spec, _log2_size(x))
     if out is None:
         out = _empty_like(x)
@@ -295,6 +320,10 @@ def swap_index_bits(x, pairs, mask=None, *, threads: int = 0):
     the elements whose index has those bits move (the mask may not name a swapped bit). CUDA arrays run on the
     framework's current stream. Example: a 2^30 complex64 state vector, swap_index_bits(sv, [(0, 29)]).
     """
+    if _framework(x) == "other" and not hasattr(x, "__dlpack__") and not hasattr(x, "__array_interface__"):
+        raise TypeError(f"x is a {type(x).__name__}, not an array: swap_index_bits permutes x in place, so it "
+                        "expects a writable NumPy, PyTorch or CuPy array (any DLPack array); for a list, "
+                        "pass numpy.asarray(x) and keep that array")
     n = _log2_size(x)
     threads = _threads(threads)
     try:
@@ -337,10 +366,10 @@ def transpose(x, axes=None, out=None, *, threads: int = 0):
     """Axis permutation of a C-contiguous array whose dimensions are powers of two, in one pass.
 
     Returns exactly what numpy.transpose(x, axes).copy() / x.permute(axes).contiguous() return: an array
-    of shape [x.shape[a] for a in axes] (axes=None reverses them). out, when given, must have that shape
-    (or at least that many elements), x's dtype and device. out=x transposes x in place, with no second
-    array (as bmmc.permute does); x keeps its shape, so this is for axes that leave the shape as it is, such
-    as (1, 0) of a square matrix.
+    of shape [x.shape[a] for a in axes] (axes=None reverses them). A list, tuple or scalar x is read as
+    numpy.asarray reads it. out, when given, must have that shape (the result's), x's dtype and device.
+    out=x transposes x in place, with no second array (as bmmc.permute does); x keeps its shape, so this is
+    for axes that leave the shape as it is, such as (1, 0) of a square matrix.
 
     Repeated calls with the same (shape, axes, dtype, device, threads) reuse a prepared permutation (see
     bmmc/_fast.py); inside torch.compile it calls the custom op torch.ops.bmmc.transpose.
@@ -357,6 +386,7 @@ def transpose(x, axes=None, out=None, *, threads: int = 0):
 
 
 def _transpose_general(x, axes, out, threads):
+    x = _as_array(x)
     shape = [int(d) for d in x.shape]
     axes = _normalise_axes(len(shape), axes)
     for d in shape:
@@ -366,6 +396,9 @@ def _transpose_general(x, axes, out, threads):
     b = axes_permutation(shape, axes) if shape else identity(0)
     if out is None:
         out = _empty_like(x, new_shape)
+    elif hasattr(out, "shape") and [int(d) for d in out.shape] != new_shape:
+        raise ValueError(f"out has shape {tuple(int(d) for d in out.shape)}; expected the result's shape "
+                         f"{tuple(new_shape)} (x's shape {tuple(shape)} with axes {tuple(axes)})")
     _run(b, x, out, threads)
     return out
 

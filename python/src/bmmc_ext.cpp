@@ -19,6 +19,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -144,6 +145,21 @@ const char* device_name(int type) {
   }
 }
 
+// A DLPack dtype as NumPy and PyTorch spell it (float32, int64, complex128, bool, bfloat16), for messages.
+std::string dtype_name(nb::dlpack::dtype d) {
+  std::string base;
+  switch (static_cast<nb::dlpack::dtype_code>(d.code)) {
+    case nb::dlpack::dtype_code::Int: base = "int"; break;
+    case nb::dlpack::dtype_code::UInt: base = "uint"; break;
+    case nb::dlpack::dtype_code::Float: base = "float"; break;
+    case nb::dlpack::dtype_code::Bfloat: base = "bfloat"; break;
+    case nb::dlpack::dtype_code::Complex: base = "complex"; break;
+    case nb::dlpack::dtype_code::Bool: return d.lanes == 1 ? "bool" : "bool x" + std::to_string(d.lanes);
+    default: base = "dlpack-type-" + std::to_string(d.code) + "-bits-"; break;
+  }
+  return base + std::to_string(d.bits) + (d.lanes == 1 ? "" : " x" + std::to_string(d.lanes));
+}
+
 // Returns log2 of the element count (the BMMC's n) after checking one array of a permute call.
 template <class Array>
 int check_array(const Array& a, const char* what) {
@@ -190,7 +206,9 @@ void permute_arrays(const Bmmc& b, nb::ndarray<nb::ro> x, nb::ndarray<> out, std
   const int n = check_array(x, "x");
   const int n_out = check_array(out, "out");
   if (x.dtype() != out.dtype() || x.itemsize() != out.itemsize())
-    throw nb::type_error("out must have the same dtype as x");
+    throw nb::type_error(("out has dtype " + dtype_name(out.dtype()) + " but x has dtype " + dtype_name(x.dtype()) +
+                          "; expected out of x's dtype, " + dtype_name(x.dtype()))
+                             .c_str());
   if (n_out != n)
     throw std::invalid_argument("out has " + std::to_string(out.size()) + " elements but x has " +
                                 std::to_string(x.size()) + "; expected the same size");
@@ -225,8 +243,33 @@ NB_MODULE(_bmmc, m) {
   m.doc() = "bmmc: BMMC permutations y = A·x ⊕ c of arrays of 2^n elements (native part; use the bmmc package)";
 
   // SpecError (a std::invalid_argument) keeps its own Python class, a ValueError subclass, so callers may
-  // catch either; its message already names the column.
+  // catch either; its message already names the column, and .column carries it as the C++ column() does.
+  // The translator registered last is tried first, so this one (which sets .column) replaces the plain one
+  // that nb::exception installs.
   static nb::exception<bmmc::SpecError> spec_error(m, "SpecError", PyExc_ValueError);
+  spec_error.attr("column") = 0;
+  spec_error.attr("__doc__") =
+      "A spec that cannot be parsed or evaluated (a ValueError). str(e) is the full message; e.column is the "
+      "1-based column of the offending character in the spec text, 0 when the fault is not in the text.";
+  nb::register_exception_translator(
+      [](const std::exception_ptr& p, void* type) {
+        try {
+          std::rethrow_exception(p);
+        } catch (const bmmc::SpecError& e) {
+          PyObject* error = PyObject_CallFunction(static_cast<PyObject*>(type), "s", e.what());
+          if (error == nullptr) return;  // the Python error raised while building it stands
+          PyObject* column = PyLong_FromLong(e.column());
+          if (column == nullptr || PyObject_SetAttrString(error, "column", column) != 0) {
+            Py_XDECREF(column);
+            Py_DECREF(error);
+            return;
+          }
+          Py_DECREF(column);
+          PyErr_SetObject(static_cast<PyObject*>(type), error);
+          Py_DECREF(error);
+        }
+      },
+      spec_error.ptr());
 
   nb::class_<Bmmc>(m, "Bmmc",
                    "An affine permutation y = A·x ⊕ c of the indices of an array of 2^n elements: out[A·x ⊕ c] = "
@@ -270,7 +313,11 @@ NB_MODULE(_bmmc, m) {
         new (&self) Bmmc(bmmc::from_rows(s.first, s.second));
       });
 
-  m.def("parse_spec", &bmmc::parse_spec, "text"_a, "n"_a = nb::none(), "Parse a spec (docs/DESIGN.md §2) into a Bmmc.");
+  m.def(
+      "parse_spec", [](std::string_view text, std::optional<int> n) { return bmmc::parse_spec(text, n); }, "text"_a,
+      "n"_a = nb::none(), "Parse a spec (docs/DESIGN.md §2) into a Bmmc.");
+  // For bmmc.permute, whose n is the array's size: its messages name that ("but n = log2(x.size) is 4").
+  m.def("_parse_spec_named", &bmmc::parse_spec, "text"_a, "n"_a, "n_name"_a);
   m.def("identity", &bmmc::identity, "n"_a);
   m.def("bit_reverse", &bmmc::bit_reverse, "n"_a, "y_i = x_{n-1-i}.");
   m.def("reverse", &bmmc::reverse, "n"_a, "x ↦ 2^n − 1 − x (identity matrix, c = all ones).");

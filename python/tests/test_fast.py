@@ -227,9 +227,9 @@ def test_repeated_numpy_transposes_are_served_natively(fallback_calls):
     bmmc.transpose(z0, ())
     same_error(lambda: bmmc.transpose(z0, (a for a in (7, 9))), lambda: _general_transpose(z0, (a for a in (7, 9))))
     assert error_of(lambda: bmmc.transpose(z0, (7, 9))) is not None
-    # An out of the input's shape (the output's size): taken on both paths, the same elements in it.
+    # An out of the input's shape (the output's size, another shape): refused on both paths alike.
     assert same_outcome(lambda: bmmc.transpose(x, (2, 0, 1), out=np.full((4, 8, 16), -7, np.float32)),
-                        lambda: _general_transpose(x, (2, 0, 1), np.full((4, 8, 16), -7, np.float32))) == "returned"
+                        lambda: _general_transpose(x, (2, 0, 1), np.full((4, 8, 16), -7, np.float32))) == "raised"
     ro_out = np.empty((16, 4, 8), np.float32)
     ro_out.flags.writeable = False
     same_error(lambda: bmmc.transpose(x, (2, 0, 1), out=ro_out), lambda: _general_transpose(x, (2, 0, 1), ro_out))
@@ -379,7 +379,7 @@ TRANSPOSE_BAD = [
     (np.zeros((4, 8), np.float32), (1, 0), ro),                                # read-only out
     (np.zeros((4, 8), np.float32), (1, 0), np.zeros((8, 4), np.int32)),       # out of another dtype
     (np.zeros((4, 8), np.float32), (1, 0), np.zeros((8, 8), np.float32)),     # out of another size
-    (np.zeros((4, 8), np.float32), (1, 0), np.zeros((8, 4), np.float32).T),   # out not contiguous
+    (np.zeros((4, 8), np.float32), (1, 0), np.zeros((4, 8), np.float32).T),   # out not contiguous
     (np.zeros((4, 8), np.float32), (0, 0), None),
     (np.zeros((4, 8), np.float32), (1,), None),
     (np.zeros((4, 8), np.float32), 3, None),
@@ -403,16 +403,17 @@ def test_transpose_errors_unchanged_after_caching(case):
     same_error(lambda: bmmc.transpose(x, axes, out=out), lambda: _general_transpose(x, axes, out))
 
 
-def test_transpose_into_an_out_of_the_same_size_takes_it():
-    # An out of the input's shape (same size, not the output's shape) is accepted by the general path and by the
-    # fast path alike, cached or not: both write the transpose's elements into it.
+def test_transpose_into_an_out_of_the_same_size_but_another_shape_is_refused():
+    # An out of the input's shape (same size, not the output's shape) is refused by the general path and by the
+    # fast path alike, cached or not, and left as it was: a (4, 8) array cannot hold the (8, 4) result.
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
     for _ in range(2):
         assert same_outcome(lambda: bmmc.transpose(x, (1, 0), out=np.zeros((4, 8), np.float32)),
-                            lambda: _general_transpose(x, (1, 0), np.zeros((4, 8), np.float32))) == "returned"
+                            lambda: _general_transpose(x, (1, 0), np.zeros((4, 8), np.float32))) == "raised"
         out = np.zeros((4, 8), np.float32)
-        bmmc.transpose(x, (1, 0), out=out)
-        assert np.array_equal(out.reshape(-1), x.T.reshape(-1))
+        with pytest.raises(ValueError, match=r"out has shape \(4, 8\); expected the result's shape \(8, 4\)"):
+            bmmc.transpose(x, (1, 0), out=out)
+        assert not out.any()
 
 
 PERMUTE_BAD = [

@@ -2,7 +2,7 @@
 //
 // Parsing and evaluation are two passes because n may be defined by any term (bits:, axes:, matrix:), even
 // one to the right of a term that needs it ("bit-reverse*bits:2,1,0"). Pass 1 builds the tree and checks
-// syntax; pass 2 settles n (from --n and the defining terms, which must all agree) and evaluates.
+// syntax; pass 2 settles n (from the `n` argument and the defining terms, which must all agree) and evaluates.
 #include "bmmc/core/spec.hpp"
 
 #include <fmt/format.h>
@@ -312,7 +312,7 @@ void collect_defining(Node& node, std::vector<Node*>& out) {
 
 class Evaluator {
  public:
-  explicit Evaluator(std::optional<int> n) : n_(n) {}
+  Evaluator(std::optional<int> n, std::string_view n_name) : n_(n), n_name_(n_name) {}
 
   Bmmc eval(const Node& node) {
     Bmmc b = eval_atom(node);
@@ -326,6 +326,7 @@ class Evaluator {
 
  private:
   std::optional<int> n_;
+  std::string_view n_name_;
 
   Bmmc eval_atom(const Node& node) {
     switch (node.kind) {
@@ -340,7 +341,9 @@ class Evaluator {
     if (node.defined) return *node.defined;
     const std::string name = node.info->name;
     if (!n_)
-      fail(node.pos, fmt::format("{} needs n: pass --n N (the term {}", name, quoted(node.text)),
+      fail(node.pos,
+           fmt::format("{} needs n: the spec does not define it and {} is not given (the term {}", name, n_name_,
+                       quoted(node.text)),
            "; only bits:, axes: and matrix: define n)");
     const int n = *n_;
     return located(node, [&] {
@@ -369,12 +372,12 @@ class Evaluator {
 
 }  // namespace
 
-Bmmc parse_spec(std::string_view text, std::optional<int> n) {
+Bmmc parse_spec(std::string_view text, std::optional<int> n, std::string_view n_name) {
   if (n && (*n < 0 || *n > 64))
-    throw SpecError(fmt::format("n must be between 0 and 64 index bits, got {}", *n), 0);
+    throw SpecError(fmt::format("{} must be between 0 and 64 index bits, got {}", n_name, *n), 0);
   NodePtr root = Parser(text).spec();
 
-  // Settle n: --n first, else the first term that defines n; every defining term must agree with it.
+  // Settle n: the `n` argument first, else the first term that defines n; every defining term must agree with it.
   std::vector<Node*> defining;
   collect_defining(*root, defining);
   std::optional<int> spec_n = n;
@@ -387,11 +390,11 @@ Bmmc parse_spec(std::string_view text, std::optional<int> n) {
     } else if (dn != *spec_n) {
       const std::string other = first ? fmt::format("{} at column {} defines n = {}", quoted(first->text),
                                                     first->pos + 1, *spec_n)
-                                      : fmt::format("--n is {}", *spec_n);
+                                      : fmt::format("{} is {}", n_name, *spec_n);
       fail(d->pos, fmt::format("n mismatch: {}", quoted(d->text)), fmt::format(" defines n = {}, but {}", dn, other));
     }
   }
-  return Evaluator(spec_n).eval(*root);
+  return Evaluator(spec_n, n_name).eval(*root);
 }
 
 std::uint64_t parse_spec_number(std::string_view text) { return Parser(text).lone_number().value; }

@@ -65,6 +65,12 @@ static void test_maps(void) {
   r2 = (bmmcMap_t)&text;
   FAILS(bmmcMapCreateFromSpec(&r2, "bit-reverse", -1), BMMC_STATUS_INVALID_SPEC);
   CHECK(r2 == (bmmcMap_t)&text);
+  /* The messages about n name this function's argument n, not the command line's --n. */
+  CHECK(strstr(bmmcGetLastErrorMessage(), "the spec does not define it and n is not given") != NULL);
+  CHECK(strstr(bmmcGetLastErrorMessage(), "--n") == NULL && bmmcGetLastErrorColumn() == 1);
+  FAILS(bmmcMapCreateFromSpec(&r2, "bits:1,0", 3), BMMC_STATUS_INVALID_SPEC);
+  CHECK(strstr(bmmcGetLastErrorMessage(), "defines n = 2, but n is 3") != NULL);
+  CHECK(strstr(bmmcGetLastErrorMessage(), "--n") == NULL && r2 == (bmmcMap_t)&text);
 
   /* A complement: gray ^ 0b101 composed with its inverse is the identity. */
   OK(bmmcMapCreateFromSpec(&g, "gray^0b101", 3));

@@ -101,7 +101,7 @@ expect_error 2 "expected ':' after 'rotate' at column 7" "$bmmc" show rotate --n
 expect_error 2 "expected ')'" "$bmmc" show 'inv(gray' --n 4
 expect_error 2 "n mismatch" "$bmmc" show bits:1,0,2 --n 4
 expect_error 2 "defines n = 2, but 'bits:1,0,2' at column 1 defines n = 3" "$bmmc" show 'bits:1,0,2*matrix:1,2'
-expect_error 2 "bit-reverse needs n: pass --n N" "$bmmc" show bit-reverse
+expect_error 2 "bit-reverse needs n: the spec does not define it and --n is not given" "$bmmc" show bit-reverse
 
 head -c 1024 /dev/urandom >"$work/in.bin"  # 2^8 elements of 4 bytes
 expect_error 2 "1024 bytes, but an array of 2^9 elements of 4 bytes has 2048 bytes" \

@@ -4,6 +4,9 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "bmmc/core/named.hpp"
 #include "bmmc/core/spec.hpp"
@@ -145,7 +148,7 @@ TEST(Spec, SyntaxErrorsNameTheColumn) {
 }
 
 TEST(Spec, SemanticErrorsNameTheColumn) {
-  expect_error("bit-reverse", std::nullopt, 1, "bit-reverse needs n: pass --n N");
+  expect_error("bit-reverse", std::nullopt, 1, "bit-reverse needs n: the spec does not define it and n is not given");
   expect_error("gray*rotate:1", std::nullopt, 1, "gray needs n");
   expect_error("matrix:1,1", std::nullopt, 1, "singular");
   expect_error("gray*matrix:3,3", std::nullopt, 6, "singular");
@@ -160,12 +163,39 @@ TEST(Spec, SemanticErrorsNameTheColumn) {
 }
 
 TEST(Spec, NMismatchNamesBothValues) {
-  expect_error("bits:1,0,2", 4, 1, "defines n = 3, but --n is 4");
+  expect_error("bits:1,0,2", 4, 1, "defines n = 3, but n is 4");
   expect_error("bits:1,0,2*matrix:1,2", std::nullopt, 12, "'matrix:1,2' at column 12 defines n = 2");
   expect_error("bits:1,0,2*matrix:1,2", std::nullopt, 12, "'bits:1,0,2' at column 1 defines n = 3");
-  expect_error("gray*inv(axes:4x4:1,0)", 5, 10, "defines n = 4, but --n is 5");
+  expect_error("gray*inv(axes:4x4:1,0)", 5, 10, "defines n = 4, but n is 5");
   expect_error("gray", 65, 0, "n must be between 0 and 64");
   expect_error("gray", -1, 0, "n must be between 0 and 64");
+}
+
+// The messages about n name the caller's argument (n_name): a C++ or Python `n`, a command line's --n, or an
+// array's size; never a command-line flag when the caller has none.
+TEST(Spec, MessagesNameTheCallersArgumentForN) {
+  const auto message = [](std::string_view spec, std::optional<int> n, std::optional<std::string_view> n_name) {
+    try {
+      if (n_name) parse_spec(spec, n, *n_name);
+      else parse_spec(spec, n);
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message("bit-reverse", std::nullopt, "--n"),
+            "bit-reverse needs n: the spec does not define it and --n is not given (the term 'bit-reverse' at "
+            "column 1; only bits:, axes: and matrix: define n)");
+  EXPECT_EQ(message("bits:1,0", 4, "n = log2(x.size)"),
+            "n mismatch: 'bits:1,0' at column 1 defines n = 2, but n = log2(x.size) is 4");
+  EXPECT_EQ(message("gray", 65, "--n"), "--n must be between 0 and 64 index bits, got 65");
+  // The default names the C++ argument itself; no message of parse_spec speaks of a command-line flag.
+  for (const auto& [spec, n] : std::vector<std::pair<std::string, std::optional<int>>>{
+           {"bit-reverse", std::nullopt}, {"bits:1,0", 4}, {"gray", 70}, {"gray*(axes:2x2:1,0)", 3}}) {
+    const std::string m = message(spec, n, std::nullopt);
+    EXPECT_EQ(m.find("--n"), std::string::npos) << m;
+    EXPECT_EQ(message(spec, n, "n"), m);
+  }
 }
 
 TEST(Spec, LoneNumberErrors) {

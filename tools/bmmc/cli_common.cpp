@@ -23,7 +23,7 @@ void add_spec_footer(CLI::App* sub) { sub->footer(std::string(kSpecHelp) + "\n")
 
 Bmmc parse_spec_options(const SpecOptions& opts) {
   try {
-    return parse_spec(opts.spec, opts.n);
+    return parse_spec(opts.spec, opts.n, "--n");
   } catch (const SpecError& e) {
     if (e.column() <= 0) throw UsageError(e.what());
     // Show where: the spec, then a caret under the column (columns are bytes, like the spec). A long spec is

@@ -56,7 +56,7 @@ void factor(const FactorOptions& o) {
   if (o.tile_bits < 0 || o.tile_bits > 64)
     throw UsageError(fmt::format("--tile-bits must be 0..64, got {}", o.tile_bits));
   // SpecError is a std::invalid_argument whose message names the column: exit code 2 as it stands.
-  const Bmmc a = parse_spec(o.spec, o.n);
+  const Bmmc a = parse_spec(o.spec, o.n, "--n");
   const int n = a.n(), t = std::min(o.tile_bits, n);
   const UlpFactors f = ulp(a.matrix());
   const TiledSplit s = tiled_split(a, o.tile_bits);

@@ -38,8 +38,10 @@ class SpecError : public std::invalid_argument {
 };
 
 /// Parses and evaluates a spec. `n` supplies the number of index bits where the spec does not define it;
-/// when both are present they must agree. Throws SpecError.
-Bmmc parse_spec(std::string_view text, std::optional<int> n = std::nullopt);
+/// when both are present they must agree. Throws SpecError. `n_name` is how the caller's own users give n,
+/// for the messages that speak of it ("n is not given", "but n is 4"): "n" for this function and the C API,
+/// "--n" for a command line, "n = log2(x.size)" where n comes from an array's size.
+Bmmc parse_spec(std::string_view text, std::optional<int> n = std::nullopt, std::string_view n_name = "n");
 
 /// One number of the spec language (decimal, 0x…, 0b…; surrounding whitespace ignored), for tools that
 /// take indices or masks on their command line. Throws SpecError (column relative to `text`).
