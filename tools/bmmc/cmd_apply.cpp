@@ -20,6 +20,8 @@ void apply(const ApplyOptions& o) {
   // Validate every index before printing anything, so an error leaves no partial output.
   std::vector<BitVec> xs;
   for (const std::string& t : o.xs) {
+    if (t.find_first_not_of(" \t") != std::string::npos && t[t.find_first_not_of(" \t")] == '-')
+      throw UsageError(fmt::format("index {} is negative: indices are 0..2^{}-1 (with n = {})", t, p.n(), p.n()));
     const BitVec x = parse_number_arg(t, "index");
     if (x & ~low_mask(p.n()))
       throw UsageError(fmt::format("index {} is out of range: with n = {} indices are 0..2^{}-1", t, p.n(), p.n()));

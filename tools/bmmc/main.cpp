@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // CLI11's own errors (a missing or malformed option) in the form of every other error of the tool.
+    fmt::print(stderr, "bmmc: error: {}\nRun with --help for more information.\n", e.what());
     return 2;
   }
   try {
