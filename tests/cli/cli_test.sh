@@ -413,6 +413,12 @@ expect_error 2 "standard input holds more than the 4096 bytes expected" \
 expect_error 2 "'/dev/zero' holds more than the 4096 bytes expected" \
   "$bmmc" permute gray --n 10 -b 4 -i /dev/zero -o "$work/s6.bin"
 [[ ! -e "$work/s6.bin" ]] || fail "a refused stream input created the output"
+# sort reads keys from standard input; its report goes to standard output, so the keys cannot.
+"$bmmc" sort --n 10 --random 5 --backend cpu -o "$work/keys.bin" >/dev/null || fail "sort --random 5 -o keys.bin"
+"$bmmc" sort --n 10 --backend cpu -i - -o "$work/sorted-stdin.bin" --check <"$work/keys.bin" >/dev/null ||
+  fail "sort -i -"
+cmp -s "$work/keys.bin" "$work/sorted-stdin.bin" || fail "sort -i - of sorted keys changed them"
+expect_error 2 "--out -: sort prints its report on standard output" "$bmmc" sort --n 10 --random 5 --backend cpu -o -
 # --- small runs: times with a unit that shows digits, sizes below 1 MiB in KiB, a raised --reps said -------
 [[ "$demo" == *"2^12 int32 elements (16 KiB)"* ]] || fail "demo --n 12: the size is not 16 KiB: $demo"
 [[ "$demo" == *"(--reps 1 raised to "*", the least on "* ]] || fail "demo --reps 1: the raise is not said: $demo"
