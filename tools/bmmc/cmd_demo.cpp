@@ -25,7 +25,7 @@ namespace {
 
 struct DemoOptions {
   int n = 0;  // 0: 28 on a GPU, 24 on the CPU
-  std::optional<int> reps;  // absent: the least for the backend (kLeastReps)
+  std::optional<int> reps;  // absent: the least for the backend (kLeastRepsCpu, kLeastRepsGpu)
   std::string backend = "auto";
 };
 
