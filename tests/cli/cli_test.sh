@@ -432,6 +432,7 @@ grep -Eq '^bit-reverse +one-pass +[0-9.]+ (ms|µs|ns) +[0-9.]+ (ms|µs|ns) +[0-9
   fail "bench --n 12: the one-pass times have no unit: $(cat "$work/bench.txt")"
 # --- messages: CLI11's errors in the tool's form; a negative index; a spec's two columns said once each ------
 expect_error 2 "bmmc: error: --elem-bytes is required" "$bmmc" permute gray --n 8 -i "$work/in.bin" -o "$work/x.bin"
+grep -qF "Run 'bmmc permute --help' for more information." "$work/err" || fail "no pointer to permute's help: $(cat "$work/err")"
 expect_error 2 "bmmc: error: The following argument was not expected: --bogus" "$bmmc" show gray --n 4 --bogus
 expect_error 2 "index -1 is negative: indices are 0..2^4-1" "$bmmc" apply bit-reverse --n 4 -1
 expect_error 2 "expected ')' at column 9 to close the 'inv(' at column 1, found end of spec" \
