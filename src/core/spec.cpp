@@ -127,6 +127,12 @@ class Parser {
     if (peek() != c) fail(pos_, fmt::format("expected '{}'{}", c, context), fmt::format(", found {}", found()));
     ++pos_;
   }
+  // The ')' of a bracket opened at `start` by `opener`: the message names both columns, the missing ')' first.
+  void expect_close(std::size_t start, std::string_view opener) {
+    if (peek() != ')')
+      fail(pos_, "expected ')'", fmt::format(" to close the '{}' at column {}, found {}", opener, start + 1, found()));
+    ++pos_;
+  }
 
   NodePtr product(int depth) {
     if (depth > kMaxDepth) fail(pos_, fmt::format("spec nests deeper than {} levels", kMaxDepth));
@@ -157,7 +163,7 @@ class Parser {
     if (c == '(') {
       ++pos_;
       NodePtr inner = product(depth + 1);
-      expect(')', fmt::format(" to close the '(' at column {}", start + 1));
+      expect_close(start, "(");
       inner->pos = start;
       inner->text = std::string(s_.substr(start, pos_ - start));
       return inner;
@@ -177,7 +183,7 @@ class Parser {
       node->kind = Node::Inv;
       expect('(', " after 'inv'");
       node->children.push_back(product(depth + 1));
-      expect(')', fmt::format(" to close the 'inv(' at column {}", start + 1));
+      expect_close(start, "inv(");
       node->text = std::string(s_.substr(start, pos_ - start));
       return node;
     }

@@ -24,8 +24,53 @@
 
 namespace bmmc {
 
+namespace {
+
+// A stream — standard input ("-"), a pipe, a terminal, a character device — read in order to its end; with
+// `expected_bytes`, at most one byte past them is read, so that a longer stream (/dev/zero) is refused without
+// reading it all.
+std::vector<std::byte> read_stream(const std::string& path, std::optional<std::size_t> expected_bytes) {
+  const bool std_in = path == "-";
+  const std::string name = std_in ? std::string("standard input") : fmt::format("'{}'", path);
+  const int fd = std_in ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::invalid_argument(fmt::format("cannot open {} for reading: {}", name, std::strerror(errno)));
+  std::vector<std::byte> data(expected_bytes ? *expected_bytes : std::size_t{1} << 16);
+  std::size_t got = 0;
+  std::byte extra{};
+  for (;;) {
+    if (got == data.size() && !expected_bytes) data.resize(2 * data.size());
+    const bool past = got == data.size();  // only with expected_bytes: one byte more means too long
+    const ssize_t r = ::read(fd, past ? &extra : data.data() + got, past ? 1 : data.size() - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      const int err = errno;
+      if (!std_in) ::close(fd);
+      throw std::runtime_error(fmt::format("reading {} failed after {} bytes: {}", name, got, std::strerror(err)));
+    }
+    if (r == 0) break;
+    if (past) {
+      if (!std_in) ::close(fd);
+      throw std::invalid_argument(
+          fmt::format("{} holds more than the {} bytes expected", name, *expected_bytes));
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  if (!std_in) ::close(fd);
+  if (expected_bytes && got != *expected_bytes)
+    throw std::invalid_argument(
+        fmt::format("{} ended after {} bytes but {} bytes were expected", name, got, *expected_bytes));
+  data.resize(got);
+  return data;
+}
+
+}  // namespace
+
 std::vector<std::byte> read_array_file(const std::string& path, std::optional<std::size_t> expected_bytes) {
   std::error_code ec;
+  if (path == "-") return read_stream(path, expected_bytes);
+  if (const auto st = std::filesystem::status(path, ec);
+      std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && !std::filesystem::is_directory(st))
+    return read_stream(path, expected_bytes);
   if (!std::filesystem::is_regular_file(path, ec))
     throw std::invalid_argument(fmt::format("cannot read '{}': {}", path,
                                             std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
@@ -131,6 +176,19 @@ OutputTarget output_target(const std::string& path) {
 
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes) {
   namespace fs = std::filesystem;
+  if (path == "-") {
+    // Standard output cannot be replaced: written in order, once everything before succeeded; a failure midway
+    // (a reader that went away: EPIPE) leaves what was written.
+    bool ok = false;
+    int err = 0;
+    {
+      const SigpipeBlocked no_sigpipe;
+      ok = write_all(STDOUT_FILENO, data, bytes);
+      err = errno;
+    }
+    if (!ok) throw std::runtime_error(fmt::format("writing standard output: {}", std::strerror(err)));
+    return;
+  }
   const OutputTarget out = output_target(path);
   const fs::path& target = out.file;
   if (out.into) {
@@ -192,8 +250,8 @@ namespace {
 std::vector<std::byte> read_input_array(const std::string& in_path, int n, int elem_bytes) {
   const std::size_t bytes = array_bytes(n, elem_bytes);
   std::error_code ec;
-  const std::uintmax_t in_size = std::filesystem::file_size(in_path, ec);
-  if (!ec && in_size != bytes)
+  const std::uintmax_t in_size = in_path == "-" ? 0 : std::filesystem::file_size(in_path, ec);
+  if (in_path != "-" && !ec && in_size != bytes)
     throw std::invalid_argument(fmt::format("'{}' has {} bytes, but an array of 2^{} elements of {} bytes has {} bytes",
                                             in_path, in_size, n, elem_bytes, bytes));
   return read_array_file(in_path, bytes);

@@ -407,6 +407,57 @@ expect_error 2 "unknown name 'zz' at column 24001" "$bmmc" show "$longspec" --n 
 (($(wc -c <"$work/err") < 1000)) || fail "a bad 24 KB spec: the message is $(wc -c <"$work/err") bytes"
 expect_error 2 "unknown name 'qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq...' (300 characters) at column 1" \
   "$bmmc" show "$(printf 'q%.0s' $(seq 300))" --n 4
+# --- standard streams: '-' is standard input (read whole and size-checked before anything is written) and
+# standard output (written in order); a file called '-' is never created ------------------------------------------
+mkdir "$work/streams"
+pushd "$work/streams" >/dev/null  # where a file called '-' would appear
+"$bmmc" permute gray --n 10 -b 4 -i - -o - --backend cpu <"$work/h.bin" >"$work/s1.bin" ||
+  fail "permute -i - -o - from a file"
+cmp -s "$work/want.bin" "$work/s1.bin" || fail "permute -i - -o -: wrong bytes"
+cat "$work/h.bin" | "$bmmc" permute gray --n 10 -b 4 -i - -o - --backend cpu | cat >"$work/s2.bin" ||
+  fail "permute -i - -o - in a pipeline"
+cmp -s "$work/want.bin" "$work/s2.bin" || fail "permute -i - -o - in a pipeline: wrong bytes"
+cat "$work/h.bin" | "$bmmc" permute gray --n 10 -b 4 -i /dev/stdin -o "$work/s3.bin" --backend cpu ||
+  fail "permute -i /dev/stdin from a pipe"
+cmp -s "$work/want.bin" "$work/s3.bin" || fail "permute -i /dev/stdin: wrong bytes"
+cat "$work/h.bin" | "$bmmc" permute gray --n 10 -b 4 -i - -o - --in-place --backend cpu >"$work/s4.bin" ||
+  fail "permute -i - -o - --in-place"
+cmp -s "$work/want.bin" "$work/s4.bin" || fail "permute -i - -o - --in-place: wrong bytes"
+cat "$work/h.bin" | "$bmmc" permute gray --n 10 -b 4 -i - -o - --ranks 4 --backend cpu >"$work/s5.bin" ||
+  fail "permute -i - -o - --ranks 4"
+cmp -s "$work/want.bin" "$work/s5.bin" || fail "permute -i - -o - --ranks 4: wrong bytes"
+# A short or long stream is refused before anything is written (expect_error: nothing on standard output).
+expect_error 2 "standard input ended after 100 bytes but 4096 bytes were expected" \
+  bash -c "head -c 100 '$work/h.bin' | '$bmmc' permute gray --n 10 -b 4 -i - -o -"
+expect_error 2 "standard input holds more than the 4096 bytes expected" \
+  bash -c "cat '$work/h.bin' '$work/h.bin' | '$bmmc' permute gray --n 10 -b 4 -i - -o -"
+expect_error 2 "'/dev/zero' holds more than the 4096 bytes expected" \
+  "$bmmc" permute gray --n 10 -b 4 -i /dev/zero -o "$work/s6.bin"
+[[ ! -e "$work/s6.bin" ]] || fail "a refused stream input created the output"
+[[ ! -e "$work/streams/-" ]] || fail "permute -o - wrote a file named '-'"
+popd >/dev/null
+# sort reads keys from standard input; its report goes to standard output, so the keys cannot.
+"$bmmc" sort --n 10 --random 5 --backend cpu -o "$work/keys.bin" >/dev/null || fail "sort --random 5 -o keys.bin"
+"$bmmc" sort --n 10 --backend cpu -i - -o "$work/sorted-stdin.bin" --check <"$work/keys.bin" >/dev/null ||
+  fail "sort -i -"
+cmp -s "$work/keys.bin" "$work/sorted-stdin.bin" || fail "sort -i - of sorted keys changed them"
+expect_error 2 "--out -: sort prints its report on standard output" "$bmmc" sort --n 10 --random 5 --backend cpu -o -
+# --- small runs: times with a unit that shows digits, sizes below 1 MiB in KiB, a raised --reps said -------
+[[ "$demo" == *"2^12 int32 elements (16 KiB)"* ]] || fail "demo --n 12: the size is not 16 KiB: $demo"
+[[ "$demo" == *"(--reps 1 raised to "*", the least on "* ]] || fail "demo --reps 1: the raise is not said: $demo"
+[[ "$demo" != *" 0.00 "* && "$demo" != *"0.000 ms"* ]] || fail "demo --n 12: a time printed as zero: $demo"
+grep -Eq '^bit-reverse +BP +[0-9.]+ (ms|µs|ns) ' <<<"$demo" || fail "demo: the bit-reverse time has no unit: $demo"
+"$bmmc" bench --backend cpu --spec bit-reverse --n 12 --reps 3 >"$work/bench.txt" || fail "bench --n 12"
+grep -q "0\.000" "$work/bench.txt" && fail "bench --n 12 printed a zero time: $(cat "$work/bench.txt")"
+grep -Eq '^bit-reverse +one-pass +[0-9.]+ (ms|µs|ns) +[0-9.]+ (ms|µs|ns) +[0-9.]+ (ms|µs|ns) ' "$work/bench.txt" ||
+  fail "bench --n 12: the one-pass times have no unit: $(cat "$work/bench.txt")"
+# --- messages: CLI11's errors in the tool's form; a negative index; a spec's two columns said once each ------
+expect_error 2 "bmmc: error: --elem-bytes is required" "$bmmc" permute gray --n 8 -i "$work/in.bin" -o "$work/x.bin"
+grep -qF "Run 'bmmc permute --help' for more information." "$work/err" || fail "no pointer to permute's help: $(cat "$work/err")"
+expect_error 2 "bmmc: error: The following argument was not expected: --bogus" "$bmmc" show gray --n 4 --bogus
+expect_error 2 "index -1 is negative: indices are 0..2^4-1" "$bmmc" apply bit-reverse --n 4 -1
+expect_error 2 "expected ')' at column 9 to close the 'inv(' at column 1, found end of spec" \
+  "$bmmc" show 'inv(gray' --n 4
 # --- end hardening ---------------------------------------------------------------------------------------------
 
 if ((failures > 0)); then

@@ -125,8 +125,11 @@ TEST(Spec, SyntaxErrorsNameTheColumn) {
   expect_error(std::string(300, 'q'), 4, 1, "unknown name '" + std::string(40, 'q') + "...' (300 characters)");
   expect_error("gray*" + std::string(48, 'q'), 4, 6, "unknown name '" + std::string(48, 'q') + "' at");
   expect_error("rotate:" + std::string(61, '1'), 5, 8, "...' (61 characters) does not fit in 64 bits");
-  expect_error("inv(rotate:1*gray", 5, 18, "expected ')'");
-  expect_error("(gray*rotate:1", 5, 15, "expected ')'");
+  // The missing ')' is where the column points; the bracket it closes is named by its own column, once each.
+  expect_error("inv(rotate:1*gray", 5, 18,
+               "expected ')' at column 18 to close the 'inv(' at column 1, found end of spec");
+  expect_error("(gray*rotate:1", 5, 15, "expected ')' at column 15 to close the '(' at column 1, found end of spec");
+  expect_error("gray*(bit-reverse x", 5, 19, "expected ')' at column 19 to close the '(' at column 6, found 'x'");
   expect_error("matrix:1,0b12", std::nullopt, 10, "number '0b12' is malformed");
   expect_error("rotate:0x", 5, 8, "number '0x' is malformed");
   expect_error("rotate:12a", 5, 8, "number '12a' is malformed");

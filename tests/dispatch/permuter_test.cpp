@@ -1,10 +1,15 @@
 // The front door on the CPU: Permuters from a Bmmc or a Plan, the cached permute(), host arrays, files.
 // The same paths on CUDA are in tests/cuda/permute_test.cpp (they need a GPU).
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "bmmc/core/named.hpp"
@@ -278,4 +283,51 @@ TEST_F(ArrayFile, BadInputLeavesTheOutputAsItWas) {
 }
 
 }  // namespace
+// A pipe (a FIFO here; standard input through "-" in tests/cli) is read in order to its end: exactly the expected
+// bytes give the same array as a file; a short or a longer stream is refused, the longer one after one byte past.
+TEST_F(ArrayFile, StreamsAreReadInOrderAndSizeChecked) {
+  std::mt19937_64 rng(::testing::UnitTest::GetInstance()->random_seed());
+  for (int round = 0; round < 6; ++round) {
+    const std::size_t expected = std::size_t{1} << (rng() % 18);
+    const std::size_t sent = round % 3 == 0 ? expected : round % 3 == 1 ? rng() % expected : expected + 1 + rng() % 64;
+    const auto bytes = random_bytes(sent, round);
+    const std::string fifo = path(("fifo" + std::to_string(round)).c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] {  // a reader that stops early gives EPIPE here, not SIGPIPE
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+      const int fd = ::open(fifo.c_str(), O_WRONLY);
+      for (std::size_t at = 0; fd >= 0 && at < bytes.size();) {
+        const ssize_t w = ::write(fd, bytes.data() + at, std::min<std::size_t>(bytes.size() - at, 4099));
+        if (w <= 0) break;
+        at += static_cast<std::size_t>(w);
+      }
+      if (fd >= 0) ::close(fd);
+    });
+    SCOPED_TRACE(testing::Message() << "expected " << expected << " bytes, sent " << sent);
+    std::string error = "no error";
+    std::vector<std::byte> v;
+    try {
+      v = read_array_file(fifo, expected);
+    } catch (const std::exception& e) {  // any error: the writer is joined below either way
+      error = e.what();
+    }
+    writer.join();
+    if (sent == expected) {
+      EXPECT_EQ(error, "no error");
+      EXPECT_EQ(std::vector<unsigned char>(reinterpret_cast<const unsigned char*>(v.data()),
+                                           reinterpret_cast<const unsigned char*>(v.data()) + v.size()),
+                bytes);
+    } else {
+      const std::string want = sent < expected
+                                   ? "ended after " + std::to_string(sent) + " bytes but " +
+                                         std::to_string(expected) + " bytes were expected"
+                                   : "holds more than the " + std::to_string(expected) + " bytes expected";
+      EXPECT_NE(error.find(want), std::string::npos) << error;
+    }
+  }
+}
+
 }  // namespace bmmc

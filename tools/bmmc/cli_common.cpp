@@ -102,6 +102,26 @@ Backend cli_backend(const std::string& name) {
   }
 }
 
+std::string format_ms(double ms) {
+  if (ms >= 1.0) return fmt::format("{:.3f} ms", ms);
+  if (ms >= 1e-3) return fmt::format("{:.1f} \u00b5s", ms * 1e3);
+  return fmt::format("{:.0f} ns", ms * 1e6);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  constexpr std::uint64_t kKiB = 1024, kMiB = kKiB * 1024;
+  if (bytes >= kMiB) return fmt::format("{:g} MiB", static_cast<double>(bytes) / kMiB);
+  if (bytes >= kKiB) return fmt::format("{:g} KiB", static_cast<double>(bytes) / kKiB);
+  return fmt::format("{} bytes", bytes);
+}
+
+std::string pad_left(const std::string& text, std::size_t width) {
+  // UTF-8 continuation bytes (10xxxxxx) do not start a character.
+  const auto chars = static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return chars >= width ? text : std::string(width - chars, ' ') + text;
+}
+
 nlohmann::ordered_json bmmc_json(const Bmmc& p) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (BitVec r : p.matrix().row_list()) rows.push_back(r);

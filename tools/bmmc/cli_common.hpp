@@ -54,6 +54,18 @@ void add_backend_option(CLI::App* sub, std::string& backend);
 /// an unknown or unavailable backend is a UsageError.
 Backend cli_backend(const std::string& name);
 
+/// A time in a printed table, with its unit: milliseconds from 1 ms ("12.345 ms"), microseconds from 1 µs
+/// ("85.2 µs"), else nanoseconds ("640 ns") — so that a small run shows digits rather than 0.000 ms. One rule
+/// for every table of demo and bench; their CSV and JSON keep plain milliseconds.
+std::string format_ms(double ms);
+
+/// A size in a printed line: MiB from 1 MiB, KiB from 1 KiB, else bytes ("64 MiB", "256 KiB", "64 bytes").
+std::string format_bytes(std::uint64_t bytes);
+
+/// `text` padded with spaces on the left to `width` characters (counting each UTF-8 character once, so a
+/// column holding "µs" lines up with one holding "ms").
+std::string pad_left(const std::string& text, std::size_t width);
+
 /// {"n":N,"rows":[...],"c":C,"class":"BP|BPC|tiled|general"}.
 nlohmann::ordered_json bmmc_json(const Bmmc& p);
 

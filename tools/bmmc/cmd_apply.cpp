@@ -20,6 +20,9 @@ void apply(const ApplyOptions& o) {
   // Validate every index before printing anything, so an error leaves no partial output.
   std::vector<BitVec> xs;
   for (const std::string& t : o.xs) {
+    // A minus sign is not a malformed number but an index below 0: say that.
+    if (const std::size_t first = t.find_first_not_of(" \t"); first != std::string::npos && t[first] == '-')
+      throw UsageError(fmt::format("index {} is negative: indices are 0..2^{}-1 (with n = {})", t, p.n(), p.n()));
     const BitVec x = parse_number_arg(t, "index");
     if (x & ~low_mask(p.n()))
       throw UsageError(fmt::format("index {} is out of range: with n = {} indices are 0..2^{}-1", t, p.n(), p.n()));

@@ -86,11 +86,14 @@ void emit(const BenchOptions& o, const std::vector<Row>& rows) {
                  csv_field(r.variant), r.backend, r.n, r.elem_bytes, r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms,
                  r.verified);
   } else {
-    fmt::print("{:<22} {:<18} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}  {}\n", "case", "variant", "median ms", "min ms",
-               "max ms", "GB/s", "% memcpy", "1st ms", "verified");
+    // Times with their unit (format_ms), so that small runs show digits; the first use is timed on a GPU only.
+    fmt::print("{:<22} {:<18} {} {} {} {:>9} {:>9} {}  {}\n", "case", "variant", pad_left("median", 12),
+               pad_left("min", 12), pad_left("max", 12), "GB/s", "% memcpy", pad_left("1st use", 12), "verified");
     for (const Row& r : rows)
-      fmt::print("{:<22} {:<18} {:>10.3f} {:>10.3f} {:>10.3f} {:>9.1f} {:>9.1f} {:>9.1f}  {}\n", r.case_name, r.variant,
-                 r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms, r.verified ? "yes" : "NO");
+      fmt::print("{:<22} {:<18} {} {} {} {:>9.1f} {:>9.1f} {}  {}\n", r.case_name, r.variant,
+                 pad_left(format_ms(r.median_ms), 12), pad_left(format_ms(r.min_ms), 12),
+                 pad_left(format_ms(r.max_ms), 12), r.gbps, r.pct_memcpy,
+                 pad_left(r.backend == "cpu" ? "-" : format_ms(r.first_use_ms), 12), r.verified ? "yes" : "NO");
   }
 }
 
@@ -177,11 +180,12 @@ void bench_peer_rows(const BenchOptions& o) {
                  devices.size(), fmt::join(devices, ","), gpu_name(devices[0]), plan.k);
     const std::vector<PeerBenchRow> rows = bench_peer(b, o.elem_bytes, devices, o.reps);
     if (!o.json) {
-      fmt::print("{:<16} {:>10} {:>10} {:>10} {:>11} {:>9} {:>9}  {:<8} {}\n", "variant", "median ms", "min ms", "max ms",
-                 "crossing GB", "% bound", "1st ms", "verified", "note");
+      fmt::print("{:<16} {} {} {} {:>11} {:>9} {}  {:<8} {}\n", "variant", pad_left("median", 12), pad_left("min", 12),
+                 pad_left("max", 12), "crossing GB", "% bound", pad_left("1st use", 12), "verified", "note");
       for (const PeerBenchRow& r : rows)
-        fmt::print("{:<16} {:>10.3f} {:>10.3f} {:>10.3f} {:>11.3f} {:>9.1f} {:>9.1f}  {:<8} {}\n", r.variant, r.median_ms,
-                   r.min_ms, r.max_ms, r.crossing_gb, r.pct_bound, r.first_use_ms, r.verified ? "yes" : "NO", r.note);
+        fmt::print("{:<16} {} {} {} {:>11.3f} {:>9.1f} {}  {:<8} {}\n", r.variant, pad_left(format_ms(r.median_ms), 12),
+                   pad_left(format_ms(r.min_ms), 12), pad_left(format_ms(r.max_ms), 12), r.crossing_gb, r.pct_bound,
+                   pad_left(format_ms(r.first_use_ms), 12), r.verified ? "yes" : "NO", r.note);
     }
     for (const PeerBenchRow& r : rows)
       all.push_back({{"case", spec}, {"spec", fmt::format("{} --n {}", spec, b.n())}, {"variant", r.variant},

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,27 @@ namespace {
 
 struct DemoOptions {
   int n = 0;  // 0: 28 on a GPU, 24 on the CPU
-  int reps = 3;
+  std::optional<int> reps;  // absent: the least for the backend (kLeastRepsCpu, kLeastRepsGpu)
   std::string backend = "auto";
 };
+
+// A median of fewer runs says little on a shared machine: fewer are raised to these, and the header says so.
+constexpr int kLeastRepsCpu = 10, kLeastRepsGpu = 20;
+
+// "median of R runs", with what --reps asked for when it was raised.
+std::string runs_phrase(const std::optional<int>& asked, int reps, const char* where) {
+  if (!asked || *asked >= reps) return fmt::format("median of {} runs", reps);
+  return fmt::format("median of {} runs (--reps {} raised to {}, the least {})", reps, *asked, reps, where);
+}
+
+// The header line and the column titles of either table.
+void print_header(int n, int reps, const std::optional<int>& asked, const std::string& where, const char* least_where,
+                  const char* last_column) {
+  fmt::print("bmmc demo: 2^{} int32 elements ({}) on {}, one-pass plans, {}\n", n,
+             format_bytes(std::uint64_t{4} << n), where, runs_phrase(asked, reps, least_where));
+  fmt::print("{:<16} {:<8} {} {:>9} {:>10}  {}\n", "spec", "class", pad_left("time", 11), "GB/s", "% memcpy",
+             last_column);
+}
 
 std::vector<std::string> demo_specs(int n) {
   return {"bit-reverse", fmt::format("transpose:{}", n / 2), "random-bpc:1", "random-bmmc:1", "gray"};
@@ -34,23 +53,21 @@ std::vector<std::string> demo_specs(int n) {
 
 // On a GPU: device arrays, CUDA-event timing, cudaMemcpy D2D of the same bytes in the same run, and an
 // on-device check of every element (bench_gpu does all three).
-void demo_gpu(const DemoOptions& o) {
-  fmt::print("bmmc demo: 2^{} int32 elements ({} MiB) on {}, one-pass plans, median of {} runs\n", o.n,
-             (std::uint64_t{4} << o.n) >> 20, gpu_name(), o.reps);
-  fmt::print("{:<16} {:<8} {:>10} {:>9} {:>10}  {}\n", "spec", "class", "time ms", "GB/s", "% memcpy", "check");
+void demo_gpu(const DemoOptions& o, int reps) {
+  print_header(o.n, reps, o.reps, gpu_name(), "on a GPU", "check");
   bool all_ok = true, printed_copy = false;
   for (const std::string& spec : demo_specs(o.n)) {
     const Bmmc p = parse_spec(spec, o.n);
-    const auto rows = bench_gpu(p, 4, {GpuBenchCase{"one-pass", {}}}, o.reps);
+    const auto rows = bench_gpu(p, 4, {GpuBenchCase{"one-pass", {}}}, reps);
     if (!printed_copy) {
-      fmt::print("{:<16} {:<8} {:>10.3f} {:>9.1f} {:>9.1f}%  -\n", "(cudaMemcpy D2D)", "copy", rows[0].median_ms,
-                 rows[0].gbps, 100.0);
+      fmt::print("{:<16} {:<8} {} {:>9.1f} {:>9.1f}%  -\n", "(cudaMemcpy D2D)", "copy",
+                 pad_left(format_ms(rows[0].median_ms), 11), rows[0].gbps, 100.0);
       printed_copy = true;
     }
     const GpuBenchRow& r = rows.back();
     all_ok = all_ok && r.verified;
-    fmt::print("{:<16} {:<8} {:>10.3f} {:>9.1f} {:>9.1f}%  {}\n", spec, to_string(p.classify()), r.median_ms, r.gbps,
-               r.pct_memcpy, r.verified ? "ok" : "WRONG");
+    fmt::print("{:<16} {:<8} {} {:>9.1f} {:>9.1f}%  {}\n", spec, to_string(p.classify()),
+               pad_left(format_ms(r.median_ms), 11), r.gbps, r.pct_memcpy, r.verified ? "ok" : "WRONG");
   }
   if (!all_ok) throw std::runtime_error("some permutations produced wrong results (see the check column)");
   fmt::print("\nAll results checked on the device against out[A·x ^ c] == in[x] for every x.\n");
@@ -60,28 +77,26 @@ void demo(DemoOptions o) {
   const Backend backend = cli_backend(o.backend);
   if (backend == Backend::Cuda) {
     if (o.n == 0) o.n = 28;
-    if (o.reps < 10) o.reps = 20;
-    return demo_gpu(o);
+    return demo_gpu(o, std::max(o.reps.value_or(kLeastRepsGpu), kLeastRepsGpu));
   }
   if (o.n == 0) o.n = 24;
-  if (o.reps < 10) o.reps = 10;  // a median of fewer runs says little on a shared machine
+  const int reps = std::max(o.reps.value_or(kLeastRepsCpu), kLeastRepsCpu);
   CpuPolicy options;  // all cores
-  fmt::print("bmmc demo: 2^{} int32 elements ({} MiB) on the CPU, one-pass plans, median of {} runs\n", o.n,
-             (std::uint64_t{4} << o.n) >> 20, o.reps);
-  fmt::print("{:<16} {:<8} {:>10} {:>9} {:>10}  {}\n", "spec", "class", "time ms", "GB/s", "% memcpy", "loop");
+  print_header(o.n, reps, o.reps, "the CPU", "on the CPU", "loop");
   bool printed_copy = false;
   for (const std::string& spec : demo_specs(o.n)) {
     const Bmmc p = parse_spec(spec, o.n);
     // Every variant's output is checked against permute_reference inside bench_cpu (a wrong one throws).
-    const std::vector<BenchRow> rows = bench_cpu(p, 4, o.reps, options, /*naive=*/false);
+    const std::vector<BenchRow> rows = bench_cpu(p, 4, reps, options, /*naive=*/false);
     if (!printed_copy) {
-      fmt::print("{:<16} {:<8} {:>10.2f} {:>9.2f} {:>9.1f}%  -\n", "(memcpy)", "copy", rows[0].median_ms,
+      fmt::print("{:<16} {:<8} {} {:>9.2f} {:>9.1f}%  -\n", "(memcpy)", "copy", pad_left(format_ms(rows[0].median_ms), 11),
                  rows[0].gbps, 100.0);
       printed_copy = true;
     }
     const auto one = std::find_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.variant == "one-pass"; });
-    fmt::print("{:<16} {:<8} {:>10.2f} {:>9.2f} {:>9.1f}%  {}\n", spec, to_string(p.classify()), one->median_ms,
-               one->gbps, one->pct_memcpy, CpuPermuter(p, 4, options).kernel_name());
+    fmt::print("{:<16} {:<8} {} {:>9.2f} {:>9.1f}%  {}\n", spec, to_string(p.classify()),
+               pad_left(format_ms(one->median_ms), 11), one->gbps, one->pct_memcpy,
+               CpuPermuter(p, 4, options).kernel_name());
   }
   fmt::print("\nAll results checked against out[A·x ^ c] == in[x] for every x (the reference loop).\n");
 }
@@ -94,9 +109,9 @@ void add_demo_command(CLI::App& app, Action& run) {
   sub->add_option("--n", opts->n, "log2 of the number of int32 elements (default 28 on a GPU, 24 on the CPU)")
       ->check(CLI::Range(2, 30));
   sub->add_option("--reps", opts->reps,
-                  "Timed runs per permutation (the median is shown; at least 10 on the CPU, 20 on a GPU)")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
+                  "Timed runs per permutation (the median is shown; default and least 10 on the CPU, 20 on a GPU: "
+                  "fewer are raised, and the header says so)")
+      ->check(CLI::Range(1, 1000));
   add_backend_option(sub, opts->backend);
   sub->callback([opts, &run] { run = [opts] { demo(*opts); }; });
 }

@@ -34,7 +34,7 @@ void permute(const PermuteCommandOptions& o) {
   // One file as both --in and --out is what --in-place is for; without it, likely a slip of the shell. (The
   // distributed path's output, in place or not, replaces the file only after everything succeeded.)
   std::error_code ec;
-  if (!o.in_place && o.ranks == 0 && std::filesystem::equivalent(o.in, o.out, ec))
+  if (!o.in_place && o.ranks == 0 && o.in != "-" && o.out != "-" && std::filesystem::equivalent(o.in, o.out, ec))
     throw UsageError(fmt::format("--in and --out name the same file ('{}'): give --in-place to permute it in place, "
                                  "or another --out",
                                  o.out));
@@ -82,8 +82,14 @@ void add_permute_command(CLI::App& app, Action& run) {
       "exactly 2^n * B bytes; the output is replaced only after everything succeeded");
   add_spec_options(sub, opts->spec);
   sub->add_option("--elem-bytes,-b", opts->elem_bytes, "Element size B in bytes: 1, 2, 4, 8 or 16")->required();
-  sub->add_option("--in,-i", opts->in, "Input file (2^n * B bytes)")->required()->check(file_name());
-  sub->add_option("--out,-o", opts->out, "Output file (created or replaced)")->required()->check(file_name());
+  sub->add_option("--in,-i", opts->in, "Input file (2^n * B bytes); - reads standard input (all of it is read and "
+                  "its size checked before anything is written)")
+      ->required()
+      ->check(file_name());
+  sub->add_option("--out,-o", opts->out, "Output file (created or replaced); - writes standard output (in order, "
+                  "after everything succeeded; ./- names a file called -)")
+      ->required()
+      ->check(file_name());
   add_backend_option(sub, opts->backend);
   sub->add_option("--ranks", opts->ranks,
                   "run the distributed plan on R simulated ranks (a power of two <= 2^n; rank = the top log2(R) "

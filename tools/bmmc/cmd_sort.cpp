@@ -132,6 +132,9 @@ void sort_command(const SortOptions& o) {
   const ExecStrategy strategy = parse_exec_strategy(o.strategy.c_str());
   const std::size_t bytes = array_bytes(o.n, dtype_bytes(t));
   if (o.in.empty() == o.random.empty()) throw UsageError("give exactly one of --in FILE and --random SEED");
+  if (o.out == "-")
+    throw UsageError("--out -: sort prints its report on standard output, so the keys cannot go there too; give a "
+                     "file (./- names a file called -)");
   const std::vector<std::byte> input =
       o.in.empty() ? random_keys(o.n, t, parse_number_arg(o.random, "--random")) : read_array_file(o.in, bytes);
   const Backend backend = cli_backend(o.backend);
@@ -247,7 +250,8 @@ void add_sort_command(CLI::App& app, Action& run) {
       "Sort 2^n keys with the paper's sorting network (sort/merge/vcolumn built from parm), compiled to BMMC "
       "permutations and compare-swap passes, on the CPU or the GPU");
   sub->add_option("--n", opts->n, "log2 of the number of keys")->required();
-  sub->add_option("--in,-i", opts->in, "Input file: 2^n raw little-endian keys")->check(file_name());
+  sub->add_option("--in,-i", opts->in, "Input file: 2^n raw little-endian keys; - reads standard input")
+      ->check(file_name());
   sub->add_option("--random", opts->random, "Sort random keys from this seed instead of --in");
   sub->add_option("--out,-o", opts->out, "Output file (replaced atomically after the sort)")->check(file_name());
   sub->add_option("--dtype", opts->dtype, "Key type: int32, float32, uint32, int64, uint64, float64")

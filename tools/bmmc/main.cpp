@@ -50,7 +50,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // CLI11's own errors (a missing or malformed option) in the form of every other error of the tool, with the
+    // help that lists the options of the command given.
+    const std::vector<CLI::App*> given = app.get_subcommands();
+    fmt::print(stderr, "bmmc: error: {}\nRun 'bmmc{} --help' for more information.\n", e.what(),
+               given.empty() ? std::string() : " " + given.front()->get_name());
     return 2;
   }
   try {

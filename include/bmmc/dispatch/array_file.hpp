@@ -1,10 +1,12 @@
 // Raw array files: an array of 2^n elements stored as its bytes, permuted file to file on any backend.
 //
 // The rules every caller (the CLI's `bmmc permute`, the fuzzer, scripts) gets from here: the input's size is
-// checked against 2^n · elem_bytes before it is read; the output is only ever replaced whole — written to a
-// temporary file beside it and renamed over it after everything succeeded — so on any error the output path
-// is exactly as it was. Bad input (sizes, element size, missing or unreadable files, an unavailable backend)
-// is std::invalid_argument; failures of the output location itself (a full disk, a directory in the way) are
+// checked against 2^n · elem_bytes before it is read (a stream, such as standard input, is read whole and its
+// size checked before anything is written); a regular output file is only ever replaced whole — written to a
+// temporary file beside it and renamed over it after everything succeeded — so on any error its path is exactly
+// as it was. Standard output, devices and pipes cannot be replaced: they are written in order once everything
+// before succeeded. Bad input (sizes, element size, missing or unreadable files, an unavailable backend) is
+// std::invalid_argument; failures of the output location itself (a full disk, a directory in the way) are
 // std::runtime_error.
 #pragma once
 
@@ -20,8 +22,10 @@
 
 namespace bmmc {
 
-/// The whole file. Throws std::invalid_argument when it cannot be opened or is not a regular file, or when
-/// `expected_bytes` is given and the file has another size (checked before reading).
+/// The whole file. Throws std::invalid_argument when it cannot be opened or is a directory, or when
+/// `expected_bytes` is given and the file has another size (for a regular file checked before reading). "-" is
+/// standard input; it, a pipe, a terminal or a character device (/dev/stdin, a FIFO) is read in order to its end,
+/// at most one byte past `expected_bytes` (a longer stream is refused without reading it all).
 std::vector<std::byte> read_array_file(const std::string& path, std::optional<std::size_t> expected_bytes = {});
 
 /// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename). On any error
@@ -29,7 +33,8 @@ std::vector<std::byte> read_array_file(const std::string& path, std::optional<st
 /// followed (the file they name is replaced, or created for a dangling link). A device, pipe or socket
 /// (/dev/null, a FIFO) and a link into /proc or /dev (/dev/stdout, /dev/fd/N) are written into, appending, once
 /// the caller is done — a reader that goes away midway leaves what was written and is an error (EPIPE, not
-/// SIGPIPE). A directory or a loop of links is an error.
+/// SIGPIPE). "-" is standard output, written in order the same way (it cannot be replaced: a failure midway
+/// leaves what was written). A directory or a loop of links is an error.
 void write_file_atomic(const std::string& path, const void* data, std::size_t bytes);
 
 /// Reads `in_path` (2^n · elem_bytes bytes), permutes it on options.backend (permute_host) and writes
