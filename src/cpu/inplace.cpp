@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <new>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -13,64 +15,104 @@
 #include "bmmc/core/involution.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
 #include "bmmc/plan/plan_consistency.hpp"
+#include "gather_blocks.hpp"
+#include "tile_tables.hpp"
+#include "transpose_blocks.hpp"
 
 namespace bmmc {
 
 namespace {
 
-template <int B>
-struct Elem {
-  unsigned char b[B];
+using cpu_detail::Elem;
+using cpu_detail::TileTables;
+
+// The out-of-place tile loop of an involution pass (executor.hpp), built once: the pass's own tables, and the
+// same tile read from a staged copy of a coset (`staged`: input row ρ at ρ·2^s of the copy, one block at
+// origin 0, whose image origin z is set per call), plus the loop that runs them.
+struct TileLoop {
+  TileTables tile;
+  TileTables staged;
+  std::optional<cpu_detail::TransposeTables> transpose;  // the register transposes, where they apply
+  cpu_detail::BlockKernel gather = nullptr;              // else the gather loop (plain stores)
+  std::size_t tile_bytes = 0;                            // one tile, rounded up to a cache line
 };
 
-// Offsets of V' from a coset origin (in) and of A·V' (out): an involution pass moves origin ⊕ in[i] to
-// z ⊕ out[i], with z = A·origin ⊕ c.
-struct CosetTables {
-  std::vector<std::uint64_t> in, out;
-};
-
-CosetTables coset_tables(const TilePass& t) {
-  std::vector<BitVec> basis;
-  for (int j = 0; j < t.segment_bits(); ++j) basis.push_back(BitVec{1} << j);
-  basis.insert(basis.end(), t.read_rows.begin(), t.read_rows.end());
-  CosetTables c;
-  const std::uint64_t size = std::uint64_t{1} << basis.size();
-  c.in.resize(size);
-  c.out.resize(size);
-  for (std::uint64_t i = 0; i < size; ++i) {
-    c.in[i] = xor_of_columns(basis, i);
-    c.out[i] = t.bmmc.matrix().apply(c.in[i]);
-  }
-  return c;
+TileLoop tile_loop(const InvolutionPass& p, const CpuPolicy& policy) {
+  TileLoop l;
+  l.tile = cpu_detail::build_tables(p.tile);
+  l.staged = l.tile;
+  l.staged.block_positions.clear();
+  l.staged.block_images.clear();
+  l.staged.blocks = 1;
+  for (std::size_t rho = 0; rho < l.staged.rtab.size(); ++rho) l.staged.rtab[rho] = BitVec{rho} << l.tile.s;
+  const int eb = p.tile.elem_bytes;
+  l.gather = cpu_detail::gather_block_kernel(eb, eb << l.tile.s, false);  // throws for an unsupported shape
+  if (policy.register_transpose != false && cpu_detail::transpose_blocks_supported(eb, policy.avx512))
+    l.transpose = cpu_detail::make_transpose_tables(l.tile, eb);
+  l.tile_bytes = std::max<std::size_t>(64, ((std::size_t{static_cast<unsigned>(eb)} << (l.tile.s + l.tile.m)) + 63) / 64 * 64);
+  return l;
 }
 
-template <int B>
-void run_involution(const InvolutionPass& p, const CosetTables& tab, void* data, int threads) {
-  auto* a = static_cast<Elem<B>*>(data);
-  const TilePass& t = p.tile;
-  const std::uint64_t size = tab.in.size();
+// One block of the tile loop, from `in` to `out` (which may be the same array: a block reads its whole coset
+// into the tile before it writes anything).
+void run_block(const TileLoop& l, const TileTables& t, const unsigned char* in, unsigned char* out, std::uint64_t b,
+               unsigned char* tile) {
+  if (l.transpose)
+    cpu_detail::run_blocks_transpose(t, *l.transpose, false, in, out, b, b + 1, tile);
+  else
+    l.gather(t, in, out, b, b + 1, tile);
+}
+
+// This thread's scratch (the tile and the staged coset), kept between calls and grown when a pass needs more.
+struct AlignedDelete {
+  void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t{64}); }
+};
+thread_local std::unique_ptr<unsigned char[], AlignedDelete> t_scratch;
+thread_local std::size_t t_scratch_bytes = 0;
+
+unsigned char* scratch(std::size_t bytes) {
+  if (bytes > t_scratch_bytes) {
+    t_scratch.reset(static_cast<unsigned char*>(::operator new[](bytes, std::align_val_t{64})));
+    t_scratch_bytes = bytes;
+  }
+  return t_scratch.get();
+}
+
+// An involution pass through the out-of-place tile loop. The block b that owns a pair of cosets {C, f(C)}
+// (partner(b) ≥ b) copies the partner's coset, whole runs, into a staged tile; runs the tile loop on block b
+// from the array into the array (it reads C, then writes f(C), whose old contents are staged); then runs it
+// on the staged copy into C. A coset that f maps onto itself is one block of the tile loop in place. So every
+// element is read once from the array and written once, as out of place, plus one copy inside the cache.
+void run_involution(const InvolutionPass& p, const TileLoop& l, void* data, int threads) {
+  auto* a = static_cast<unsigned char*>(data);
+  const TileTables& t = l.tile;
+  const std::size_t run_bytes = static_cast<std::size_t>(p.tile.elem_bytes) << t.s;
+  const std::uint64_t rows = std::uint64_t{1} << t.m;
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
-    thread_local std::vector<Elem<B>> buffer;
-    buffer.resize(2 * size);
+    unsigned char* tile = scratch(2 * l.tile_bytes);
+    unsigned char* staged_coset = tile + l.tile_bytes;
+    std::optional<TileTables> staged;  // copied once a chunk: its image origin changes per pair
     for (std::uint64_t b = begin; b < end; ++b) {
       const std::uint64_t pb = p.partner(b);
       if (pb < b) continue;
-      const auto [x0, z] = block_origin(t, b);
-      if ((x0 & p.mask_bits) != p.mask_value) continue;
-      if (pb == b && p.tile_fixed && z == x0) continue;
-      const bool pair = pb != b;
-      const BlockOrigin po = block_origin(t, pb);
-      // Read both cosets, then write both: the same order as the GPU block, which the checker proves safe.
-      for (std::uint64_t i = 0; i < size; ++i) buffer[i] = a[x0 ^ tab.in[i]];
-      if (pair)
-        for (std::uint64_t i = 0; i < size; ++i) buffer[size + i] = a[po.x0 ^ tab.in[i]];
-      for (std::uint64_t i = 0; i < size; ++i) a[z ^ tab.out[i]] = buffer[i];
-      if (pair)
-        for (std::uint64_t i = 0; i < size; ++i) a[po.z ^ tab.out[i]] = buffer[size + i];
+      const BlockOrigin o = t.origin(b);
+      if ((o.x0 & p.mask_bits) != p.mask_value) continue;
+      if (pb == b) {
+        if (!(p.tile_fixed && o.z == o.x0)) run_block(l, t, a, a, b, tile);
+        continue;
+      }
+      const BlockOrigin po = t.origin(pb);
+      for (std::uint64_t rho = 0; rho < rows; ++rho)
+        std::memcpy(staged_coset + rho * run_bytes, a + (po.x0 ^ t.rtab[rho]) * p.tile.elem_bytes, run_bytes);
+      run_block(l, t, a, a, b, tile);
+      if (!staged) staged.emplace(l.staged);
+      staged->complement = po.z;
+      run_block(l, *staged, staged_coset, a, 0, tile);
     }
   };
-  const std::uint64_t blocks = t.blocks();
+  const std::uint64_t blocks = t.blocks;
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, blocks)));
+  if (threads == 1) return body(0, blocks, 0);
   ThreadPool::shared().run(blocks, std::max<std::uint64_t>(1, blocks / (8 * static_cast<std::uint64_t>(threads))),
                            threads, body);
 }
@@ -108,10 +150,6 @@ void by_size(int eb, Args&&... args) {
   throw std::invalid_argument(fmt::format("unsupported element size {} bytes: expected 1, 2, 4, 8 or 16", eb));
 }
 template <int B>
-struct InvolutionRunner {
-  static void run(const InvolutionPass& p, const CosetTables& t, void* d, int th) { run_involution<B>(p, t, d, th); }
-};
-template <int B>
 struct NaiveRunner {
   static void run(const NaiveInvolutionPass& p, void* d, int th) { run_naive<B>(p, d, th); }
 };
@@ -129,7 +167,7 @@ PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy) {
 
 struct CpuInPlacePermuter::Prepared {
   InPlacePlan plan;
-  std::vector<CosetTables> tables;
+  std::vector<std::optional<TileLoop>> loops;  // one per involution pass
   int threads = 1;
 };
 
@@ -139,7 +177,7 @@ CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy
   auto p = std::make_shared<Prepared>();
   for (const InPlacePass& pass : plan.passes) {
     const auto* t = std::get_if<InvolutionPass>(&pass);
-    p->tables.push_back(t ? coset_tables(t->tile) : CosetTables{});
+    p->loops.push_back(t ? std::optional<TileLoop>(tile_loop(*t, policy)) : std::nullopt);
   }
   p->threads = resolve_cpu_threads(policy.threads, plan.n(), plan.elem_bytes);
   p->plan = std::move(plan);
@@ -157,7 +195,7 @@ void CpuInPlacePermuter::operator()(void* data) const {
   check_inplace_buffer(data, plan.n(), plan.elem_bytes);
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     if (const auto* t = std::get_if<InvolutionPass>(&plan.passes[i]))
-      by_size<InvolutionRunner>(plan.elem_bytes, *t, prepared_->tables[i], data, prepared_->threads);
+      run_involution(*t, *prepared_->loops[i], data, prepared_->threads);
     else
       by_size<NaiveRunner>(plan.elem_bytes, std::get<NaiveInvolutionPass>(plan.passes[i]), data, prepared_->threads);
   }
