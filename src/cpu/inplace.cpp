@@ -13,6 +13,7 @@
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/involution.hpp"
+#include "bmmc/core/named.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
 #include "bmmc/plan/plan_consistency.hpp"
 #include "gather_blocks.hpp"
@@ -86,28 +87,55 @@ unsigned char* scratch(std::size_t bytes) {
 void run_involution(const InvolutionPass& p, const TileLoop& l, void* data, int threads) {
   auto* a = static_cast<unsigned char*>(data);
   const TileTables& t = l.tile;
-  const std::size_t run_bytes = static_cast<std::size_t>(p.tile.elem_bytes) << t.s;
+  const std::size_t eb = static_cast<std::size_t>(p.tile.elem_bytes);
+  const std::size_t run_bytes = eb << t.s;
   const std::uint64_t rows = std::uint64_t{1} << t.m;
+  // Whether block b runs (it owns its pair, its mask matches, its coset moves), and its origins.
+  struct Owned {
+    BlockOrigin o, po;
+    bool pair;
+  };
+  auto owned = [&](std::uint64_t b, Owned& w) {
+    const std::uint64_t pb = p.partner(b);
+    if (pb < b) return false;
+    w.o = t.origin(b);
+    if ((w.o.x0 & p.mask_bits) != p.mask_value) return false;
+    w.pair = pb != b;
+    if (!w.pair) return !(p.tile_fixed && w.o.z == w.o.x0);
+    w.po = t.origin(pb);
+    return true;
+  };
+  // The next pair's input runs into L2 while this pair runs (as the tile loop prefetches its next block).
+  auto prefetch = [&](std::uint64_t x0) {
+    for (std::uint64_t rho = 0; rho < rows; ++rho) {
+      const unsigned char* run = a + (x0 ^ t.rtab[rho]) * eb;
+      for (std::size_t at = 0; at < run_bytes; at += 64) __builtin_prefetch(run + at, 0, 1);
+    }
+  };
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
     unsigned char* tile = scratch(2 * l.tile_bytes);
     unsigned char* staged_coset = tile + l.tile_bytes;
     std::optional<TileTables> staged;  // copied once a chunk: its image origin changes per pair
-    for (std::uint64_t b = begin; b < end; ++b) {
-      const std::uint64_t pb = p.partner(b);
-      if (pb < b) continue;
-      const BlockOrigin o = t.origin(b);
-      if ((o.x0 & p.mask_bits) != p.mask_value) continue;
-      if (pb == b) {
-        if (!(p.tile_fixed && o.z == o.x0)) run_block(l, t, a, a, b, tile);
-        continue;
+    Owned w{}, next{};
+    std::uint64_t b = begin;
+    while (b < end && !owned(b, w)) ++b;
+    while (b < end) {
+      std::uint64_t nb = b + 1;
+      while (nb < end && !owned(nb, next)) ++nb;
+      if (nb < end) prefetch(next.o.x0);
+      if (!w.pair) {
+        run_block(l, t, a, a, b, tile);
+      } else {
+        for (std::uint64_t rho = 0; rho < rows; ++rho)
+          std::memcpy(staged_coset + rho * run_bytes, a + (w.po.x0 ^ t.rtab[rho]) * eb, run_bytes);
+        if (nb < end && next.pair) prefetch(next.po.x0);
+        run_block(l, t, a, a, b, tile);
+        if (!staged) staged.emplace(l.staged);
+        staged->complement = w.po.z;
+        run_block(l, *staged, staged_coset, a, 0, tile);
       }
-      const BlockOrigin po = t.origin(pb);
-      for (std::uint64_t rho = 0; rho < rows; ++rho)
-        std::memcpy(staged_coset + rho * run_bytes, a + (po.x0 ^ t.rtab[rho]) * p.tile.elem_bytes, run_bytes);
-      run_block(l, t, a, a, b, tile);
-      if (!staged) staged.emplace(l.staged);
-      staged->complement = po.z;
-      run_block(l, *staged, staged_coset, a, 0, tile);
+      b = nb;
+      w = next;
     }
   };
   const std::uint64_t blocks = t.blocks;
@@ -156,12 +184,16 @@ struct NaiveRunner {
 
 }  // namespace
 
-PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy) {
+PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy, int elem_bytes, bool bpc) {
+  check_elem_bytes(elem_bytes);
   if (policy.tile_bits != -1 && (policy.tile_bits < 5 || policy.tile_bits > 20))
     throw std::invalid_argument(
         fmt::format("CPU tile bits must be -1 (choose) or 5..20, got {}", policy.tile_bits));
+  // The out-of-place CPU plan's runs and tile (cpu_plan_options), since the same tile loop runs them.
+  const PlanOptions one_pass = cpu_plan_options(policy, bpc ? bit_reverse(kLaneBits) : random_bmmc(kLaneBits, 1), elem_bytes);
   PlanOptions o;
-  o.tile_bits = policy.tile_bits >= 0 ? policy.tile_bits : 12;
+  o.vector_bits = one_pass.vector_bits;
+  o.tile_bits = policy.tile_bits >= 0 ? policy.tile_bits : one_pass.tile_bits;
   return o;
 }
 
@@ -185,7 +217,7 @@ CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy
 }
 
 CpuInPlacePermuter::CpuInPlacePermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy)
-    : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy)), policy) {}
+    : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy, elem_bytes, bmmc.is_bpc())), policy) {}
 
 const InPlacePlan& CpuInPlacePermuter::plan() const noexcept { return prepared_->plan; }
 int CpuInPlacePermuter::threads() const noexcept { return prepared_->threads; }

@@ -14,8 +14,10 @@
 
 namespace bmmc {
 
-/// Planner options for in-place plans on the CPU: tiles of 2^12 elements unless policy.tile_bits says otherwise.
-PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy);
+/// Planner options for in-place plans on the CPU: the runs and tile of the out-of-place CPU plan
+/// (cpu_plan_options: 128-byte runs, a 16 KiB tile for bit permutations and 128 KiB otherwise) unless
+/// policy.tile_bits says otherwise. Throws std::invalid_argument for a bad element size or tile_bits.
+PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy, int elem_bytes = 4, bool bpc = true);
 
 class CpuInPlacePermuter {
  public:
