@@ -105,31 +105,41 @@ void run_involution(const InvolutionPass& p, const TileLoop& l, void* data, int 
     w.po = t.origin(pb);
     return true;
   };
-  // The next pair's input runs into L2 while this pair runs (as the tile loop prefetches its next block).
-  auto prefetch = [&](std::uint64_t x0) {
-    for (std::uint64_t rho = 0; rho < rows; ++rho) {
-      const unsigned char* run = a + (x0 ^ t.rtab[rho]) * eb;
-      for (std::size_t at = 0; at < run_bytes; at += 64) __builtin_prefetch(run + at, 0, 1);
-    }
+  // Input row ρ of the coset at x0 into L2 (the tile loop prefetches its next block the same way).
+  auto prefetch_row = [&](std::uint64_t x0, std::uint64_t rho) {
+    const unsigned char* run = a + (x0 ^ t.rtab[rho]) * eb;
+    for (std::size_t at = 0; at < run_bytes; at += 64) __builtin_prefetch(run + at, 0, 1);
   };
+  // The next pair's cosets come into L2 while this pair runs, spread over its work: the partner's rows one
+  // per staged row, the block's own rows by the tile loop itself (prefetch_after), one per output row.
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
     unsigned char* tile = scratch(2 * l.tile_bytes);
     unsigned char* staged_coset = tile + l.tile_bytes;
-    std::optional<TileTables> staged;  // copied once a chunk: its image origin changes per pair
+    std::optional<TileTables> own, staged;  // copied once a chunk: prefetch_after and the staged z change per pair
     Owned w{}, next{};
     std::uint64_t b = begin;
     while (b < end && !owned(b, w)) ++b;
+    if (b < end) {  // the first pair of the chunk has no predecessor to prefetch it
+      for (std::uint64_t rho = 0; rho < rows; ++rho) prefetch_row(w.o.x0, rho);
+      if (w.pair)
+        for (std::uint64_t rho = 0; rho < rows; ++rho) prefetch_row(w.po.x0, rho);
+      own.emplace(t);
+    }
     while (b < end) {
       std::uint64_t nb = b + 1;
       while (nb < end && !owned(nb, next)) ++nb;
-      if (nb < end) prefetch(next.o.x0);
+      const bool has_next = nb < end;
+      own->prefetch_after = has_next ? std::optional<BitVec>(next.o.x0) : std::nullopt;
       if (!w.pair) {
-        run_block(l, t, a, a, b, tile);
+        if (has_next && next.pair)
+          for (std::uint64_t rho = 0; rho < rows; ++rho) prefetch_row(next.po.x0, rho);
+        run_block(l, *own, a, a, b, tile);
       } else {
-        for (std::uint64_t rho = 0; rho < rows; ++rho)
+        for (std::uint64_t rho = 0; rho < rows; ++rho) {
           std::memcpy(staged_coset + rho * run_bytes, a + (w.po.x0 ^ t.rtab[rho]) * eb, run_bytes);
-        if (nb < end && next.pair) prefetch(next.po.x0);
-        run_block(l, t, a, a, b, tile);
+          if (has_next && next.pair) prefetch_row(next.po.x0, rho);
+        }
+        run_block(l, *own, a, a, b, tile);
         if (!staged) staged.emplace(l.staged);
         staged->complement = w.po.z;
         run_block(l, *staged, staged_coset, a, 0, tile);
