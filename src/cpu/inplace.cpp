@@ -194,16 +194,18 @@ struct NaiveRunner {
 
 }  // namespace
 
-PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy, int elem_bytes, bool bpc) {
+PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy, int elem_bytes) {
   check_elem_bytes(elem_bytes);
   if (policy.tile_bits != -1 && (policy.tile_bits < 5 || policy.tile_bits > 20))
     throw std::invalid_argument(
         fmt::format("CPU tile bits must be -1 (choose) or 5..20, got {}", policy.tile_bits));
-  // The out-of-place CPU plan's runs and tile (cpu_plan_options), since the same tile loop runs them.
-  const PlanOptions one_pass = cpu_plan_options(policy, bpc ? bit_reverse(kLaneBits) : random_bmmc(kLaneBits, 1), elem_bytes);
+  // The runs and tile of the out-of-place CPU plan of a bit permutation (cpu_plan_options: 128-byte runs, a
+  // 16 KiB tile), since the same tile loop runs them. General maps too keep the small tile: a thread holds
+  // the tile, the staged coset and two pairs of cosets (this one and the prefetched next) in L2.
+  const PlanOptions one_pass = cpu_plan_options(policy, bit_reverse(kLaneBits), elem_bytes);
   PlanOptions o;
   o.vector_bits = one_pass.vector_bits;
-  o.tile_bits = policy.tile_bits >= 0 ? policy.tile_bits : one_pass.tile_bits;
+  o.tile_bits = one_pass.tile_bits;
   return o;
 }
 
@@ -227,7 +229,7 @@ CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy
 }
 
 CpuInPlacePermuter::CpuInPlacePermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy)
-    : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy, elem_bytes, bmmc.is_bpc())), policy) {}
+    : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy, elem_bytes)), policy) {}
 
 const InPlacePlan& CpuInPlacePermuter::plan() const noexcept { return prepared_->plan; }
 int CpuInPlacePermuter::threads() const noexcept { return prepared_->threads; }

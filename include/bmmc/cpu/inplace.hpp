@@ -14,10 +14,10 @@
 
 namespace bmmc {
 
-/// Planner options for in-place plans on the CPU: the runs and tile of the out-of-place CPU plan
-/// (cpu_plan_options: 128-byte runs, a 16 KiB tile for bit permutations and 128 KiB otherwise) unless
-/// policy.tile_bits says otherwise. Throws std::invalid_argument for a bad element size or tile_bits.
-PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy, int elem_bytes = 4, bool bpc = true);
+/// Planner options for in-place plans on the CPU: the runs (128 bytes) and tile (16 KiB) of the out-of-place
+/// CPU plan of a bit permutation (cpu_plan_options), for every map, unless policy.tile_bits says otherwise.
+/// Throws std::invalid_argument for a bad element size or tile_bits.
+PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy, int elem_bytes = 4);
 
 class CpuInPlacePermuter {
  public:
