@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 #include <optional>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -232,6 +233,18 @@ CpuInPlacePermuter::CpuInPlacePermuter(const Bmmc& bmmc, int elem_bytes, const C
     : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy, elem_bytes)), policy) {}
 
 const InPlacePlan& CpuInPlacePermuter::plan() const noexcept { return prepared_->plan; }
+
+std::string CpuInPlacePermuter::kernel_name() const {
+  std::string name;
+  for (std::size_t i = 0; i < prepared_->plan.passes.size(); ++i) {
+    if (!name.empty()) name += " + ";
+    const std::optional<TileLoop>& l = prepared_->loops[i];
+    name += !l            ? "swap"
+            : l->transpose ? (prepared_->plan.elem_bytes >= 4 ? "pairs-transpose-avx2" : "pairs-transpose-avx512vbmi")
+                           : "pairs-gather";
+  }
+  return name;
+}
 int CpuInPlacePermuter::threads() const noexcept { return prepared_->threads; }
 
 void CpuInPlacePermuter::operator()(void* data) const {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -159,6 +160,19 @@ TEST(CpuInPlace, PairsOfCosetsThreaded) {
       expect_inplace_matches(swap_index_bits(20, {{0, 19}, {3, 12}}), eb, policy, "swaps n=20");
       expect_inplace_matches(random_bmmc(20, 5), eb, policy, "random bmmc n=20");
     }
+}
+
+// Which loop serves in place: the tile loop on pairs of cosets (register transposes unless the policy asks for
+// gathers) for tiled passes, whole-run swaps for maps that carry the low bits.
+TEST(CpuInPlace, LoopNames) {
+  EXPECT_EQ(CpuInPlacePermuter(bit_reverse(4), 4).kernel_name(), "swap");  // fewer than 32 elements
+  EXPECT_EQ(CpuInPlacePermuter(swap_index_bits(20, {{18, 19}}), 4).kernel_name(), "swap");
+  CpuPolicy gathers;
+  gathers.register_transpose = false;
+  EXPECT_EQ(CpuInPlacePermuter(bit_reverse(16), 4, gathers).kernel_name(), "pairs-gather");
+  const CpuInPlacePermuter general(random_bmmc(16, 1), 8);
+  EXPECT_EQ(general.kernel_name().find("swap"), std::string::npos) << general.kernel_name();
+  EXPECT_EQ(general.kernel_name().starts_with("pairs-"), true) << general.kernel_name();
 }
 
 TEST(CpuInPlace, LargeArray) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/plan/inplace_plan.hpp"
@@ -30,6 +31,10 @@ class CpuInPlacePermuter {
   void operator()(void* data) const;
 
   const InPlacePlan& plan() const noexcept;
+  /// The loop of each pass, joined by " + ": "pairs-transpose-avx2" / "pairs-transpose-avx512vbmi" /
+  /// "pairs-gather" (the tile loop on pairs of cosets: register transposes or gathers), "swap" (a naive pass,
+  /// whole runs at a time). Empty for the identity.
+  std::string kernel_name() const;
   /// The threads a call runs on: policy.threads, or one per 512 KiB of array up to cpu_cores().
   int threads() const noexcept;
 
