@@ -1,10 +1,15 @@
-// The CPU executor of in-place plans (plan/inplace_plan.hpp): the same passes the GPU runs, on a host array.
+// The CPU executor of in-place plans (plan/inplace_plan.hpp): the same passes the GPU runs, on a host array,
+// through the out-of-place executor's tile loop (executor.hpp: register transposes or gathers).
 //
-// An involution pass walks the block indices in parallel (the shared thread pool); a block that the plan says
-// runs gathers its coset x0 ⊕ V' (and its partner's) into a thread-local buffer, then scatters each element x
-// to f(x) — exactly the GPU block's read-both-then-write-both, so the plan checker's race-freedom proof covers
-// this executor too. A naive pass swaps x and f(x) for every x < f(x). Everything is validated before the
-// first write; no pass can fail once started.
+// An involution pass walks the block indices in parallel (the shared thread pool). A block that owns a pair
+// of cosets {C, f(C)} (partner(b) > b) copies the partner's coset, whole runs, into a thread-local staged
+// tile; runs the tile loop on its own block from the array into the array (it reads C into the tile before
+// it writes f(C), whose old contents are staged); then runs the tile loop on the staged copy into C. A coset
+// that f maps onto itself is one block of the tile loop in place; a coset f fixes pointwise is skipped. So
+// each element is read from the array once and written once, as out of place, and a block writes only the
+// elements it has read — the GPU block's read-both-then-write-both, which the plan checker proves race-free.
+// The next pair's cosets are prefetched into L2 while a pair runs. A naive pass swaps x and f(x) for every
+// x < f(x), whole runs at a time. Everything is validated before the first write; no pass can fail once started.
 #pragma once
 
 #include <memory>
