@@ -67,7 +67,7 @@ thread_tests() {
   cmake --build "$tsan" --parallel --target bmmc_cpu_tests
   # The whole binary takes ~12 min under ThreadSanitizer on 2 cores; these take well under one.
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$tsan/tests/bmmc_cpu_tests" --gtest_brief=1 \
-    --gtest_filter='ThreadPool.*:CpuExecutor.TileSizesAndThreadCounts:CpuExecutor.ThreadsUsedFollowTheChunkRules:CpuExecutor.RandomMapsAllElementSizesSmallN'
+    --gtest_filter='ThreadPool.*:CpuExecutor.TileSizesAndThreadCounts:CpuExecutor.ThreadsUsedFollowTheChunkRules:CpuExecutor.RandomMapsAllElementSizesSmallN:CpuInPlace.PairsOfCosetsThreaded'
 }
 
 fuzz_smoke() {

@@ -77,8 +77,8 @@ void run_blocks(const TileTables& t, const unsigned char* in_raw, unsigned char*
     const BitVec z = t.z(b);
     const BitVec y0 = z & ~low;
     const std::uint32_t d = ntau[z & low];
-    const bool has_next = b + 1 < end;
-    const BitVec next_x0 = has_next ? t.x0(b + 1) : 0;
+    const bool has_next = b + 1 < end || t.prefetch_after;
+    const BitVec next_x0 = b + 1 < end ? t.x0(b + 1) : t.prefetch_after.value_or(0);
     // Phase 1: whole runs of input into the tile rows (prefetched during the previous block's phase 2).
     for (std::uint64_t rho = 0; rho < rows; ++rho)
       std::memcpy(tile + (rho << s), in + (x0 ^ rtab[rho]), RunBytes);
@@ -131,8 +131,8 @@ __attribute__((target("avx2"))) void run_blocks_avx2(const TileTables& t, const 
     const BitVec z = t.z(b);
     const BitVec y0 = z & ~low;
     const std::uint32_t d = ntau[z & low];
-    const bool has_next = b + 1 < end;
-    const BitVec next_x0 = has_next ? t.x0(b + 1) : 0;
+    const bool has_next = b + 1 < end || t.prefetch_after;
+    const BitVec next_x0 = b + 1 < end ? t.x0(b + 1) : t.prefetch_after.value_or(0);
     for (std::uint64_t rho = 0; rho < rows; ++rho)
       std::memcpy(tile + (rho << s) * B, in + (x0 ^ rtab[rho]) * B, RunBytes);
     for (std::uint64_t sigma = 0; sigma < rows; ++sigma) {

@@ -6,71 +6,152 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <new>
+#include <optional>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/involution.hpp"
+#include "bmmc/core/named.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
 #include "bmmc/plan/plan_consistency.hpp"
+#include "gather_blocks.hpp"
+#include "tile_tables.hpp"
+#include "transpose_blocks.hpp"
 
 namespace bmmc {
 
 namespace {
 
-template <int B>
-struct Elem {
-  unsigned char b[B];
+using cpu_detail::Elem;
+using cpu_detail::TileTables;
+
+// The out-of-place tile loop of an involution pass (executor.hpp), built once: the pass's own tables, and the
+// same tile read from a staged copy of a coset (`staged`: input row ρ at ρ·2^s of the copy, one block at
+// origin 0, whose image origin z is set per call), plus the loop that runs them.
+struct TileLoop {
+  TileTables tile;
+  TileTables staged;
+  std::optional<cpu_detail::TransposeTables> transpose;  // the register transposes, where they apply
+  cpu_detail::BlockKernel gather = nullptr;              // else the gather loop (plain stores)
+  std::size_t tile_bytes = 0;                            // one tile, rounded up to a cache line
 };
 
-// Offsets of V' from a coset origin (in) and of A·V' (out): an involution pass moves origin ⊕ in[i] to
-// z ⊕ out[i], with z = A·origin ⊕ c.
-struct CosetTables {
-  std::vector<std::uint64_t> in, out;
-};
-
-CosetTables coset_tables(const TilePass& t) {
-  std::vector<BitVec> basis;
-  for (int j = 0; j < t.segment_bits(); ++j) basis.push_back(BitVec{1} << j);
-  basis.insert(basis.end(), t.read_rows.begin(), t.read_rows.end());
-  CosetTables c;
-  const std::uint64_t size = std::uint64_t{1} << basis.size();
-  c.in.resize(size);
-  c.out.resize(size);
-  for (std::uint64_t i = 0; i < size; ++i) {
-    c.in[i] = xor_of_columns(basis, i);
-    c.out[i] = t.bmmc.matrix().apply(c.in[i]);
-  }
-  return c;
+TileLoop tile_loop(const InvolutionPass& p, const CpuPolicy& policy) {
+  TileLoop l;
+  l.tile = cpu_detail::build_tables(p.tile);
+  l.staged = l.tile;
+  l.staged.block_positions.clear();
+  l.staged.block_images.clear();
+  l.staged.blocks = 1;
+  for (std::size_t rho = 0; rho < l.staged.rtab.size(); ++rho) l.staged.rtab[rho] = BitVec{rho} << l.tile.s;
+  const int eb = p.tile.elem_bytes;
+  l.gather = cpu_detail::gather_block_kernel(eb, eb << l.tile.s, false);  // throws for an unsupported shape
+  if (policy.register_transpose != false && cpu_detail::transpose_blocks_supported(eb, policy.avx512))
+    l.transpose = cpu_detail::make_transpose_tables(l.tile, eb);
+  l.tile_bytes = std::max<std::size_t>(64, ((std::size_t{static_cast<unsigned>(eb)} << (l.tile.s + l.tile.m)) + 63) / 64 * 64);
+  return l;
 }
 
-template <int B>
-void run_involution(const InvolutionPass& p, const CosetTables& tab, void* data, int threads) {
-  auto* a = static_cast<Elem<B>*>(data);
-  const TilePass& t = p.tile;
-  const std::uint64_t size = tab.in.size();
+// One block of the tile loop, from `in` to `out` (which may be the same array: a block reads its whole coset
+// into the tile before it writes anything).
+void run_block(const TileLoop& l, const TileTables& t, const unsigned char* in, unsigned char* out, std::uint64_t b,
+               unsigned char* tile) {
+  if (l.transpose)
+    cpu_detail::run_blocks_transpose(t, *l.transpose, false, in, out, b, b + 1, tile);
+  else
+    l.gather(t, in, out, b, b + 1, tile);
+}
+
+// This thread's scratch (the tile and the staged coset), kept between calls and grown when a pass needs more.
+struct AlignedDelete {
+  void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t{64}); }
+};
+thread_local std::unique_ptr<unsigned char[], AlignedDelete> t_scratch;
+thread_local std::size_t t_scratch_bytes = 0;
+
+unsigned char* scratch(std::size_t bytes) {
+  if (bytes > t_scratch_bytes) {
+    t_scratch.reset(static_cast<unsigned char*>(::operator new[](bytes, std::align_val_t{64})));
+    t_scratch_bytes = bytes;
+  }
+  return t_scratch.get();
+}
+
+// An involution pass through the out-of-place tile loop. The block b that owns a pair of cosets {C, f(C)}
+// (partner(b) ≥ b) copies the partner's coset, whole runs, into a staged tile; runs the tile loop on block b
+// from the array into the array (it reads C, then writes f(C), whose old contents are staged); then runs it
+// on the staged copy into C. A coset that f maps onto itself is one block of the tile loop in place. So every
+// element is read once from the array and written once, as out of place, plus one copy inside the cache.
+void run_involution(const InvolutionPass& p, const TileLoop& l, void* data, int threads) {
+  auto* a = static_cast<unsigned char*>(data);
+  const TileTables& t = l.tile;
+  const std::size_t eb = static_cast<std::size_t>(p.tile.elem_bytes);
+  const std::size_t run_bytes = eb << t.s;
+  const std::uint64_t rows = std::uint64_t{1} << t.m;
+  // Whether block b runs (it owns its pair, its mask matches, its coset moves), and its origins.
+  struct Owned {
+    BlockOrigin o, po;
+    bool pair;
+  };
+  auto owned = [&](std::uint64_t b, Owned& w) {
+    const std::uint64_t pb = p.partner(b);
+    if (pb < b) return false;
+    w.o = t.origin(b);
+    if ((w.o.x0 & p.mask_bits) != p.mask_value) return false;
+    w.pair = pb != b;
+    if (!w.pair) return !(p.tile_fixed && w.o.z == w.o.x0);
+    w.po = t.origin(pb);
+    return true;
+  };
+  // Input row ρ of the coset at x0 into L2 (the tile loop prefetches its next block the same way).
+  auto prefetch_row = [&](std::uint64_t x0, std::uint64_t rho) {
+    const unsigned char* run = a + (x0 ^ t.rtab[rho]) * eb;
+    for (std::size_t at = 0; at < run_bytes; at += 64) __builtin_prefetch(run + at, 0, 1);
+  };
+  // The next pair's cosets come into L2 while this pair runs, spread over its work: the partner's rows one
+  // per staged row, the block's own rows by the tile loop itself (prefetch_after), one per output row.
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
-    thread_local std::vector<Elem<B>> buffer;
-    buffer.resize(2 * size);
-    for (std::uint64_t b = begin; b < end; ++b) {
-      const std::uint64_t pb = p.partner(b);
-      if (pb < b) continue;
-      const auto [x0, z] = block_origin(t, b);
-      if ((x0 & p.mask_bits) != p.mask_value) continue;
-      if (pb == b && p.tile_fixed && z == x0) continue;
-      const bool pair = pb != b;
-      const BlockOrigin po = block_origin(t, pb);
-      // Read both cosets, then write both: the same order as the GPU block, which the checker proves safe.
-      for (std::uint64_t i = 0; i < size; ++i) buffer[i] = a[x0 ^ tab.in[i]];
-      if (pair)
-        for (std::uint64_t i = 0; i < size; ++i) buffer[size + i] = a[po.x0 ^ tab.in[i]];
-      for (std::uint64_t i = 0; i < size; ++i) a[z ^ tab.out[i]] = buffer[i];
-      if (pair)
-        for (std::uint64_t i = 0; i < size; ++i) a[po.z ^ tab.out[i]] = buffer[size + i];
+    unsigned char* tile = scratch(2 * l.tile_bytes);
+    unsigned char* staged_coset = tile + l.tile_bytes;
+    std::optional<TileTables> own, staged;  // copied once a chunk: prefetch_after and the staged z change per pair
+    Owned w{}, next{};
+    std::uint64_t b = begin;
+    while (b < end && !owned(b, w)) ++b;
+    if (b < end) {  // the first pair of the chunk has no predecessor to prefetch it
+      for (std::uint64_t rho = 0; rho < rows; ++rho) prefetch_row(w.o.x0, rho);
+      if (w.pair)
+        for (std::uint64_t rho = 0; rho < rows; ++rho) prefetch_row(w.po.x0, rho);
+      own.emplace(t);
+    }
+    while (b < end) {
+      std::uint64_t nb = b + 1;
+      while (nb < end && !owned(nb, next)) ++nb;
+      const bool has_next = nb < end;
+      own->prefetch_after = has_next ? std::optional<BitVec>(next.o.x0) : std::nullopt;
+      if (!w.pair) {
+        if (has_next && next.pair)
+          for (std::uint64_t rho = 0; rho < rows; ++rho) prefetch_row(next.po.x0, rho);
+        run_block(l, *own, a, a, b, tile);
+      } else {
+        for (std::uint64_t rho = 0; rho < rows; ++rho) {
+          std::memcpy(staged_coset + rho * run_bytes, a + (w.po.x0 ^ t.rtab[rho]) * eb, run_bytes);
+          if (has_next && next.pair) prefetch_row(next.po.x0, rho);
+        }
+        run_block(l, *own, a, a, b, tile);
+        if (!staged) staged.emplace(l.staged);
+        staged->complement = w.po.z;
+        run_block(l, *staged, staged_coset, a, 0, tile);
+      }
+      b = nb;
+      w = next;
     }
   };
-  const std::uint64_t blocks = t.blocks();
+  const std::uint64_t blocks = t.blocks;
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, blocks)));
+  if (threads == 1) return body(0, blocks, 0);
   ThreadPool::shared().run(blocks, std::max<std::uint64_t>(1, blocks / (8 * static_cast<std::uint64_t>(threads))),
                            threads, body);
 }
@@ -108,28 +189,30 @@ void by_size(int eb, Args&&... args) {
   throw std::invalid_argument(fmt::format("unsupported element size {} bytes: expected 1, 2, 4, 8 or 16", eb));
 }
 template <int B>
-struct InvolutionRunner {
-  static void run(const InvolutionPass& p, const CosetTables& t, void* d, int th) { run_involution<B>(p, t, d, th); }
-};
-template <int B>
 struct NaiveRunner {
   static void run(const NaiveInvolutionPass& p, void* d, int th) { run_naive<B>(p, d, th); }
 };
 
 }  // namespace
 
-PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy) {
+PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy, int elem_bytes) {
+  check_elem_bytes(elem_bytes);
   if (policy.tile_bits != -1 && (policy.tile_bits < 5 || policy.tile_bits > 20))
     throw std::invalid_argument(
         fmt::format("CPU tile bits must be -1 (choose) or 5..20, got {}", policy.tile_bits));
+  // The runs and tile of the out-of-place CPU plan of a bit permutation (cpu_plan_options: 128-byte runs, a
+  // 16 KiB tile), since the same tile loop runs them. General maps too keep the small tile: a thread holds
+  // the tile, the staged coset and two pairs of cosets (this one and the prefetched next) in L2.
+  const PlanOptions one_pass = cpu_plan_options(policy, bit_reverse(kLaneBits), elem_bytes);
   PlanOptions o;
-  o.tile_bits = policy.tile_bits >= 0 ? policy.tile_bits : 12;
+  o.vector_bits = one_pass.vector_bits;
+  o.tile_bits = one_pass.tile_bits;
   return o;
 }
 
 struct CpuInPlacePermuter::Prepared {
   InPlacePlan plan;
-  std::vector<CosetTables> tables;
+  std::vector<std::optional<TileLoop>> loops;  // one per involution pass
   int threads = 1;
 };
 
@@ -139,7 +222,7 @@ CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy
   auto p = std::make_shared<Prepared>();
   for (const InPlacePass& pass : plan.passes) {
     const auto* t = std::get_if<InvolutionPass>(&pass);
-    p->tables.push_back(t ? coset_tables(t->tile) : CosetTables{});
+    p->loops.push_back(t ? std::optional<TileLoop>(tile_loop(*t, policy)) : std::nullopt);
   }
   p->threads = resolve_cpu_threads(policy.threads, plan.n(), plan.elem_bytes);
   p->plan = std::move(plan);
@@ -147,9 +230,21 @@ CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy
 }
 
 CpuInPlacePermuter::CpuInPlacePermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy)
-    : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy)), policy) {}
+    : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy, elem_bytes)), policy) {}
 
 const InPlacePlan& CpuInPlacePermuter::plan() const noexcept { return prepared_->plan; }
+
+std::string CpuInPlacePermuter::kernel_name() const {
+  std::string name;
+  for (std::size_t i = 0; i < prepared_->plan.passes.size(); ++i) {
+    if (!name.empty()) name += " + ";
+    const std::optional<TileLoop>& l = prepared_->loops[i];
+    name += !l            ? "swap"
+            : l->transpose ? (prepared_->plan.elem_bytes >= 4 ? "pairs-transpose-avx2" : "pairs-transpose-avx512vbmi")
+                           : "pairs-gather";
+  }
+  return name;
+}
 int CpuInPlacePermuter::threads() const noexcept { return prepared_->threads; }
 
 void CpuInPlacePermuter::operator()(void* data) const {
@@ -157,7 +252,7 @@ void CpuInPlacePermuter::operator()(void* data) const {
   check_inplace_buffer(data, plan.n(), plan.elem_bytes);
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     if (const auto* t = std::get_if<InvolutionPass>(&plan.passes[i]))
-      by_size<InvolutionRunner>(plan.elem_bytes, *t, prepared_->tables[i], data, prepared_->threads);
+      run_involution(*t, *prepared_->loops[i], data, prepared_->threads);
     else
       by_size<NaiveRunner>(plan.elem_bytes, std::get<NaiveInvolutionPass>(plan.passes[i]), data, prepared_->threads);
   }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "bmmc/core/bit_matrix.hpp"
@@ -36,6 +37,9 @@ struct TileTables {
   std::vector<BitVec> utab;          // U·σ, 2^m entries
   std::vector<std::uint32_t> nsig;   // natural tile index of the plan's shared word Gσ·σ, 2^m entries
   std::vector<std::uint32_t> ntau;   // natural tile index of Gτ·j, 2^s entries
+  // Each block prefetches the next block's input rows while it writes; the last block of a call prefetches the
+  // rows of this input origin, when set (the in-place loop names the next pair's coset: cpu/inplace.cpp).
+  std::optional<BitVec> prefetch_after;
 
   // Block b's origin (plan.hpp's block_origin): x0 = first input index, z = A·x0 ⊕ c. The loops that need
   // only one of them ask for it alone; inlined, the other half of block_origin is dead code.

@@ -296,8 +296,8 @@ __attribute__((target("avx2"))) void blocks(const TileTables& t, const Transpose
     const BitVec z = t.z(b);
     const BitVec y0 = z & ~run_mask;
     const std::uint32_t dhi = static_cast<std::uint32_t>(z & run_mask) >> W, dlo = z & (V - 1);
-    const bool has_next = b + 1 < end;
-    const BitVec next_x0 = has_next ? t.x0(b + 1) : 0;
+    const bool has_next = b + 1 < end || t.prefetch_after;
+    const BitVec next_x0 = b + 1 < end ? t.x0(b + 1) : t.prefetch_after.value_or(0);
     // Phase 1: groups of V input vectors (already in L2: prefetched during the previous block's phase 2).
     for (std::size_t g = 0; g < groups; ++g) {
       const std::uint32_t a = x.rep_nat[g];
@@ -373,8 +373,8 @@ BMMC_VBMI void blocks_vbmi(const TileTables& t, const TransposeTables& x, const 
     const BitVec z = t.z(b);
     const BitVec y0 = z & ~run_mask;
     const std::uint32_t dhi = static_cast<std::uint32_t>(z & run_mask) >> W, dlo = z & (V - 1);
-    const bool has_next = b + 1 < end;
-    const BitVec next_x0 = has_next ? t.x0(b + 1) : 0;
+    const bool has_next = b + 1 < end || t.prefetch_after;
+    const BitVec next_x0 = b + 1 < end ? t.x0(b + 1) : t.prefetch_after.value_or(0);
     for (std::size_t g = 0; g < groups; ++g) {
       const std::uint32_t a = x.rep_nat[g];
       __m256i r[V];

@@ -343,7 +343,7 @@ void swap_index_bits(void* data, int n, int elem_bytes, const std::vector<std::p
   o.in_place = true;
   PointerDevices where;
   o = resolve_for_pointers(o, data, data, elem_bytes, where);
-  PlanOptions plan_options = cpu_inplace_plan_options(o.cpu);
+  PlanOptions plan_options = cpu_inplace_plan_options(o.cpu, elem_bytes);
 #if BMMC_HAS_CUDA
   if (o.backend == Backend::Cuda) plan_options = gpu_plan_options(o.gpu.policy, n, device_caps(o.gpu.device));
 #endif

@@ -5,10 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <random>
 #include <tuple>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "bmmc/core/involution.hpp"
@@ -83,6 +86,93 @@ TEST(CpuInPlace, MaskedSwapsLeaveTheRestAlone) {
       ASSERT_EQ(data[y], before[x]) << "x = " << x;
     }
   }
+}
+
+// The tile loops run in place: a block that owns a pair of cosets stages its partner's coset, runs the tile
+// loop from the array into the array, then from the staged copy; a coset mapped onto itself is one block in
+// place. Every kind of pair (random involutions, conjugates of bit-reverse, swap sets of low and high bits with
+// and without masks, and the factors of BPCs and BMMCs), both tile loops (register transposes and gathers),
+// tiles of several sizes, and 1–3 threads, against the reference.
+TEST(CpuInPlace, TileLoopsServeInPlace) {
+  std::mt19937_64 rng(49);
+  for (int eb : {1, 2, 4, 8, 16})
+    for (int n : {5, 6, 8, 11, 14, 17}) {
+      std::vector<std::pair<Bmmc, std::string>> maps;
+      for (std::uint64_t seed = 0; seed < 2; ++seed) {
+        maps.emplace_back(random_involution(n, rng()), "random involution");
+        const Bmmc g = random_bmmc(n, rng());
+        maps.emplace_back(g.inverse() * bit_reverse(n) * g, "bit-reverse conjugated by a random BMMC");
+        maps.emplace_back(Bmmc(random_bpc(n, rng()).matrix(), rng() & low_mask(n)), "random BPC");
+        maps.emplace_back(random_bmmc(n, rng()), "random BMMC");
+      }
+      maps.emplace_back(swap_index_bits(n, {{0, n - 1}}), "swap of the lowest and highest bit");
+      maps.emplace_back(swap_index_bits(n, {{0, n - 1}, {1, n - 2}}), "swap set, low and high bits");
+      if (n >= 10) maps.emplace_back(swap_index_bits(n, {{0, n - 1}, {2, 3}, {5, n - 3}}), "swap set, low and high bits");
+      for (const auto& [f, what] : maps) {
+        CpuPolicy policy;
+        policy.threads = 1 + static_cast<int>(rng() % 3);
+        if (rng() % 2) policy.register_transpose = false;
+        if (rng() % 3 == 0) policy.tile_bits = 7 + static_cast<int>(rng() % 6);
+        expect_inplace_matches(f, eb, policy,
+                               fmt::format("{} n={} eb={} threads={} transposes={} tile_bits={}", what, n, eb,
+                                           policy.threads, policy.register_transpose.value_or(true),
+                                           policy.tile_bits));
+      }
+    }
+}
+
+// Masked swap sets on the tile loops: the mask bits are block bits, so a block whose origin misses the mask
+// returns, and only the matching half (or quarter) of the pairs move; every element size, several n.
+TEST(CpuInPlace, MaskedSwapSetsEveryElementSize) {
+  std::mt19937_64 rng(4949);
+  for (int eb : {1, 2, 4, 8, 16})
+    for (int n : {9, 13, 18}) {
+      const std::vector<std::pair<int, int>> pairs = {{0, n - 2}, {1, n - 4}};
+      const BitVec bits = (BitVec{1} << (n - 1)) | (BitVec{1} << (n - 3)), value = BitVec{1} << (n - 1);
+      const std::size_t count = std::size_t{1} << n, bytes = count * eb;
+      const std::vector<unsigned char> before = random_bytes(bytes, rng());
+      std::vector<unsigned char> data = before;
+      CpuPolicy policy;
+      policy.threads = 2;
+      const CpuInPlacePermuter p(make_swap_plan(n, pairs, eb, cpu_inplace_plan_options(policy, eb), bits, value),
+                                 policy);
+      if (n >= 13) ASSERT_TRUE(std::holds_alternative<InvolutionPass>(p.plan().passes.at(0))) << "n=" << n;
+      p(data.data());
+      const Bmmc f = swap_index_bits(n, pairs);
+      for (std::size_t x = 0; x < count; ++x) {
+        const std::size_t y = (x & bits) == value ? f.apply(x) : x;
+        ASSERT_EQ(0, std::memcmp(data.data() + y * eb, before.data() + x * eb, eb)) << "n=" << n << " eb=" << eb
+                                                                                     << " x=" << x;
+      }
+    }
+}
+
+// Large enough for several chunks per thread, the next pair prefetched across chunk edges: n = 20 on two and three
+// threads, 4- and 8-byte elements.
+TEST(CpuInPlace, PairsOfCosetsThreaded) {
+  for (int eb : {4, 8})
+    for (int threads : {2, 3}) {
+      CpuPolicy policy;
+      policy.threads = threads;
+      const Bmmc g = random_bmmc(20, 7);
+      expect_inplace_matches(g.inverse() * bit_reverse(20) * g, eb, policy, "conjugated bit-reverse n=20");
+      expect_inplace_matches(bit_reverse(20), eb, policy, "bit-reverse n=20");
+      expect_inplace_matches(swap_index_bits(20, {{0, 19}, {3, 12}}), eb, policy, "swaps n=20");
+      expect_inplace_matches(random_bmmc(20, 5), eb, policy, "random bmmc n=20");
+    }
+}
+
+// Which loop serves in place: the tile loop on pairs of cosets (register transposes unless the policy asks for
+// gathers) for tiled passes, whole-run swaps for maps that carry the low bits.
+TEST(CpuInPlace, LoopNames) {
+  EXPECT_EQ(CpuInPlacePermuter(bit_reverse(4), 4).kernel_name(), "swap");  // fewer than 32 elements
+  EXPECT_EQ(CpuInPlacePermuter(swap_index_bits(20, {{18, 19}}), 4).kernel_name(), "swap");
+  CpuPolicy gathers;
+  gathers.register_transpose = false;
+  EXPECT_EQ(CpuInPlacePermuter(bit_reverse(16), 4, gathers).kernel_name(), "pairs-gather");
+  const CpuInPlacePermuter general(random_bmmc(16, 1), 8);
+  EXPECT_EQ(general.kernel_name().find("swap"), std::string::npos) << general.kernel_name();
+  EXPECT_EQ(general.kernel_name().starts_with("pairs-"), true) << general.kernel_name();
 }
 
 TEST(CpuInPlace, LargeArray) {
