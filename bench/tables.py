@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""The tables of BENCHMARKS.md, generated from the CSVs under bench/results/ (Python 3 standard library only).
+"""The tables of BENCHMARKS.md and README.md, generated from the CSVs under bench/results/.
+
+Python 3 standard library only.
 
   python3 bench/tables.py                  # rewrite every block between <!-- tables.py:NAME --> and
-                                           # <!-- /tables.py:NAME --> in BENCHMARKS.md from the CSVs
-  python3 bench/tables.py --check          # exit 1 (and name the blocks) when BENCHMARKS.md is stale
+                                           # <!-- /tables.py:NAME --> in BENCHMARKS.md and README.md
+  python3 bench/tables.py --check          # exit 1 (and name the file and blocks) when either is stale
   python3 bench/tables.py --print NAME     # print one block's table
   python3 bench/tables.py --results DIR --file FILE.md
 
-Re-run it whenever a CSV under bench/results/ changes (scripts/bench-gpu.sh and scripts/bench-cpu.sh write
-them); ctest runs --check (label docs). A block whose CSV is missing fails --check and is never filled with
+README.md's one speed table (block readme-speed) takes its numbers from the same CSVs as BENCHMARKS.md's
+tables, so the two cannot drift apart. Re-run it whenever a CSV under bench/results/ changes
+(scripts/bench-gpu.sh and scripts/bench-cpu.sh write them); ctest runs --check (label docs). A block whose CSV is missing fails --check and is never filled with
 made-up rows. The GPU tables reuse bench/plot.py's markdown (the figures' own numbers).
 """
 import argparse
@@ -55,6 +58,15 @@ def gpu_machine(R):
         if runs:
             return f"{name}; run {runs[0]}"
     return name
+
+
+def gpu_run_date(R):
+    """The DATE of gpu.txt's "run: DATE, commit C" line, or None."""
+    path = os.path.join(R["dir"], "gpu.txt")
+    if not os.path.exists(path):
+        return None
+    runs = [l.strip()[len("run:"):].strip() for l in open(path) if l.startswith("run:")]
+    return re.split(r"[ ,]", runs[0], maxsplit=1)[0] if runs else None
 
 
 def t_gpu_machine(R):
@@ -193,6 +205,65 @@ def t_cpu_sizes(R):
                      + cpu_table(rows)) + unverified(rows)
 
 
+# ---- README ---------------------------------------------------------------------------------------------
+def ms(x):
+    return f"{x:.2f} ms" if x < 100 else f"{x:.0f} ms"
+
+
+def t_readme_speed(R):
+    """README's speed table: the headline rows of BENCHMARKS.md's GPU and CPU tables, from the same CSVs."""
+    rnd, bpc, var, crnd, cnamed = R["random"], R["random_bpc"], R["variants"], R["cpu_random"], R["cpu_named"]
+    if not (rnd and bpc and var and crnd and cnamed):
+        return None
+    gpu = first_line(os.path.join(R["dir"], "gpu.txt"), "GPU not recorded")
+    name, _, driver = gpu.partition(",")
+    date = gpu_run_date(R) or "date not recorded"
+    cpu_lines = open(os.path.join(R["dir"], "cpu", "cpu.txt")).read().strip().splitlines()
+    cpu_model = next((l.split(":", 1)[1].strip() for l in cpu_lines if l.startswith("model name")), "unknown CPU")
+    cpu_cores = next((l.split(":", 1)[1].strip() for l in cpu_lines if l.startswith("cores")), "?")
+    n, cn = rnd[0]["n"], crnd[0]["n"]
+
+    def group(rows, v):
+        xs = [r for r in rows if r["variant"] == v]
+        p = [r["pct_memcpy"] for r in xs]
+        return (f"{ms(statistics.median(r['median_ms'] for r in xs))}",
+                f"{statistics.median(p):.1f}% ({min(p):.1f}–{max(p):.1f}%)", len(xs))
+
+    def one(rows, case, v):
+        r = plot.index(rows).get((case, rows[0]["n"], v))
+        return (ms(r["median_ms"]), f"{r['pct_memcpy']:.1f}%") if r else None
+
+    gh = f"GPU, {name.replace('NVIDIA ', '')}"
+    ch = f"CPU, {cpu_cores} cores"
+    out = [f"GPU: **{name.strip()}** (driver {driver.strip()}), measured {date}, 2^{n} int32 ({2 ** n * 4 >> 30} GiB). "
+           f"CPU: **{cpu_model}, {cpu_cores} cores**, measured {cpu_lines[0]}, 2^{cn} int32 ({2 ** cn * 4 >> 20} MiB). "
+           "% of a copy of the same bytes in the same run (`cudaMemcpy` device to device; on the CPU `memcpy` on as "
+           "many threads); median time, and for a group the median (min–max) over its maps:", "",
+           "| maps | where | kernel | time | % of a copy |", "|---|---|---|---|---|"]
+    t, p, k = group(rnd, "one-pass")
+    out.append(f"| {k} random BMMCs (`random-bmmc:1..{k}`) | {gh} | one pass (JIT) | {t} | {p} |")
+    t, p, k = group(rnd, "generic")
+    out.append(f"| the same {k} | {gh} | precompiled generic (no JIT) | {t} | {p} |")
+    t, p, k = group(bpc, "one-pass")
+    out.append(f"| {k} random BPCs (`random-bpc:1..{k}`) | {gh} | one pass (JIT) | {t} | {p} |")
+    for case in ("bit-reverse", f"transpose:{n // 2}"):
+        c = one(var, case, "one-pass")
+        if c:
+            out.append(f"| `{case}` | {gh} | one pass (JIT) | {c[0]} | {c[1]} |")
+    c = one(var, "random-bmmc:1", "two-pass")
+    if c:
+        out.append(f"| `random-bmmc:1` | {gh} | the paper's two passes | {c[0]} | {c[1]} |")
+    t, p, k = group(crnd, "one-pass")
+    out.append(f"| {k} random BMMCs (`random-bmmc:1..{k}`) | {ch} | one pass | {t} | {p} |")
+    c = one(cnamed, "bit-reverse", "one-pass")
+    if c:
+        out.append(f"| `bit-reverse` | {ch} | one pass | {c[0]} | {c[1]} |")
+    c = one(crnd, "random-bmmc:1", "naive")
+    if c:
+        out.append(f"| `random-bmmc:1` | {ch} | naive loop `out[A·x ⊕ c] = in[x]` | {c[0]} | {c[1]} |")
+    return "\n".join(out) + unverified(rnd + bpc + var + crnd + cnamed)
+
+
 TABLES = {
     "gpu-machine": t_gpu_machine,
     "gpu-random": t_gpu_random,
@@ -209,6 +280,7 @@ TABLES = {
     "cpu-named": t_cpu_named,
     "cpu-random": t_cpu_random,
     "cpu-sizes": t_cpu_sizes,
+    "readme-speed": t_readme_speed,
 }
 
 
@@ -241,11 +313,39 @@ def render(text, R):
     return MARKER.sub(repl, text), missing, unknown
 
 
+def process(path, R, check):
+    """Rewrite (or, with check, compare) one file's blocks; returns the list of problems."""
+    with open(path) as f:
+        text = f.read()
+    new, missing, unknown = render(text, R)
+    found = MARKER.findall(text)
+    rel = os.path.relpath(path)
+    problems = [f"{rel}: unknown block {u} (known: {' '.join(TABLES)})" for u in unknown]
+    problems += [f"{rel}: block {m}: its CSV is missing or empty under {R['dir']}" for m in missing]
+    if not found:
+        problems.append(f"no <!-- tables.py:NAME --> blocks in {rel}")
+    if check:
+        stale = [name for name in found if name in TABLES and name not in missing
+                 and re.search(rf"<!-- tables\.py:{name} -->\n.*?<!-- /tables\.py:{name} -->", text, re.S).group(0)
+                 != re.search(rf"<!-- tables\.py:{name} -->\n.*?<!-- /tables\.py:{name} -->", new, re.S).group(0)]
+        problems += [f"{rel}: block {s} is stale: run python3 bench/tables.py" for s in stale]
+        if not problems:
+            print(f"tables.py --check: {len(found)} blocks of {rel} match {os.path.relpath(R['dir'])}")
+        return problems
+    if new != text:
+        with open(path, "w") as f:
+            f.write(new)
+    print(f"tables.py: {len(found)} blocks of {rel} from {os.path.relpath(R['dir'])}"
+          + (" (rewritten)" if new != text else " (unchanged)"), file=sys.stderr)
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n", 2)[2])
+                                 epilog=__doc__.split("\n", 4)[4])
     ap.add_argument("--results", default=os.path.join(HERE, "results"), help="folder of the CSVs (default bench/results)")
-    ap.add_argument("--file", default=os.path.join(HERE, "..", "BENCHMARKS.md"), help="the Markdown file (default BENCHMARKS.md)")
+    ap.add_argument("--file", action="append",
+                    help="a Markdown file to fill (repeatable; default BENCHMARKS.md and README.md)")
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 when a block differs from its CSVs")
     ap.add_argument("--print", metavar="NAME", choices=sorted(TABLES), help="print one table")
     a = ap.parse_args()
@@ -254,31 +354,12 @@ def main():
         body = TABLES[a.print](R)
         print(body if body else f"{a.print}: no data in {a.results}")
         return 0 if body else 1
-    with open(a.file) as f:
-        text = f.read()
-    new, missing, unknown = render(text, R)
-    found = MARKER.findall(text)
-    problems = [f"unknown block {u} (known: {' '.join(TABLES)})" for u in unknown]
-    problems += [f"block {m}: its CSV is missing or empty under {a.results}" for m in missing]
-    if not found:
-        problems.append(f"no <!-- tables.py:NAME --> blocks in {a.file}")
-    if a.check:
-        stale = [name for name in found if name in TABLES and name not in missing
-                 and re.search(rf"<!-- tables\.py:{name} -->\n.*?<!-- /tables\.py:{name} -->", text, re.S).group(0)
-                 != re.search(rf"<!-- tables\.py:{name} -->\n.*?<!-- /tables\.py:{name} -->", new, re.S).group(0)]
-        problems += [f"block {s} is stale: run python3 bench/tables.py" for s in stale]
-        for p in problems:
-            print(f"tables.py --check: {p}", file=sys.stderr)
-        if not problems:
-            print(f"tables.py --check: {len(found)} blocks of {os.path.relpath(a.file)} match {os.path.relpath(a.results)}")
-        return 1 if problems else 0
-    if new != text:
-        with open(a.file, "w") as f:
-            f.write(new)
+    files = a.file or [os.path.join(HERE, "..", "BENCHMARKS.md"), os.path.join(HERE, "..", "README.md")]
+    problems = []
+    for path in files:
+        problems += process(os.path.normpath(path), R, a.check)
     for p in problems:
-        print(f"tables.py: {p}", file=sys.stderr)
-    print(f"tables.py: {len(found)} blocks of {os.path.relpath(a.file)} from {os.path.relpath(a.results)}"
-          + (" (rewritten)" if new != text else " (unchanged)"), file=sys.stderr)
+        print(f"tables.py{' --check' if a.check else ''}: {p}", file=sys.stderr)
     return 1 if problems else 0
 
 
