@@ -206,20 +206,30 @@ def test_cuda_flags_are_booleans():
     assert isinstance(bmmc.gpu_available(), bool)
 
 
-def test_readme_python_example_runs():
-    """The README's "Python" example, run verbatim (skipped outside a repository checkout)."""
+def run_python_example(doc):
+    """Run the first python block of DOC's "## Python" section verbatim (skipped outside a repository checkout)."""
     import pathlib
     import re
 
-    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
-    if not readme.exists():
-        pytest.skip("README.md not found next to python/")
-    section = readme.read_text().split("\n## Python\n", 1)
-    # A README without the section would leave its example unchecked: that fails, it is not skipped.
-    assert len(section) == 2, "README.md has no '## Python' section (the example this test runs)"
+    path = pathlib.Path(__file__).resolve().parents[2] / doc
+    if not path.exists():
+        pytest.skip(f"{doc} not found next to python/")
+    section = path.read_text().split("\n## Python\n", 1)
+    # A document without the section would leave its example unchecked: that fails, it is not skipped.
+    assert len(section) == 2, f"{doc} has no '## Python' section (the example this test runs)"
     code = re.search(r"```python\n(.*?)```", section[1], re.S)
-    assert code, "the Python section has no python example"
-    exec(compile(code.group(1), "README.md", "exec"), {})
+    assert code, f"the Python section of {doc} has no python example"
+    exec(compile(code.group(1), doc, "exec"), {})
+
+
+def test_readme_python_example_runs():
+    """The README's "Python" example, run verbatim."""
+    run_python_example("README.md")
+
+
+def test_guide_python_example_runs():
+    """The user's guide's (docs/GUIDE.md) longer "Python" example, run verbatim."""
+    run_python_example("docs/GUIDE.md")
 
 
 # ---- in place (docs/DESIGN.md §8) ------------------------------------------------------------------------------
