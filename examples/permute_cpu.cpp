@@ -1,4 +1,4 @@
-// README example: the front door on host arrays (the CPU backend: multi-threaded, same plans as the GPU).
+// An example of docs/GUIDE.md: the front door on host arrays (the CPU backend: multi-threaded, same plans as the GPU).
 #include <bmmc/core/spec.hpp>
 #include <bmmc/permute.hpp>
 

@@ -1,4 +1,4 @@
-// README example: permute a device array by a spec on a stream, then check it on the host.
+// An example of docs/GUIDE.md: permute a device array by a spec on a stream, then check it on the host.
 // Exits 77 (reported as Skipped by ctest) on machines without a CUDA GPU.
 #include <bmmc/core/spec.hpp>
 #include <bmmc/cuda/device.hpp>

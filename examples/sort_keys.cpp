@@ -1,6 +1,6 @@
-// README example: the front door for programs. The paper's sorting network on 2^20 float keys, on whatever this
-// machine has (Backend::Auto: a GPU when one is usable, through device buffers; else the CPU), checked against
-// std::sort.
+// An example of docs/GUIDE.md: the front door for programs. The paper's sorting network on 2^20 float keys, on
+// whatever this machine has (Backend::Auto: a GPU when one is usable, through device buffers; else the CPU), checked
+// against std::sort.
 #include <bmmc/combinators/sorting_network.hpp>
 #include <bmmc/program_runner.hpp>
 

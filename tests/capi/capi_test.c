@@ -33,7 +33,7 @@ static void test_version_and_statuses(void) {
 }
 
 static void test_maps(void) {
-  /* README: transpose:2 on n = 4 prints as below and maps 6 to 9; the same map from its rows. */
+  /* docs/GUIDE.md "Conventions": transpose:2 on n = 4 prints as below and maps 6 to 9; the same map from its rows. */
   static const uint64_t transpose_rows[4] = {0x4, 0x8, 0x1, 0x2};
   static const char transpose_text[] = "..1.\n...1\n1...\n.1..\nc = 0x0\n";
   bmmcMap_t t = NULL, r = NULL, r2 = NULL, inv = NULL, id = NULL, g = NULL;
