@@ -233,12 +233,11 @@ def t_readme_speed(R):
         r = plot.index(rows).get((case, rows[0]["n"], v))
         return (ms(r["median_ms"]), f"{r['pct_memcpy']:.1f}%") if r else None
 
-    gh = f"GPU, {name.replace('NVIDIA ', '')}"
-    ch = f"CPU, {cpu_cores} cores"
-    out = [f"GPU: **{name.strip()}** (driver {driver.strip()}), measured {date}, 2^{n} int32 ({2 ** n * 4 >> 30} GiB). "
-           f"CPU: **{cpu_model}, {cpu_cores} cores**, measured {cpu_lines[0]}, 2^{cn} int32 ({2 ** cn * 4 >> 20} MiB). "
-           "% of a copy of the same bytes in the same run (`cudaMemcpy` device to device; on the CPU `memcpy` on as "
-           "many threads); median time, and for a group the median (min–max) over its maps:", "",
+    gh, ch = "GPU", "CPU"
+    out = [f"GPU: **{name.strip()}** (driver {driver.strip()}), measured {date}, 2^{n} int32 ({2 ** n * 4 >> 30} GiB).",
+           f"CPU: **{cpu_model}, {cpu_cores} cores**, measured {cpu_lines[0]}, 2^{cn} int32 ({2 ** cn * 4 >> 20} MiB).",
+           "% of a copy of the same bytes in the same run (`cudaMemcpy` device to device; on the CPU `memcpy` on as",
+           "many threads); the median time, and for a group the median (min–max) over its maps:", "",
            "| maps | where | kernel | time | % of a copy |", "|---|---|---|---|---|"]
     t, p, k = group(rnd, "one-pass")
     out.append(f"| {k} random BMMCs (`random-bmmc:1..{k}`) | {gh} | one pass (JIT) | {t} | {p} |")
