@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/memory.hpp"
+#include "../peer/peer_test_support.hpp"
 #include "gpu_test_support.hpp"
 
 namespace bmmc {
@@ -29,23 +31,12 @@ namespace {
 using Bytes = std::vector<unsigned char>;
 constexpr unsigned char kPoison = 0xa5;
 
+// The peer tests' device lists (ranks sharing GPU 0, then every GPU of the machine) with two ranks or more.
 std::vector<std::vector<int>> groups() {
-  std::vector<std::vector<int>> lists = {{0, 0}, {0, 0, 0, 0}};
-  int count = 0;
-  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  for (int g = 2; g <= count; g *= 2) {
-    std::vector<int> l;
-    for (int d = 0; d < g; ++d) l.push_back(d);
-    lists.push_back(l);
-  }
+  std::vector<std::vector<int>> lists;
+  for (auto& l : test::device_lists())
+    if (l.size() >= 2) lists.push_back(std::move(l));
   return lists;
-}
-
-void sync(const std::vector<int>& devices) {
-  for (int d : devices) {
-    ScopedDevice on(d);
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  }
 }
 
 // Runs p on `host` split over its ranks (with the caller's scratch when `callers_scratch`) and returns the
@@ -75,7 +66,7 @@ Bytes run(const DistributedPermuter& p, const std::vector<int>& devices, const B
   } else {
     p(ip, op, sp);
   }
-  sync(devices);
+  test::synchronize(devices);
   Bytes result(host.size());
   for (std::size_t r = 0; r < devices.size(); ++r)
     check(cudaMemcpy(result.data() + r * local, op[r], local, cudaMemcpyDeviceToHost), "cudaMemcpy");
@@ -92,7 +83,7 @@ TEST(DistributedDoorPeer, EveryEngineOutOfPlaceMatchesTheReference) {
   REQUIRE_GPU();
   int ran = 0, refused = 0;
   for (const auto& devices : groups()) {
-    const int g = devices.size() == 2 ? 1 : devices.size() == 4 ? 2 : 3;
+    const int g = std::countr_zero(devices.size());
     for (int m : {14, 18}) {
       const int n = m + g;
       const std::vector<std::pair<std::string, Bmmc>> maps = {{"random", random_bmmc(n, m + g)},
@@ -131,7 +122,7 @@ TEST(DistributedDoorPeer, EveryEngineOutOfPlaceMatchesTheReference) {
 TEST(DistributedDoorPeer, InPlaceInvolutionsMatchTheReference) {
   REQUIRE_GPU();
   for (const auto& devices : groups()) {
-    const int g = devices.size() == 2 ? 1 : devices.size() == 4 ? 2 : 3;
+    const int g = std::countr_zero(devices.size());
     const int m = 18, n = m + g;
     for (const Bmmc& b : {test::swaps(n, {{0, m}}), test::swaps(n, {{m - 1, m}, {1, 4}})})
       for (DistEngine staged : {DistEngine::Exchange, DistEngine::Push}) {
