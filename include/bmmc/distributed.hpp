@@ -13,7 +13,8 @@
 // error. In place is a flag, as in PermuterOptions (in_place: involutions across ranks, no output buffer).
 // A call takes one buffer per rank this process drives (local_ranks(): the devices' count, 1 for NCCL, G when
 // simulated): in[i], out[i] of local_bytes(), scratch[i] of scratch_bytes() when it is not 0 (empty or null: the
-// engine's own or allocated), streams[i] on the rank's device (empty: each device's default stream; ignored when
+// engine's own or allocated; for a DeviceGroup, stream-ordered from each device's default pool, which is then
+// opened to the group's other devices), streams[i] on the rank's device (empty: each device's default stream; ignored when
 // simulated). Everything is checked before the first write (std::invalid_argument naming the rank and buffer).
 // Calls are stream-ordered with no host synchronisation, except the ranks' agreement (check_agreement) on NCCL,
 // which compares every rank's plan, sizes and engine (dist/agreement.hpp) before data moves.

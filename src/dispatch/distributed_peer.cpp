@@ -94,6 +94,20 @@ class PeerEngineImpl final : public DistributedEngineBase {
           cudaFreeAsync(own[r], streams.empty() ? nullptr : streams[r]);
         }
     };
+    // The other GPUs store into a rank's scratch (the push pass, the copies of the pieces): memory of a device's
+    // stream-ordered pool is reachable from another device only once the pool grants it access (peer access
+    // between the devices does not), so each rank's default pool opens to the group's other devices.
+    for (std::size_t r = 0; r < devices.size(); ++r)
+      for (int other : devices)
+        if (other != devices[r]) {
+          cudaMemPool_t pool = nullptr;
+          check(cudaDeviceGetDefaultMemPool(&pool, devices[r]), "cudaDeviceGetDefaultMemPool");
+          cudaMemAccessDesc access{};
+          access.location.type = cudaMemLocationTypeDevice;
+          access.location.id = other;
+          access.flags = cudaMemAccessFlagsProtReadWrite;
+          check(cudaMemPoolSetAccess(pool, &access, 1), "cudaMemPoolSetAccess (distributed scratch)");
+        }
     try {
       for (std::size_t r = 0; r < devices.size(); ++r) {
         ScopedDevice on(devices[r]);

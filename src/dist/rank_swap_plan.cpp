@@ -44,7 +44,7 @@ RankSwapPlan make_rank_swap_plan(const Bmmc& f, int rank_bits, int elem_bytes) {
   if (!is_involution(f))
     throw std::invalid_argument(
         "in place across ranks runs involutions (f∘f = id: bit swaps, reversals, ...); this permutation is not one: "
-        "permute out of place instead (PeerPermuter; DistPermuter or NcclPushPermuter over NCCL)");
+        "permute out of place instead (a DistributedPermuter without in_place)");
   const int n = f.n(), g = rank_bits, m = n - g;
   RankSwapPlan p;
   p.bmmc = f;

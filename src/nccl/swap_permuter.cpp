@@ -107,7 +107,7 @@ NcclSwapPermuter::NcclSwapPermuter(const Bmmc& f, int elem_bytes, ncclComm_t com
   if (!every_rank_load_store_accessible(comm))
     throw std::invalid_argument(fmt::format(
         "in place across ranks needs every rank load/store accessible from every other, and NCCL's LSA team of rank "
-        "{} is smaller than the {} ranks; permute out of place with DistPermuter",
+        "{} is smaller than the {} ranks; permute out of place (a DistributedPermuter without in_place)",
         s.rank, s.ranks));
   if (s.plan.conjugated() && s.plan_staged(f, g, elem_bytes)) return;
   // Every kernel is loaded now, not lazily between collectives (prepare_launch, launch.hpp).

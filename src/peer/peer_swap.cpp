@@ -118,7 +118,7 @@ PeerSwapPermuter::PeerSwapPermuter(const Bmmc& f, int elem_bytes, std::vector<in
   s.plan = make_rank_swap_plan(f, g, elem_bytes);
   if (const std::string why = peer_obstacle(s.devices); !why.empty())
     throw std::invalid_argument(fmt::format(
-        "in place across GPUs needs peer access: {}; permute out of place with PeerPermuter (its copy engine needs none)",
+        "in place across GPUs needs peer access: {}; permute out of place (a DistributedPermuter without in_place: its Exchange engine needs none)",
         why));
   enable_peer_access(s.devices);
   GpuOptions gpu = options;

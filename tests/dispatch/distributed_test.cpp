@@ -280,7 +280,8 @@ TEST(DistributedAgreement, EqualRecordsPassAndAnyDifferingWordIsNamed) {
   a.comms = 1;
   EXPECT_EQ(Agreement::from_words(a.words()), a);
   std::vector<std::uint64_t> every;
-  for (int r = 0; r < 4; ++r) every.insert(every.end(), a.words().begin(), a.words().end());
+  const auto words = a.words();  // one array: begin() and end() of two temporaries would not be one range
+  for (int r = 0; r < 4; ++r) every.insert(every.end(), words.begin(), words.end());
   EXPECT_NO_THROW(compare_agreements(every, 2, "do alike"));
   for (int word = 0; word < Agreement::kWords; ++word) {
     auto other = every;
