@@ -2,7 +2,7 @@
 # The ring pipelines of the multi-GPU engines (dist/ring.hpp, docs/DESIGN.md §9.5): the peer and NCCL engine tests,
 # then every engine that runs one, timed beside the same rows of a second build (BASE: the tree before a change to
 # the pipelines), the two builds alternating ROUNDS times so that drift hits both alike:
-#   bmmc bench --devices DEVICES: copy (one pass of copies) and copy-pieces (PeerCopyRing) for a random BMMC and a
+#   bmmc bench --devices DEVICES: exchange (one pass of copies) and pieces (PeerCopyRing; rows copy and copy-pieces in builds before the distributed door) for a random BMMC and a
 #   rank <-> local-bit-0 swap, and the swap's in-place row (PeerSwapPermuter's staged chunks through PeerCopyRing);
 #   bmmc_nccl_bench, only with two GPUs or more (NCCL takes one rank per GPU): nccl-engine (the grouped
 #   ncclSend/Recv pipeline), nccl-fused (pieces on the copy engines into LSA windows, for maps that need a finish)
@@ -33,12 +33,14 @@ step "machine: $G GPU(s), devices $DEVICES, n = $N"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
 
 if part tests; then
-  step "tests: bmmc_peer_tests, bmmc_nccl_tests"
-  for t in bmmc_peer_tests bmmc_nccl_tests; do
-    timeout 500 stdbuf -oL "$BUILD/tests/$t" --gtest_color=no > "$O/$t.txt" 2>&1
+  step "tests: the distributed door (CPU and peer groups), bmmc_peer_tests, bmmc_nccl_tests"
+  for t in "bmmc_dispatch_tests --gtest_filter=Distributed*" "bmmc_cuda_tests --gtest_filter=DistributedDoorPeer*" \
+           bmmc_peer_tests bmmc_nccl_tests; do
+    # shellcheck disable=SC2086
+    timeout 500 stdbuf -oL "$BUILD/tests/"$t --gtest_color=no > "$O/${t%% *}.txt" 2>&1
     rc=$?
-    grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED|^\[  FAILED  \]|tests ran" "$O/$t.txt"
-    [[ $rc -eq 124 ]] && echo "HANG: $t ($(grep -E '^\[ RUN' "$O/$t.txt" | tail -1))"
+    grep -E "^\[  (PASSED|FAILED) |^\[  SKIPPED|^\[  FAILED  \]|tests ran" "$O/${t%% *}.txt"
+    [[ $rc -eq 124 ]] && echo "HANG: $t ($(grep -E '^\[ RUN' "$O/${t%% *}.txt" | tail -1))"
     [[ $rc -eq 0 ]] || { echo "FAIL: $t exit $rc"; status=1; }
   done
 fi
@@ -72,7 +74,7 @@ if part bench; then
   for label in base check; do
     [[ -s "$O/bench-$label.txt" ]] || continue
     echo "-- $label: bmmc bench"
-    grep -E "^ *(copy|copy-pieces|in-place|push|peer-copy-bound) |over [0-9]+ ranks" "$O/bench-$label.txt"
+    grep -E "^ *(exchange|pieces|copy|copy-pieces|in-place|in-place-push|push|peer-copy-bound) |over [0-9]+ ranks" "$O/bench-$label.txt"
     if [[ -s "$O/nccl-$label.txt" ]]; then
       echo "-- $label: bmmc_nccl_bench"
       grep -E "nccl-(engine|fused|in-place|alltoall) " "$O/nccl-$label.txt"
