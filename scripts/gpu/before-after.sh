@@ -9,7 +9,7 @@
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export BMMC_CACHE_DIR="${BMMC_CACHE_DIR:-/tmp/bmmc-cache}"
-: "${OLD:?the older build's bmmc}" "${NEW:?the newer build's bmmc}"
+: "${OLD:?OLD: the bmmc of the older build}" "${NEW:?NEW: the bmmc of the newer build}"
 O="${OUT:-/tmp/bmmc-before-after}"
 mkdir -p "$O"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$O/gpu.txt"
