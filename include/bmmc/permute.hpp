@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/core/digit_map.hpp"
 #include "bmmc/core/involution.hpp"  // swap_index_bits(n, pairs): the Bmmc of the data overload below
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cuda/options.hpp"
@@ -64,6 +65,10 @@ class Permuter {
   /// An in-place Permuter running `plan` as given (e.g. make_swap_plan's masked swaps); options.in_place is
   /// implied.
   explicit Permuter(InPlacePlan plan, const PermuterOptions& options = {});
+  /// Any shape (bmmc/core/digit_map.hpp): out = the map applied to `in`, an array of map.shape() (C order) of
+  /// elem_bytes-byte elements. A map that is a Bmmc (DigitMap::as_bmmc) is planned as one; any other runs the
+  /// digit planner (plan/digit_plan.hpp). In place (options.in_place) only for involutions.
+  Permuter(const DigitMap& map, int elem_bytes, const PermuterOptions& options = {});
 
   /// out[A·x ⊕ c] = in[x]. Host pointers for the CPU (runs to completion), device pointers for CUDA
   /// (enqueued on `stream`). `temp` (temp_bytes(), disjoint from in and out) serves multi-pass plans; when
@@ -107,6 +112,10 @@ class Permuter {
 
 /// One call through the default Permuter cache. With Backend::Auto the backend is where `in` lives.
 void permute(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const PermuterOptions& options = {},
+             StreamHandle stream = nullptr);
+/// Any shape: one call through the default cache (see the DigitMap constructor). in == out for involutions runs in
+/// place. A map of zero elements is not representable (extents are ≥ 1).
+void permute(const DigitMap& map, const void* in, void* out, int elem_bytes, const PermuterOptions& options = {},
              StreamHandle stream = nullptr);
 /// Same, with the permutation in the spec language (docs/DESIGN.md §2) and n.
 void permute(std::string_view spec, const void* in, void* out, int n, int elem_bytes,
