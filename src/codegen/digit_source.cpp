@@ -40,7 +40,7 @@ KernelSource generate_digit_cuda(const DigitPlan& p, const CodegenOptions& optio
   const Extent vol = p.tile_elements();
   const int threads = p.threads_per_block;
   const Extent iters = (vol + threads - 1) / threads;
-  const char* type = vector_type(p.elem_bytes);
+  const char* type = codegen::vector_type(p.elem_bytes);
   const bool any_edge = std::any_of(p.axes.begin(), p.axes.end(),
                                     [](const DigitAxis& a) { return a.extent % a.chunk != 0; });
   const auto load = [&](const std::string& x) {

@@ -1,10 +1,10 @@
 // The precompiled any-shape kernels (bmmc/cuda/digit_permute.hpp): the digit plan's tile pass read from a
 // parameter block instead of baked-in constants (for JIT off), and the in-place swap of an involution.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 
 #include "bmmc/cuda/digit_permute.hpp"
 #include "bmmc/cuda/error.hpp"
@@ -116,8 +116,8 @@ __global__ void digit_inplace(const __grid_constant__ Params p, T* data) {
 
 Params params_of(const DigitPlan& plan) {
   if (plan.axes.size() > static_cast<std::size_t>(kMax))
-    throw std::invalid_argument(fmt::format("the precompiled any-shape kernels take at most {} canonical axes; got {}",
-                                            kMax, plan.axes.size()));
+    throw std::invalid_argument("the precompiled any-shape kernels take at most " + std::to_string(kMax) +
+                                " canonical axes; got " + std::to_string(plan.axes.size()));
   Params p;
   p.k = static_cast<int>(plan.axes.size());
   for (int a = 0; a < p.k; ++a) {
@@ -145,7 +145,7 @@ void with_type(int eb, F&& f) {
     case 4: return f(static_cast<unsigned int*>(nullptr));
     case 8: return f(static_cast<uint2*>(nullptr));
     case 16: return f(static_cast<uint4*>(nullptr));
-    default: throw std::logic_error(fmt::format("digit plan with a {}-byte element", eb));
+    default: throw std::logic_error("digit plan with a " + std::to_string(eb) + "-byte element");
   }
 }
 

@@ -52,21 +52,21 @@ DigitMap fold_inner_axis(DigitMap m, int& elem, int max_elem) {
   return m;
 }
 
-// The chunk of an axis taken partly, balanced over its tiles: the fewest tiles of at least `want` each.
-Extent balanced_chunk(Extent extent, Extent want) {
+// The chunk of an axis taken partly: at least `want`, rounded up to a multiple of `align` (the elements of a
+// 32-byte DRAM sector, so that runs of neighbouring tiles do not share sectors where rows are aligned).
+Extent part_chunk(Extent extent, Extent want, Extent align) {
   want = std::clamp<Extent>(want, 1, extent);
-  const Extent tiles = (extent + want - 1) / want;
-  return (extent + tiles - 1) / tiles;
+  return std::min(extent, (want + align - 1) / align * align);
 }
 
 // Walks `order` (axes, innermost last) taking whole axes until `run` elements are covered; the axis where the
 // run ends is taken partly. Chunks only grow.
-void cover_run(std::vector<DigitAxis>& axes, const std::vector<int>& order, Extent run) {
+void cover_run(std::vector<DigitAxis>& axes, const std::vector<int>& order, Extent run, Extent align) {
   Extent acc = 1;
   for (auto it = order.rbegin(); it != order.rend() && acc < run; ++it) {
     DigitAxis& ax = axes[*it];
     const Extent need = (run + acc - 1) / acc;
-    const Extent c = need >= ax.extent ? ax.extent : balanced_chunk(ax.extent, need);
+    const Extent c = need >= ax.extent ? ax.extent : part_chunk(ax.extent, need, acc == 1 ? align : 1);
     ax.chunk = std::max(ax.chunk, c);
     acc *= ax.chunk;
   }
@@ -173,8 +173,9 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
       policy.max_tile_bytes > 0 ? policy.max_tile_bytes : plan_tuning::kDigitMaxTileBytes,
       caps.max_shared_per_block / 2);
   const Extent run = std::max<Extent>(1, run_bytes / elem);
-  cover_run(plan.axes, in_order, run);
-  cover_run(plan.axes, out_order, run);
+  const Extent sector = std::max(1, 32 / elem);
+  cover_run(plan.axes, in_order, run, sector);
+  cover_run(plan.axes, out_order, run, sector);
   // Grow along the input order (longer read runs, more writes per block) toward the tile size.
   while (volume(plan.axes) * elem * 2 <= tile_bytes) {
     auto it = std::find_if(in_order.rbegin(), in_order.rend(), [&](int a) {
@@ -183,13 +184,13 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
     if (it == in_order.rend()) break;
     DigitAxis& ax = plan.axes[*it];
     const Extent factor = tile_bytes / (volume(plan.axes) * elem);
-    ax.chunk = balanced_chunk(ax.extent, ax.chunk * std::max<Extent>(2, factor));
+    ax.chunk = part_chunk(ax.extent, ax.chunk * std::max<Extent>(2, factor), 1);
   }
   // Shrink the largest chunk until the tile fits.
   while (volume(plan.axes) * elem > max_tile_bytes) {
     auto big = std::max_element(plan.axes.begin(), plan.axes.end(),
                                 [](const DigitAxis& x, const DigitAxis& y) { return x.chunk < y.chunk; });
-    big->chunk = balanced_chunk(big->extent, (big->chunk + 1) / 2);
+    big->chunk = part_chunk(big->extent, (big->chunk + 1) / 2, 1);
   }
 
   for (int a : in_order)

@@ -29,7 +29,7 @@ struct PermuterKey {
   /// the backend that does not run, so that they do not split entries.
   PermuterOptions options;
   /// An any-shape map (then `bmmc` stays the default and is not used).
-  std::optional<DigitMap> digits;
+  std::optional<DigitMap> digits = std::nullopt;
 
   friend bool operator==(const PermuterKey&, const PermuterKey&) = default;
 };
