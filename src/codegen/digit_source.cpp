@@ -87,12 +87,23 @@ KernelSource generate_digit_cuda(const DigitPlan& p, const CodegenOptions& optio
     return p.pad_period > 0 ? fmt::format("({0} + ({0}) / {1} * {2})", lin, p.pad_period, p.pad) : lin;
   };
 
+  // Loads go out in batches of `batch` elements per thread before their shared stores, so that a thread keeps
+  // that many reads in flight without unrolling the whole tile (which spills registers on tiles of many axes).
+  const int batch = static_cast<int>(std::min<Extent>(iters, p.elem_bytes <= 4 ? 8 : 4));
+  const auto guard = [&](const char* r) {
+    std::string g;
+    if (iters % batch != 0) g += fmt::format("{} < {}", r, iters);
+    if (vol % threads != 0) g += fmt::format("{}e < {}", g.empty() ? "" : " && ", vol);
+    return g;
+  };
   // Read phase: input order.
-  s += fmt::format("#pragma unroll\n    for (int r = 0; r < {}; ++r) {{\n      const int e = threadIdx.x + r * {};\n", iters,
-                   threads);
-  if (vol % threads != 0) s += fmt::format("      if (e < {}) {{\n", vol);
-  else s += "      {\n";
-  s += decompose(p, p.read_order, "l", "        ");
+  s += fmt::format("#pragma unroll 1\n    for (int r0 = 0; r0 < {}; r0 += {}) {{\n", iters, batch);
+  s += fmt::format("      {} v[{}];\n      int slot[{}];\n", type, batch, batch);
+  s += fmt::format("#pragma unroll\n      for (int b = 0; b < {}; ++b) {{\n        const int r = r0 + b;\n", batch);
+  s += fmt::format("        const int e = threadIdx.x + r * {};\n        slot[b] = -1;\n", threads);
+  const std::string rg = guard("r");
+  s += rg.empty() ? "        {\n" : fmt::format("        if ({}) {{\n", rg);
+  s += decompose(p, p.read_order, "l", "          ");
   std::string in_off = "0", w_lin = "0", conds;
   for (int a : p.read_order)
     if (p.axes[a].extent % p.axes[a].chunk != 0) conds += fmt::format(" && l{} < ce{}", a, a);
@@ -104,13 +115,15 @@ KernelSource generate_digit_cuda(const DigitPlan& p, const CodegenOptions& optio
     const std::string w = p.axes[a].flip ? fmt::format("(ce{} - 1 - l{})", a, a) : fmt::format("l{}", a);
     w_lin += fmt::format(" + {} * {}", w, p.smem_stride[j]);
   }
-  s += fmt::format("        if (full{}) {{\n", conds.empty() ? "" : fmt::format(" || (true{})", conds));
-  s += fmt::format("          const int w = {};\n", w_lin);
-  s += fmt::format("          smem[{}] = {};\n", slot("w"), load(fmt::format("in[in_base + ({})]", in_off)));
-  s += "        }\n      }\n    }\n    __syncthreads();\n";
+  s += fmt::format("          if (full{}) {{\n", conds.empty() ? "" : fmt::format(" || (true{})", conds));
+  s += fmt::format("            const int w = {};\n            slot[b] = {};\n", w_lin, slot("w"));
+  s += fmt::format("            v[b] = {};\n", load(fmt::format("in[in_base + ({})]", in_off)));
+  s += "          }\n        }\n      }\n";
+  s += fmt::format("#pragma unroll\n      for (int b = 0; b < {}; ++b)\n        if (slot[b] >= 0) smem[slot[b]] = v[b];\n", batch);
+  s += "    }\n    __syncthreads();\n";
 
   // Write phase: output order.
-  s += fmt::format("#pragma unroll\n    for (int r = 0; r < {}; ++r) {{\n      const int e = threadIdx.x + r * {};\n", iters,
+  s += fmt::format("#pragma unroll 4\n    for (int r = 0; r < {}; ++r) {{\n      const int e = threadIdx.x + r * {};\n", iters,
                    threads);
   if (vol % threads != 0) s += fmt::format("      if (e < {}) {{\n", vol);
   else s += "      {\n";

@@ -14,6 +14,20 @@ namespace bmmc {
 namespace {
 
 constexpr int kMax = kDigitGenericMaxAxes;
+constexpr int kBatch = 4;  // loads a thread issues before their shared stores
+
+// n / d and n % d for 0 <= n < 2^31 by a multiply-high and a shift (d fixed per launch): the division the JIT
+// kernel gets from the compiler for its constants.
+struct FastDiv {
+  unsigned d = 1, mul = 0, shr = 0;
+  FastDiv() = default;
+  explicit FastDiv(unsigned divisor) : d(divisor) {
+    if (d <= 1) return;
+    while ((1u << shr) < d) ++shr;
+    mul = static_cast<unsigned>(((1ull << (32 + shr)) + d - 1) / d);
+  }
+  __device__ __forceinline__ unsigned div(unsigned n) const { return d == 1 ? n : __umulhi(n, mul) >> shr; }
+};
 
 struct Axis {
   long long extent, in_stride, out_stride, roll, chunk, tile_count;
@@ -24,9 +38,12 @@ struct Params {
   Axis axes[kMax];
   int k = 0, nread = 0, nwrite = 0;
   int read_order[kMax], write_order[kMax];
+  FastDiv read_div[kMax], write_div[kMax];  // the chunks of read_order / write_order
+  int read_slot_stride[kMax];               // the slot stride of read_order[j]'s axis
   int smem_stride[kMax];
-  long long tiles = 0, vol = 0, elements = 0;
-  long long pad_period = 0;
+  long long tiles = 0, elements = 0;
+  int vol = 0;
+  FastDiv pad_div;
   int pad = 0;
 };
 
@@ -37,58 +54,75 @@ __device__ __forceinline__ long long out_coord(const Axis& a, long long i) {
 }
 
 template <class T>
-__global__ void digit_tile(const __grid_constant__ Params p, const T* __restrict__ in, T* __restrict__ out) {
+__global__ void digit_tile(const __grid_constant__ Params p, const T* __restrict__ in,
+                                                  T* __restrict__ out) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
-  long long origin[kMax];
-  int ce[kMax];
+  __shared__ long long origin[kMax];
+  __shared__ int ce[kMax];
+  __shared__ long long bases[2];
   for (long long t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-    long long rest = t, in_base = 0, out_base = 0;
-    for (int a = p.k - 1; a >= 0; --a) {
-      const Axis& ax = p.axes[a];
-      origin[a] = (rest % ax.tile_count) * ax.chunk;
-      rest /= ax.tile_count;
-      ce[a] = static_cast<int>(min(ax.chunk, ax.extent - origin[a]));
-      in_base += origin[a] * ax.in_stride;
-      if (ax.chunk == 1) out_base += out_coord(ax, origin[a]) * ax.out_stride;
-    }
-    for (long long e = threadIdx.x; e < p.vol; e += blockDim.x) {
-      long long r = e, off = 0, w = 0;
-      bool ok = true;
-      int l[kMax];
-      for (int j = p.nread - 1; j >= 0; --j) {
-        const int a = p.read_order[j];
-        l[j] = static_cast<int>(r % p.axes[a].chunk);
-        r /= p.axes[a].chunk;
-        ok = ok && l[j] < ce[a];
-        off += l[j] * p.axes[a].in_stride;
+    if (threadIdx.x == 0) {
+      long long rest = t, in_base = 0, out_base = 0;
+      for (int a = p.k - 1; a >= 0; --a) {
+        const Axis& ax = p.axes[a];
+        origin[a] = (rest % ax.tile_count) * ax.chunk;
+        rest /= ax.tile_count;
+        ce[a] = static_cast<int>(min(ax.chunk, ax.extent - origin[a]));
+        in_base += origin[a] * ax.in_stride;
+        if (ax.chunk == 1) out_base += out_coord(ax, origin[a]) * ax.out_stride;
       }
-      if (!ok) continue;
-      for (int j = 0; j < p.nread; ++j) {
-        const int a = p.read_order[j];
-        int pos = 0;
-        while (p.write_order[pos] != a) ++pos;
-        const int wa = p.axes[a].flip ? ce[a] - 1 - l[j] : l[j];
-        w += static_cast<long long>(wa) * p.smem_stride[pos];
-      }
-      if (p.pad_period) w += w / p.pad_period * p.pad;
-      smem[w] = in[in_base + off];
+      bases[0] = in_base;
+      bases[1] = out_base;
     }
     __syncthreads();
-    for (long long e = threadIdx.x; e < p.vol; e += blockDim.x) {
-      long long r = e, off = 0;
+    const long long in_base = bases[0], out_base = bases[1];
+    for (int e0 = threadIdx.x; e0 < p.vol; e0 += kBatch * blockDim.x) {
+      T v[kBatch];
+      int slot[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int e = e0 + b * blockDim.x;
+        slot[b] = -1;
+        if (e >= p.vol) continue;
+        unsigned r = static_cast<unsigned>(e);
+        long long off = 0;
+        int w = 0;
+        bool ok = true;
+        for (int j = p.nread - 1; j >= 0; --j) {
+          const int a = p.read_order[j];
+          const unsigned q = p.read_div[j].div(r);
+          const int l = static_cast<int>(r - q * p.read_div[j].d);
+          r = q;
+          ok = ok && l < ce[a];
+          off += l * p.axes[a].in_stride;
+          w += (p.axes[a].flip ? ce[a] - 1 - l : l) * p.read_slot_stride[j];
+        }
+        if (!ok) continue;
+        slot[b] = p.pad ? w + static_cast<int>(p.pad_div.div(static_cast<unsigned>(w))) * p.pad : w;
+        v[b] = in[in_base + off];
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if (slot[b] >= 0) smem[slot[b]] = v[b];
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < p.vol; e += blockDim.x) {
+      unsigned r = static_cast<unsigned>(e);
+      long long off = 0;
       bool ok = true;
       for (int j = p.nwrite - 1; j >= 0; --j) {
         const int a = p.write_order[j];
         const Axis& ax = p.axes[a];
-        const int w = static_cast<int>(r % ax.chunk);
-        r /= ax.chunk;
+        const unsigned q = p.write_div[j].div(r);
+        const int w = static_cast<int>(r - q * p.write_div[j].d);
+        r = q;
         ok = ok && w < ce[a];
         const long long l = ax.flip ? ce[a] - 1 - w : w;
         off += out_coord(ax, origin[a] + l) * ax.out_stride;
       }
       if (!ok) continue;
-      const long long s = p.pad_period ? e + e / p.pad_period * p.pad : e;
+      const int s = p.pad ? e + static_cast<int>(p.pad_div.div(static_cast<unsigned>(e))) * p.pad : e;
       out[out_base + off] = smem[s];
     }
     __syncthreads();
@@ -126,14 +160,25 @@ Params params_of(const DigitPlan& plan) {
   }
   p.nread = static_cast<int>(plan.read_order.size());
   p.nwrite = static_cast<int>(plan.write_order.size());
-  std::copy(plan.read_order.begin(), plan.read_order.end(), p.read_order);
-  std::copy(plan.write_order.begin(), plan.write_order.end(), p.write_order);
-  for (int j = 0; j < p.nwrite; ++j) p.smem_stride[j] = static_cast<int>(plan.smem_stride[j]);
+  for (int j = 0; j < p.nwrite; ++j) {
+    p.write_order[j] = plan.write_order[j];
+    p.write_div[j] = FastDiv(static_cast<unsigned>(plan.axes[plan.write_order[j]].chunk));
+    p.smem_stride[j] = static_cast<int>(plan.smem_stride[j]);
+  }
+  for (int j = 0; j < p.nread; ++j) {
+    const int a = plan.read_order[j];
+    p.read_order[j] = a;
+    p.read_div[j] = FastDiv(static_cast<unsigned>(plan.axes[a].chunk));
+    const auto pos = std::find(plan.write_order.begin(), plan.write_order.end(), a) - plan.write_order.begin();
+    p.read_slot_stride[j] = static_cast<int>(plan.smem_stride[static_cast<std::size_t>(pos)]);
+  }
   p.tiles = plan.tiles();
-  p.vol = plan.tile_elements();
+  p.vol = static_cast<int>(plan.tile_elements());
   p.elements = plan.elements();
-  p.pad_period = plan.pad_period;
-  p.pad = plan.pad;
+  if (plan.pad_period > 0) {
+    p.pad_div = FastDiv(static_cast<unsigned>(plan.pad_period));
+    p.pad = plan.pad;
+  }
   return p;
 }
 

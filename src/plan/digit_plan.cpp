@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <stdexcept>
 
@@ -37,7 +38,7 @@ DigitMap fold_inner_axis(DigitMap m, int& elem, int max_elem) {
     if (m.axes()[k] != k || m.flips()[k] || m.rolls()[k]) break;
     const Extent d = m.shape()[k];
     int g = 1;
-    for (int cand = max_elem / elem; cand >= 2; cand /= 2)
+    for (int cand = std::bit_floor(static_cast<unsigned>(std::max(1, max_elem / elem))); cand >= 2; cand /= 2)
       if (d % cand == 0) {
         g = cand;
         break;

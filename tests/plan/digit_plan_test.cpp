@@ -99,6 +99,9 @@ TEST(DigitPlan, PreservedInnerAxisFoldsIntoTheElement) {
   narrow.max_elem_bytes = 4;
   EXPECT_EQ(plan_digits(DigitMap::transpose({16, 20, 32, 128}, {0, 2, 1, 3}), 2, narrow).elem_bytes, 4);
   expect_ok(plan_digits(DigitMap::transpose({3, 20, 5, 6}, {0, 2, 1, 3}), 2));
+  // A cap that is not a power of two folds to the power of two below it (3 → 2 bytes), never to 3 bytes.
+  narrow.max_elem_bytes = 3;
+  EXPECT_EQ(plan_digits(DigitMap::transpose({5, 7, 6}, {1, 0, 2}), 1, narrow).elem_bytes, 2);
 }
 
 TEST(DigitPlan, OddElementSizesBecomeBytes) {
