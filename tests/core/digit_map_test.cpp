@@ -156,12 +156,14 @@ TEST(DigitMap, ValidationMessages) {
   expect_msg([] { DigitMap({2, 3}, {-1, 0}); }, "entry 0 is -1, out of range");
   expect_msg([] { DigitMap({2, 3}, {0, 1}, {1}); }, "flip has 1 entries but the shape 2x3 has rank 2");
   expect_msg([] { DigitMap({2, 3}, {0, 1}, {}, {1, 2, 3}); }, "roll has 3 entries but the shape 2x3 has rank 2");
-  expect_msg([] { DigitMap::identity({2, 0, 3}); }, "extent 1 of the shape 2x0x3 is 0; every extent must be at least 1");
+  expect_msg([] { DigitMap::identity({2, 0, 3}); },
+             "extent 1 of the shape 2x0x3 is 0; every extent must be at least 1");
   expect_msg([] { DigitMap::identity({-4}); }, "is -4");
   expect_msg([] { DigitMap::identity({Extent{1} << 31, Extent{1} << 31, 2}); }, "more than 2^62 elements");
   expect_msg([] { DigitMap::identity({Extent{1} << 40, Extent{1} << 40}); }, "more than 2^62 elements");  // overflows
   EXPECT_NO_THROW(DigitMap::identity({Extent{1} << 31, Extent{1} << 31}));  // exactly 2^62
-  expect_msg([] { DigitMap::flip({2, 3}, {2}); }, "flip axis 2 is out of range for the rank-2 shape 2x3 (expected -2..1)");
+  expect_msg([] { DigitMap::flip({2, 3}, {2}); },
+             "flip axis 2 is out of range for the rank-2 shape 2x3 (expected -2..1)");
   expect_msg([] { DigitMap::flip({2, 3}, {-3}); }, "flip axis -3 is out of range");
   expect_msg([] { DigitMap::flip({2, 3}, {1, -1}); }, "flip names axis 1 twice");
   expect_msg([] { DigitMap::roll({2, 3}, {1}); }, "roll has 1 shifts but the shape 2x3 has rank 2");
@@ -297,7 +299,8 @@ TEST(DigitMap, AsBmmcAnswersForEveryF2AffineMap) {
     const auto b = f.as_bmmc();
     ASSERT_TRUE(b.has_value());
     EXPECT_EQ(b->n(), bits);
-    for (Extent x = 0; x < f.size(); ++x) ASSERT_EQ(static_cast<Extent>(b->apply(static_cast<BitVec>(x))), f.apply_linear(x));
+    for (Extent x = 0; x < f.size(); ++x)
+      ASSERT_EQ(static_cast<Extent>(b->apply(static_cast<BitVec>(x))), f.apply_linear(x));
     // A plain transpose is exactly axes_permutation.
     std::vector<std::uint64_t> ushape(shape.begin(), shape.end());
     EXPECT_EQ(DigitMap::transpose(shape, axes).as_bmmc(), axes_permutation(ushape, axes));
@@ -325,6 +328,24 @@ TEST(DigitMap, LargeShapesSampled) {
     EXPECT_EQ(c.canonical(), c);
     EXPECT_EQ(parse_digit_spec(f.to_string(), shape), f);
   }
+}
+
+TEST(DigitMap, InvolutionExamples) {
+  EXPECT_TRUE(DigitMap::transpose({5, 5}, {1, 0}).is_involution());  // square transposes
+  EXPECT_TRUE(DigitMap::flip({3, 5, 7}, {0, 2}).is_involution());
+  EXPECT_TRUE(DigitMap::roll({4, 6}, {2, 3}).is_involution());        // fftshift of even extents
+  EXPECT_FALSE(DigitMap::roll({5}, {2}).is_involution());
+  EXPECT_FALSE(DigitMap::transpose({2, 3}, {1, 0}).is_involution());
+  // 4x2x2 → 2x2x4 with a flip and a half roll is a Bmmc involution between different shapes: found exactly.
+  const DigitMap bits({4, 2, 2}, {1, 2, 0}, {1, 0, 0}, {0, 0, 2});
+  EXPECT_TRUE(brute_involution(bits));
+  EXPECT_TRUE(bits.is_involution());
+  // 2x3x6 → 6x2x3 with flips and a roll is an involution too, but not a Bmmc and the canonical shapes differ:
+  // the conservative no (docs/DESIGN.md §11.2).
+  const DigitMap digits = parse_digit_spec("roll:0,1,0*flip:0,2*axes:2,0,1", Shape{2, 3, 6});
+  EXPECT_EQ(digits.canonical(), digits);
+  EXPECT_TRUE(brute_involution(digits));
+  EXPECT_FALSE(digits.is_involution());
 }
 
 TEST(DigitMap, HashSeparatesMaps) {

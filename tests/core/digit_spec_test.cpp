@@ -57,7 +57,8 @@ TEST(DigitSpec, EveryTermEqualsItsConstructor) {
   EXPECT_EQ(parse_digit_spec("ifftshift", Shape{5, 6}), DigitMap::roll({5, 6}, {-2, -3}));
   EXPECT_EQ(parse_digit_spec("identity", s), DigitMap::identity(s));
   EXPECT_EQ(parse_digit_spec("flip", Shape{}), DigitMap());
-  EXPECT_EQ(parse_digit_spec(" flip : 0 * axes : 1 , 0 ", Shape{2, 3}), parse_digit_spec("flip:0*axes:1,0", Shape{2, 3}));
+  EXPECT_EQ(parse_digit_spec(" flip : 0 * axes : 1 , 0 ", Shape{2, 3}),
+            parse_digit_spec("flip:0*axes:1,0", Shape{2, 3}));
 }
 
 TEST(DigitSpec, ShapeFlowsRightToLeftAndInvInverts) {
