@@ -76,9 +76,9 @@ fuzz_smoke() {
   configure "$fuzz" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DBMMC_FUZZ=ON -DBMMC_CUDA=OFF -DBMMC_BUILD_TESTS=OFF \
     -DBMMC_BUILD_TOOLS=OFF
-  cmake --build "$fuzz" --parallel --target bmmc_spec_fuzz bmmc_cli_fuzz
+  cmake --build "$fuzz" --parallel --target bmmc_spec_fuzz bmmc_cli_fuzz bmmc_digit_spec_fuzz
   local t scratch bin corpus
-  for t in spec cli; do
+  for t in spec cli digit_spec; do
     bin=$(realpath "$fuzz/fuzz/bmmc_${t}_fuzz")
     corpus=$(realpath "fuzz/corpus/$t")
     # New inputs (and crashes) go to a scratch folder, so CI never edits the committed corpus; the fuzzer

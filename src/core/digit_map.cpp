@@ -45,7 +45,8 @@ Affine to_affine(std::uint8_t flip, Extent roll, Extent d) {
 }
 // Returns {flip, roll}.
 std::pair<std::uint8_t, Extent> from_affine(Affine a, Extent d) {
-  return a.negate ? std::pair<std::uint8_t, Extent>{1, add_mod(a.s, 1 % d, d)} : std::pair<std::uint8_t, Extent>{0, a.s};
+  if (a.negate) return {1, add_mod(a.s, 1 % d, d)};
+  return {0, a.s};
 }
 
 void check_shape(const std::vector<Extent>& shape) {
@@ -91,10 +92,11 @@ DigitMap::DigitMap(std::vector<Extent> shape, std::vector<int> axes, std::vector
   std::vector<bool> used(k, false);
   for (std::size_t j = 0; j < k; ++j) {
     const int a = axes_[j];
-    if (a < 0 || static_cast<std::size_t>(a) >= k || used[static_cast<std::size_t>(a)])
+    const bool in_range = a >= 0 && static_cast<std::size_t>(a) < k;
+    if (!in_range || used[static_cast<std::size_t>(a)])
       throw std::invalid_argument(fmt::format("axes ({}) is not a permutation of 0..{}: entry {} is {}{}",
                                               list_to_string(axes_), static_cast<int>(k) - 1, j, a,
-                                              (a >= 0 && static_cast<std::size_t>(a) < k) ? " again" : ", out of range"));
+                                              in_range ? " again" : ", out of range"));
     used[static_cast<std::size_t>(a)] = true;
   }
   if (flip_.empty()) flip_.assign(k, 0);
@@ -358,7 +360,9 @@ std::string shape_to_string(const std::vector<Extent>& shape) {
 
 std::size_t std::hash<bmmc::DigitMap>::operator()(const bmmc::DigitMap& m) const noexcept {
   std::size_t h = std::hash<std::size_t>{}(m.shape().size());
-  const auto mix = [&h](std::uint64_t v) { h ^= std::hash<std::uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  const auto mix = [&h](std::uint64_t v) {
+    h ^= std::hash<std::uint64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  };
   for (std::size_t j = 0; j < m.shape().size(); ++j) {
     mix(static_cast<std::uint64_t>(m.shape()[j]));
     mix(static_cast<std::uint64_t>(m.axes()[j]));

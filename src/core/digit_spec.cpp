@@ -245,7 +245,8 @@ class Parser {
     }
     if (pos_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
       if (!signed_ok && pos_ < s_.size() && s_[pos_] == '-')
-        fail(pos_, fmt::format("expected {}, found a negative number", what), " (only roll shifts and flip axes may be negative)");
+        fail(pos_, fmt::format("expected {}, found a negative number", what),
+             " (only roll shifts and flip axes may be negative)");
       fail(pos_, fmt::format("expected {}", what), fmt::format(", found {}", found()));
     }
     const std::size_t digits_start = pos_;
@@ -271,9 +272,10 @@ class Parser {
       if (ch >= '0' && ch <= '9') d = ch - '0';
       else if (ch >= 'a' && ch <= 'f') d = ch - 'a' + 10;
       if (d < 0 || d >= base) malformed();
-      if (v > (static_cast<std::uint64_t>(INT64_MAX) - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base))
+      const auto digit = static_cast<std::uint64_t>(d), radix = static_cast<std::uint64_t>(base);
+      if (v > (static_cast<std::uint64_t>(INT64_MAX) - digit) / radix)
         fail(start, fmt::format("number {} does not fit in 63 bits", quoted(text)));
-      v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
+      v = v * radix + digit;
     }
     return Num{v, negative, start, text};
   }
@@ -288,7 +290,8 @@ std::vector<Extent> to_shape(const std::vector<Num>& dims, const std::string& wh
   std::vector<Extent> shape;
   Extent total = 1;
   for (const Num& d : dims) {
-    if (d.value < 1) fail(d.pos, fmt::format("extent {} of {} is {}", shape.size(), whose, d.text), ": every extent must be at least 1");
+    if (d.value < 1)
+      fail(d.pos, fmt::format("extent {} of {} is {}", shape.size(), whose, d.text), ": every extent must be at least 1");
     const auto e = static_cast<Extent>(d.value);
     if (__builtin_mul_overflow(total, e, &total) || total > kMaxDigitElements)
       fail(d.pos, fmt::format("{} has more than 2^62 elements (from extent {})", whose, quoted(d.text)),
@@ -429,7 +432,7 @@ class Evaluator {
       // The shape this term receives: the transpose's input, or its output when inverted.
       std::vector<Extent> receives = in_shape;
       if (inv)
-        for (int j = 0; j < k; ++j) receives[static_cast<std::size_t>(j)] = in_shape[static_cast<std::size_t>(q[static_cast<std::size_t>(j)])];
+        for (std::size_t j = 0; j < q.size(); ++j) receives[j] = in_shape[static_cast<std::size_t>(q[j])];
       if (shape_ && *shape_ != receives)
         fail(node.dims[0].pos,
              fmt::format("{} {} the shape {} but {}", quoted(node.text), inv ? "inverted expects" : "gives",
@@ -437,7 +440,7 @@ class Evaluator {
              " (the shapes must agree)");
     } else if (inv) {  // the transpose's output is the current shape: out[j] = in[q[j]]
       in_shape.assign(static_cast<std::size_t>(k), 0);
-      for (int j = 0; j < k; ++j) in_shape[static_cast<std::size_t>(q[static_cast<std::size_t>(j)])] = (*shape_)[static_cast<std::size_t>(j)];
+      for (std::size_t j = 0; j < q.size(); ++j) in_shape[static_cast<std::size_t>(q[j])] = (*shape_)[j];
     } else {
       in_shape = *shape_;
     }

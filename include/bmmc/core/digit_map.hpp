@@ -77,8 +77,11 @@ class DigitMap {
   /// The map as a Bmmc on n = log2(size()) bits, when it is one (see the header comment); else nothing.
   std::optional<Bmmc> as_bmmc() const;
 
+  /// Every linear index stays where it is (exact: extent-1 axes may move, and flip + roll 1 on extent 2 cancels).
   bool is_identity() const;
-  /// f ∘ f = identity (such maps run in place in one pass).
+  /// f ∘ f = identity (such maps run in place in one pass). Exact for Bmmcs and for maps whose canonical input
+  /// and output shapes agree; false for any other (a conservative answer: an involution between two different
+  /// shapes, such as "roll:0,1,0*flip:0,2*axes:2,0,1" on 2x3x6, is not recognised).
   bool is_involution() const;
 
   /// The spec text of this map (parse_digit_spec(to_string(), shape()) == *this), e.g.

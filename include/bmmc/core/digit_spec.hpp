@@ -11,7 +11,9 @@
 //          | 'fftshift' | 'ifftshift'         numpy.fft.fftshift / ifftshift over every axis
 //          | 'identity'
 //          | 'inv(' spec ')' | '(' spec ')'
-//   shape := D0 ('x' D1)*                      extents ≥ 1 (decimal, 0x…, 0b…)
+//   shape := D0 ('x' D1)*                      extents ≥ 1 (decimal or 0b…: 'x' always separates, as in spec.hpp)
+// Numbers elsewhere are decimal, 0x… or 0b…; roll shifts and flip axes may be negative (flip axes count from the
+// end, as NumPy's do); axes: lists are 0..k−1.
 // Errors are SpecError (bmmc/core/spec.hpp) naming what was wrong and the 1-based column, e.g.
 // "axis 3 is out of range for a rank-3 shape 4x5x6 at column 8".
 // Example: parse_digit_spec("flip:0*axes:1,0", {{2, 3}}) equals compose(DigitMap::flip({3, 2}, {0}),
@@ -33,8 +35,8 @@ namespace bmmc {
 DigitMap parse_digit_spec(std::string_view text, std::optional<std::vector<Extent>> shape = std::nullopt,
                           std::string_view shape_name = "shape");
 
-/// "1000x1003x257" (also "1000,1003,257") → {1000, 1003, 257}. Throws SpecError for a malformed shape, an extent
-/// < 1, or an element count above kMaxDigitElements.
+/// "1000x1003x257" (also "1000,1003,257") → {1000, 1003, 257}; "scalar" (shape_to_string's rank 0) → {}. Throws
+/// SpecError for a malformed shape, an extent < 1, or an element count above kMaxDigitElements.
 std::vector<Extent> parse_shape(std::string_view text);
 
 }  // namespace bmmc
