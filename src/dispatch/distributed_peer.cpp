@@ -51,9 +51,7 @@ class PeerEngineImpl final : public DistributedEngineBase {
     info.ranks = static_cast<int>(devices.size());
     info.local_ranks = info.ranks;
     info.in_place = o.in_place;
-    if (o.destroy_input)
-      throw std::invalid_argument("destroy_input: the GPUs of one process keep their input (the copy engines need no "
-                                  "receive buffer of it); leave it false");
+    // destroy_input, depth and the NCCL-only options: refused by check_distributed_options
     if (o.in_place) {
       const std::size_t chunk = o.max_staging_chunk ? o.max_staging_chunk : kMaxStagingChunkBytes;
       swap_.emplace(map, elem_bytes, std::move(devices), o.gpu, chunk, peer_engine(o.staged_engine));

@@ -52,6 +52,17 @@ void compare_agreements(std::span<const std::uint64_t> every, int rank, std::str
   bool agree = true;
   for (std::size_t i = w; i < every.size(); ++i) agree = agree && every[i] == every[i % w];
   if (agree) return;
+  // The words that differ, by the record's field names, each with the first rank that differs from rank 0.
+  static constexpr const char* kField[Agreement::kWords] = {"hash",   "n",     "elem_bytes", "engine",
+                                                            "pieces", "comms", "registered", "detail"};
+  std::string differing;
+  for (std::size_t i = 0; i < w; ++i)
+    for (std::size_t r = 1; r < ranks; ++r)
+      if (every[w * r + i] != every[i]) {
+        differing += fmt::format("{}{} (rank 0: {}, rank {}: {})", differing.empty() ? "" : ", ", kField[i], every[i],
+                                 r, every[w * r + i]);
+        break;
+      }
   std::string views;
   for (std::size_t r = 0; r < ranks; ++r) {
     Agreement::Words words;
@@ -61,8 +72,9 @@ void compare_agreements(std::span<const std::uint64_t> every, int rank, std::str
                          a.elem_bytes, a.hash, describe_engine(a));
   }
   throw std::invalid_argument(
-      fmt::format("the ranks disagree on the permutation, n, element size or engine (this is rank {}); {}: {}", rank,
-                  advice, views));
+      fmt::format("the ranks disagree on the permutation, n, element size or engine (this is rank {}; differing: "
+                  "{}); {}: {}",
+                  rank, differing, advice, views));
 }
 
 }  // namespace bmmc

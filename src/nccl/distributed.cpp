@@ -116,7 +116,7 @@ class NcclEngine final : public DistributedEngineBase {
 
 DistributedPermuter::DistributedPermuter(const Bmmc& map, int elem_bytes, ncclComm* comm,
                                          const DistributedOptions& options) {
-  check_distributed_options(options);
+  check_distributed_options(options, DistributedGroup::Nccl);
   impl_ = std::make_shared<NcclEngine>(map, elem_bytes, comm, options);
 }
 
