@@ -45,7 +45,7 @@ struct ncclComm;  // NCCL's communicator: ncclComm_t is ncclComm*
 namespace bmmc {
 
 class NcclWindow;  // bmmc/nccl/window.hpp (bmmc::nccl)
-class DistributedEngineBase;  // the engine behind the door (bmmc/dispatch/distributed_engine.hpp)
+class DistributedEngineBase;  // the engine behind the door (src/dispatch/distributed_engine.hpp)
 
 /// The GPUs of this process, rank r on devices[r] (a power of two of them).
 struct DeviceGroup {

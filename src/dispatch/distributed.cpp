@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
-#include "bmmc/dispatch/distributed_engine.hpp"
+#include "distributed_engine.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"

@@ -1,7 +1,7 @@
 // The distributed front door's engine for the GPUs of one process (bmmc/distributed.hpp, DeviceGroup): the
 // peer engines of bmmc_peer behind DistributedEngineBase — PeerPermuter out of place (Push, Exchange on the copy
 // engines, Pieces on the copy engines), PeerSwapPermuter in place (Swap, StagedSwap).
-#include "bmmc/dispatch/distributed_engine.hpp"
+#include "distributed_engine.hpp"
 
 #if BMMC_HAS_CUDA
 
@@ -18,8 +18,8 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/dist/tuning.hpp"
-#include "bmmc/peer/peer_permuter.hpp"
-#include "bmmc/peer/peer_swap.hpp"
+#include "../peer/peer_permuter.hpp"
+#include "../peer/peer_swap.hpp"
 
 namespace bmmc {
 namespace {

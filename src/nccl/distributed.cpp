@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "bmmc/dispatch/distributed_engine.hpp"
-#include "bmmc/nccl/dist_permuter.hpp"
-#include "bmmc/nccl/push_permuter.hpp"
-#include "bmmc/nccl/swap_permuter.hpp"
+#include "../dispatch/distributed_engine.hpp"
+#include "dist_permuter.hpp"
+#include "push_permuter.hpp"
+#include "swap_permuter.hpp"
 #include "bmmc/nccl/window.hpp"
 
 namespace bmmc {

@@ -15,7 +15,7 @@
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
-#include "bmmc/dispatch/distributed_engine.hpp"
+#include "../../src/dispatch/distributed_engine.hpp"  // internal
 #include "bmmc/dist/agreement.hpp"
 #include "dist/dist_test_support.hpp"
 #include "dist/error_message.hpp"

@@ -21,7 +21,7 @@
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/cuda/device.hpp"
-#include "bmmc/nccl/dist_permuter.hpp"
+#include "../../src/nccl/dist_permuter.hpp"  // internal
 #include "cuda/gpu_test_support.hpp"
 #include "dist/dist_test_support.hpp"
 #include "dist/error_message.hpp"
