@@ -218,7 +218,7 @@ TEST(NcclEngine, OwnRegisteredScratchAcrossStreams) {
   }
 }
 
-// A rank whose own arguments fail refuses in the agreement: its peer throws "disagree" instead of waiting forever.
+// A rank whose own arguments fail refuses in the agreement: its peer throws naming it instead of waiting forever.
 TEST(NcclEngine, ARankWithBadBuffersMakesItsPeersThrow) {
   REQUIRE_GPU();
   REQUIRE_GPUS(2);
