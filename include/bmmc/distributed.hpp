@@ -66,8 +66,8 @@ struct SimulatedRanks {
 ///   exchange_comms, check_agreement (= false) . N
 ///   staged_engine ............................. D S in place; N in place with auto or exchange
 ///   max_staging_chunk ......................... D S in place (N: pieces sets its chunks)
-///   gpu ....................................... D N (S: the push plan's vector width); gpu.device never: the
-///                                               group names the devices
+///   gpu ....................................... D N (S: gpu.policy.vector_bits only, the push plan's); gpu.device
+///                                               never: the group names the devices
 ///   cpu ....................................... S
 struct DistributedOptions {
   DistEngine engine = DistEngine::Auto;  ///< a named engine insists (an error where it cannot run)

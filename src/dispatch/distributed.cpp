@@ -66,6 +66,13 @@ void check_group_options(const DistributedOptions& o, DistributedGroup group) {
   if (o.gpu.device != d.gpu.device)
     refuse("gpu.device", "the group names the devices (DeviceGroup::devices, an NCCL rank's communicator); leave it "
                          "-1");
+  if (simulated) {  // the CPU runs the passes: of the GPU options only the push plan's vector width shapes the plan
+    GpuOptions planned = o.gpu;
+    planned.policy.vector_bits = d.gpu.policy.vector_bits;
+    if (planned != d.gpu)
+      refuse("gpu", "simulated ranks run the passes on the CPU: of the GPU options only gpu.policy.vector_bits (the "
+                    "push plan's) applies; leave the others default, or run on a DeviceGroup or an NCCL communicator");
+  }
   if (devices && o.destroy_input)
     refuse("destroy_input", "the GPUs of one process keep their input (their copy engines need no receive buffer); "
                             "an NCCL communicator or SimulatedRanks receives into the input");

@@ -295,6 +295,9 @@ TEST(DistributedDoor, OptionsAGroupCannotHonourAreRefusedByName) {
   o.gpu.device = 0;
   simulated(b, o, "gpu.device", "the group names the devices");
   o = {};
+  o.gpu.jit = false;
+  simulated(b, o, "gpu", "only gpu.policy.vector_bits");
+  o = {};
   o.staged_engine = DistEngine::Push;  // out of place: no staged path
   simulated(b, o, "staged_engine", "set in_place");
   o = {};
@@ -349,7 +352,7 @@ TEST(DistributedDoor, OptionsAGroupCannotHonourAreRefusedByName) {
   o = {};
   o.gpu.device = 1;
   nccl(o, "gpu.device", "leave it -1");
-  EXPECT_EQ(checked, 16);
+  EXPECT_EQ(checked, 17);
 
   // What each group does honour passes the check.
   o = {};
@@ -374,6 +377,12 @@ TEST(DistributedDoor, OptionsAGroupCannotHonourAreRefusedByName) {
   o.depth = 3;
   o.destroy_input = true;
   EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
+  o = {};
+  o.engine = DistEngine::Push;
+  o.gpu.policy.vector_bits = 1;  // the push plan's lanes
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
+  o.gpu.jit = false;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Devices));
 }
 
 // A moved-from permuter: neutral accessors, calls refused with std::logic_error.
