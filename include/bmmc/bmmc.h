@@ -63,14 +63,21 @@ typedef struct bmmcMap_st* bmmcMap_t;
 /** A map prepared for one element size, backend and in-place flag (opaque). */
 typedef struct bmmcPermuter_st* bmmcPermuter_t;
 
-/** Options of a permuter and of the one-shot calls; fill with bmmcPermuterOptionsInit before setting fields. */
+/** Options of a permuter and of the one-shot calls; fill with bmmcPermuterOptionsInit (or initialise with
+ * BMMC_PERMUTER_OPTIONS_INIT) before setting fields. struct_size comes first so that the struct may grow: the
+ * library reads the fields of the size the caller was compiled with and refuses a size it does not know
+ * (BMMC_STATUS_INVALID_ARGUMENT, the message naming both sizes). */
 typedef struct {
+  size_t struct_size;    /**< sizeof(bmmcPermuterOptions_t) of the caller's header: set by the initialisers */
   bmmcBackend_t backend; /**< default BMMC_BACKEND_AUTO */
   int in_place;          /**< nonzero: permute one buffer in place (no output buffer, no scratch); default 0 */
   int device;            /**< CUDA device ordinal; -1 (default): the calling thread's current device */
   int cpu_threads;       /**< CPU threads; 0 (default): as many as the array size is worth */
   int jit;               /**< CUDA: nonzero (default) JIT-specialised kernels, 0 the precompiled generic ones */
 } bmmcPermuterOptions_t;
+
+/** The default options as an initialiser: bmmcPermuterOptions_t o = BMMC_PERMUTER_OPTIONS_INIT; */
+#define BMMC_PERMUTER_OPTIONS_INIT {sizeof(bmmcPermuterOptions_t), BMMC_BACKEND_AUTO, 0, -1, 0, 1}
 
 /* ---- Version, status and errors ------------------------------------------------------------------------ */
 
@@ -90,8 +97,14 @@ int bmmcGetLastErrorColumn(void);
 
 /** *available = 1 when `backend` can run here (AUTO and CPU always; CUDA needs a CUDA build and a GPU), else 0. */
 bmmcStatus_t bmmcBackendIsAvailable(bmmcBackend_t backend, int* available);
-/** Sets every field of *options to its default. */
-bmmcStatus_t bmmcPermuterOptionsInit(bmmcPermuterOptions_t* options);
+/** Sets every field of *options to its default and options->struct_size to struct_size, the size of the
+ * caller's bmmcPermuterOptions_t (a size this library does not know: BMMC_STATUS_INVALID_ARGUMENT, nothing
+ * written). For callers from other languages; C and C++ call bmmcPermuterOptionsInit. */
+bmmcStatus_t bmmcPermuterOptionsInitSized(bmmcPermuterOptions_t* options, size_t struct_size);
+/** Sets every field of *options to its default, struct_size to this header's sizeof(bmmcPermuterOptions_t). */
+static inline bmmcStatus_t bmmcPermuterOptionsInit(bmmcPermuterOptions_t* options) {
+  return bmmcPermuterOptionsInitSized(options, sizeof(bmmcPermuterOptions_t));
+}
 
 /* ---- Maps ----------------------------------------------------------------------------------------------- */
 

@@ -45,7 +45,7 @@ struct ncclComm;  // NCCL's communicator: ncclComm_t is ncclComm*
 namespace bmmc {
 
 class NcclWindow;  // bmmc/nccl/window.hpp (bmmc::nccl)
-class DistributedEngineBase;  // the engine behind the door (bmmc/dispatch/distributed_engine.hpp)
+class DistributedEngineBase;  // the engine behind the door (src/dispatch/distributed_engine.hpp)
 
 /// The GPUs of this process, rank r on devices[r] (a power of two of them).
 struct DeviceGroup {
@@ -56,6 +56,19 @@ struct SimulatedRanks {
   std::uint64_t ranks = 0;
 };
 
+/// Which group honours which option (D = DeviceGroup, N = an ncclComm_t, S = SimulatedRanks). An option a group
+/// cannot honour must keep its default: the constructor refuses any other value (std::invalid_argument naming the
+/// option, the group and what would honour it) rather than ignore it.
+///   engine, in_place .......................... D N S   (every group has every engine)
+///   destroy_input ............................. N S     (the GPUs of one process keep their input)
+///   pieces .................................... D N S out of place; in place N only (its staged chunks' count)
+///   depth ..................................... N S, out of place (the other rings have a fixed depth)
+///   exchange_comms, check_agreement (= false) . N
+///   staged_engine ............................. D S in place; N in place with auto or exchange
+///   max_staging_chunk ......................... D S in place (N: pieces sets its chunks)
+///   gpu ....................................... D N (S: gpu.policy.vector_bits only, the push plan's); gpu.device
+///                                               never: the group names the devices
+///   cpu ....................................... S
 struct DistributedOptions {
   DistEngine engine = DistEngine::Auto;  ///< a named engine insists (an error where it cannot run)
   /// Permute in place: one buffer per rank (in == out), an involution; engine Auto, Swap or StagedSwap.
@@ -66,7 +79,7 @@ struct DistributedOptions {
   /// Pieces: the exchange in this many pieces; 0 = the fewest whose scratch fits 1/8 of a rank's array. In place
   /// on NCCL: the staged path's chunks (0 = dist/tuning.hpp's chunk bound).
   int pieces = 0;
-  int depth = 2;            ///< the pipeline's ring of send and receive buffers (2..128)
+  int depth = 2;            ///< the pipeline's ring of send and receive buffers (2..128); NCCL and simulated
   int exchange_comms = kDefaultExchangeComms;  ///< NCCL Exchange/Pieces: communicators the exchange alternates
                                                ///< between (1 or 2; dist/tuning.hpp)
   bool check_agreement = true;  ///< NCCL: all-gather and compare every rank's plan on every call
@@ -74,7 +87,7 @@ struct DistributedOptions {
   DistEngine staged_engine = DistEngine::Auto;
   /// In place on several GPUs: the staged path's chunks hold at most this many bytes (0 = dist/tuning.hpp's).
   std::size_t max_staging_chunk = 0;
-  GpuOptions gpu;  ///< planning and JIT of every kernel (gpu.device is ignored: the group names the devices)
+  GpuOptions gpu;  ///< planning and JIT of every kernel (gpu.device stays -1: the group names the devices)
   CpuPolicy cpu;   ///< the simulated ranks' local passes
 
   friend bool operator==(const DistributedOptions&, const DistributedOptions&) = default;
@@ -92,6 +105,9 @@ class DistributedPermuter {
   /// G ranks simulated on the CPU. Throws std::invalid_argument for a bad rank count or geometry.
   DistributedPermuter(const Bmmc& map, int elem_bytes, SimulatedRanks group, const DistributedOptions& options = {});
   ~DistributedPermuter();
+  /// A moved-from permuter reports a neutral state — engine() Auto (which no built one reports), 0 ranks, bytes
+  /// and pieces, fallback_reason() "", describe() saying it is moved-from — and its calls throw std::logic_error
+  /// ("moved-from DistributedPermuter"). Assigning a built permuter to it makes it usable again.
   DistributedPermuter(DistributedPermuter&&) noexcept;
   DistributedPermuter& operator=(DistributedPermuter&&) noexcept;
 

@@ -19,7 +19,10 @@ Example (``torchrun --nproc_per_node 4 examples/distributed_permute.py``)::
 
 Every rank must call with the same permutation, n and element size; the ranks compare their plans first (the
 library's agreement record, one small all_gather; ``check=False`` skips it) and all raise ValueError when they
-differ, instead of deadlocking in the exchange or exchanging wrong data.
+differ, instead of deadlocking in the exchange or exchanging wrong data. A rank whose own arguments are bad
+(a tensor of the wrong size, a bad spec, a bad ``out``) still takes part in that gather with a refusal record:
+it raises its own error and every other rank raises ValueError naming it — no rank is left waiting. With
+``check=False`` there is no gather, so a bad argument on one rank leaves the others waiting in the exchange.
 """
 
 from __future__ import annotations
@@ -55,38 +58,38 @@ def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _check_agreement(torch, dist, group, device, world: int, rank: int, b: Bmmc, g: int, elem_bytes: int):
+@functools.lru_cache(maxsize=1)
+def _refusal() -> tuple:
+    # The record of a rank that refused its own arguments: every word 0 (the library's refused_agreement, engine
+    # Auto), as long as any rank's record.
+    return (0,) * len(_agreement(_as_bmmc("bit-reverse", 1), 0, 1))
+
+
+def _gather_device(torch, dist, group, x_local):
+    # Where the records are gathered: x_local's device, or, when x_local is not a tensor, the backend's own.
+    if isinstance(x_local, torch.Tensor):
+        return x_local.device
+    if dist.get_backend(group) == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _check_agreement(torch, dist, group, device, world: int, rank: int, record, refused: bool):
     # The record and the comparison are the library's (bmmc/dist/agreement.hpp, as the NCCL engines use them); this
-    # only moves the words between the ranks.
-    mine = torch.tensor([_signed64(w) for w in _agreement(b, g, elem_bytes)], dtype=torch.int64,
-                        device=device)
+    # only moves the words between the ranks. A rank that refused its own arguments gathers the refusal record and
+    # then raises its own error; its peers raise the comparison's, which names it.
+    mine = torch.tensor([_signed64(w) for w in record], dtype=torch.int64, device=device)
     every = [torch.empty_like(mine) for _ in range(world)]
     dist.all_gather(every, mine, group=group)
-    _bmmc._dist_compare_agreements([int(v) & ((1 << 64) - 1) for t in every for v in t.tolist()], rank)
+    if not refused:
+        _bmmc._dist_compare_agreements([int(v) & ((1 << 64) - 1) for t in every for v in t.tolist()], rank)
 
 
-def permute(x_local, spec, group=None, out=None, *, check: bool = True):
-    """This rank's slice of the permuted global array: out_global[A·i ⊕ c] = x_global[i].
-
-    x_local: this rank's contiguous torch tensor of 2^m elements (CUDA with NCCL, CPU with Gloo); the global array
-    has N = m + g bits over the group's G = 2^g ranks (rank r = the top g bits). spec: a spec string (parsed with
-    n = N) or a Bmmc on N bits, the same on every rank. group: the torch.distributed process group (None: the
-    default group). out: this rank's output (same size, dtype and device as x_local, not overlapping it;
-    allocated when None). One temporary buffer of the local size is allocated for the exchange. Collective:
-    every rank of the group must call it.
-    """
-    import torch
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        raise RuntimeError("bmmc.distributed.permute needs an initialised torch.distributed process group "
-                           "(torch.distributed.init_process_group, e.g. under torchrun)")
+def _validate(torch, x_local, spec, out, world: int, rank: int):
+    # This rank's own arguments: (Bmmc, rank bits, element bytes, out, plan step), or an exception saying what is
+    # wrong. Nothing here is collective, so one rank's refusal cannot leave its peers waiting.
     if not isinstance(x_local, torch.Tensor):
         raise TypeError(f"x_local is a {type(x_local).__name__}; expected a torch.Tensor (one per process)")
-    world, rank = dist.get_world_size(group), dist.get_rank(group)
-    if world & (world - 1):
-        raise ValueError(f"the process group has {world} ranks; a distributed BMMC needs a power of two "
-                         "(the rank is the top index bits)")
     if not x_local.is_contiguous():
         raise ValueError("x_local is not contiguous; expected a C-contiguous tensor (call .contiguous())")
     size = x_local.numel()
@@ -109,9 +112,40 @@ def permute(x_local, spec, group=None, out=None, *, check: bool = True):
         lo, hi = x_local.data_ptr(), x_local.data_ptr() + size * eb
         if out.data_ptr() < hi and lo < out.data_ptr() + size * eb:
             raise ValueError("out overlaps x_local; the distributed permutation needs a separate output")
-    step = _step(b, g, eb, rank)
+    return b, g, eb, out, _step(b, g, eb, rank)
+
+
+def permute(x_local, spec, group=None, out=None, *, check: bool = True):
+    """This rank's slice of the permuted global array: out_global[A·i ⊕ c] = x_global[i].
+
+    x_local: this rank's contiguous torch tensor of 2^m elements (CUDA with NCCL, CPU with Gloo); the global array
+    has N = m + g bits over the group's G = 2^g ranks (rank r = the top g bits). spec: a spec string (parsed with
+    n = N) or a Bmmc on N bits, the same on every rank. group: the torch.distributed process group (None: the
+    default group). out: this rank's output (same size, dtype and device as x_local, not overlapping it;
+    allocated when None). One temporary buffer of the local size is allocated for the exchange. Collective:
+    every rank of the group must call it.
+    """
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        raise RuntimeError("bmmc.distributed.permute needs an initialised torch.distributed process group "
+                           "(torch.distributed.init_process_group, e.g. under torchrun)")
+    world, rank = dist.get_world_size(group), dist.get_rank(group)
+    if world & (world - 1):  # the same on every rank: every rank raises here
+        raise ValueError(f"the process group has {world} ranks; a distributed BMMC needs a power of two "
+                         "(the rank is the top index bits)")
+    try:
+        b, g, eb, out, step = _validate(torch, x_local, spec, out, world, rank)
+        refusal = None
+    except Exception as e:  # noqa: BLE001 (raised below, after the peers have heard of it)
+        refusal = e
     if check:
-        _check_agreement(torch, dist, group, x_local.device, world, rank, b, g, eb)
+        record = _refusal() if refusal is not None else _agreement(b, g, eb)
+        _check_agreement(torch, dist, group, _gather_device(torch, dist, group, x_local), world, rank, record,
+                         refusal is not None)
+    if refusal is not None:
+        raise refusal
     if step["local_only"]:
         return _local_permute(x_local, step["local"], out=out)
     received = torch.empty_like(x_local)

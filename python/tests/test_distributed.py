@@ -79,6 +79,19 @@ def _worker(rank, world, init_file, failures):
                 bmmc.distributed.permute(mine, spec)
             with pytest.raises(ValueError, match="disagree"):  # different sizes
                 bmmc.distributed.permute(mine[: m // 2 if rank == 0 else m].contiguous(), "bit-reverse")
+            # One rank's own arguments are bad: it raises its own error, every other rank one naming it (none
+            # is left waiting in the gather).
+            bad = world - 1
+            for wrong in [dict(x_local=mine[:3].contiguous()), dict(spec="no-such-map"), dict(out=mine)]:
+                args = dict(x_local=mine, spec="bit-reverse")
+                if rank == bad:
+                    args.update(wrong)
+                with pytest.raises(ValueError) as raised:
+                    bmmc.distributed.permute(args.pop("x_local"), args.pop("spec"), **args)
+                if rank != bad:
+                    assert f"rank {bad}: refused its own arguments" in str(raised.value), str(raised.value)
+                else:
+                    assert "refused its own arguments" not in str(raised.value), str(raised.value)
         with pytest.raises(ValueError, match="overlaps"):
             bmmc.distributed.permute(mine, "bit-reverse", out=mine)
         with pytest.raises(ValueError, match="2\\^m elements"):
@@ -140,6 +153,99 @@ def test_agreement_records_compare_without_processes():
     wider = list(_bmmc._dist_agreement(b, 2, 8))
     with pytest.raises(ValueError, match="8-byte elements"):
         _bmmc._dist_compare_agreements(mine + wider, 0)
+
+
+class _FakeTensor:
+    """Just enough of a torch.Tensor for bmmc.distributed's checks and its gather of the agreement records."""
+
+    def __init__(self, values, device="cpu"):
+        self.values, self.device, self.dtype = list(values), device, "int64"
+
+    def is_contiguous(self):
+        return True
+
+    def numel(self):
+        return len(self.values)
+
+    def element_size(self):
+        return 8
+
+    def data_ptr(self):
+        return id(self.values)
+
+    def tolist(self):
+        return list(self.values)
+
+
+def _fake_torch(world, timeout=20.0):
+    """A torch with a torch.distributed whose ranks are threads of this process: all_gather meets at a barrier, so a
+    rank that never gathers leaves its peers to time out (BrokenBarrierError) instead of hanging the test."""
+    import threading
+    import types
+    torch_ = types.ModuleType("torch")
+    dist_ = types.ModuleType("torch.distributed")
+    torch_.distributed = dist_
+    torch_.Tensor = _FakeTensor
+    torch_.int64 = "int64"
+    torch_.tensor = lambda values, dtype=None, device=None: _FakeTensor(values, device)
+    torch_.empty_like = lambda t: _FakeTensor([0] * t.numel(), t.device)
+    torch_.device = lambda kind, index=None: kind
+    local = threading.local()
+    barrier = threading.Barrier(world, timeout=timeout)
+    slots = [None] * world
+    dist_.is_available = lambda: True
+    dist_.is_initialized = lambda: True
+    dist_.get_world_size = lambda group=None: world
+    dist_.get_rank = lambda group=None: local.rank
+    dist_.get_backend = lambda group=None: "gloo"
+
+    def all_gather(every, mine, group=None):
+        slots[local.rank] = list(mine.values)
+        barrier.wait()
+        for r in range(world):
+            every[r].values = list(slots[r])
+        barrier.wait()  # every rank has read the slots before any gathers again
+
+    dist_.all_gather = all_gather
+    return torch_, dist_, local
+
+
+def test_a_rank_with_bad_arguments_is_named_by_every_other_rank(monkeypatch):
+    # One rank refuses its own arguments (a tensor that is not 2^m elements, a bad spec, not a tensor at all); it
+    # still takes part in the gather, so it raises its own error and every other rank raises one naming it.
+    import threading
+    world, bad = 4, 2
+    for wrong in [dict(x_local=_FakeTensor(range(3))), dict(spec="no-such-map"), dict(x_local=[1, 2, 3, 4])]:
+        torch_, dist_, local = _fake_torch(world)
+        monkeypatch.setitem(sys.modules, "torch", torch_)
+        monkeypatch.setitem(sys.modules, "torch.distributed", dist_)
+        errors = [None] * world
+
+        def rank_main(rank, wrong=wrong):
+            local.rank = rank
+            args = dict(x_local=_FakeTensor(range(16)), spec="bit-reverse")
+            if rank == bad:
+                args.update(wrong)
+            try:
+                bmmc.distributed.permute(args["x_local"], args["spec"])
+            except BaseException as e:  # noqa: BLE001 (inspected below)
+                errors[rank] = e
+
+        threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(world)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not any(t.is_alive() for t in threads)
+        for r, e in enumerate(errors):
+            assert isinstance(e, (ValueError, TypeError)), f"rank {r}: {e!r} ({wrong})"
+            if r == bad:
+                assert "refused its own arguments" not in str(e), str(e)
+            else:
+                assert isinstance(e, ValueError), repr(e)
+                assert f"rank {bad}: refused its own arguments" in str(e), str(e)
+                assert f"this is rank {r}" in str(e), str(e)
+        assert isinstance(errors[bad], TypeError if isinstance(wrong.get("x_local"), list) else ValueError)
 
 
 @needs_dist

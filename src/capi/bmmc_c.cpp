@@ -170,11 +170,23 @@ bmmcBackend_t c_backend(bmmc::Backend b) {
   return BMMC_BACKEND_AUTO;
 }
 
-constexpr bmmcPermuterOptions_t kDefaultOptions{BMMC_BACKEND_AUTO, 0, -1, 0, 1};
+constexpr bmmcPermuterOptions_t kDefaultOptions = BMMC_PERMUTER_OPTIONS_INIT;
+
+/// The struct sizes of bmmcPermuterOptions_t this library reads: only the current one so far. A later field is
+/// appended, the size it grew to added here, and the fields past a caller's size read as their defaults.
+void check_options_size(std::size_t struct_size, const char* where) {
+  if (struct_size == sizeof(bmmcPermuterOptions_t)) return;
+  fail(BMMC_STATUS_INVALID_ARGUMENT,
+       fmt::format("{}struct_size = {}: this library (version {}) knows bmmcPermuterOptions_t of {} bytes; fill "
+                   "the options with bmmcPermuterOptionsInit or BMMC_PERMUTER_OPTIONS_INIT from the header it was "
+                   "built with",
+                   where, struct_size, BMMC_VERSION, sizeof(bmmcPermuterOptions_t)));
+}
 
 /// The front door's options for `options` (NULL: the defaults). A backend this build or machine cannot run
 /// is BMMC_STATUS_NOT_SUPPORTED, with the front door's reason.
 bmmc::PermuterOptions options_of(const bmmcPermuterOptions_t* options) {
+  if (options) check_options_size(options->struct_size, "options->");  // before any other field is read
   const bmmcPermuterOptions_t& o = options ? *options : kDefaultOptions;
   bmmc::PermuterOptions r;
   r.backend = backend_of(o.backend);
@@ -228,9 +240,10 @@ bmmcStatus_t bmmcBackendIsAvailable(bmmcBackend_t backend, int* available) {
   });
 }
 
-bmmcStatus_t bmmcPermuterOptionsInit(bmmcPermuterOptions_t* options) {
+bmmcStatus_t bmmcPermuterOptionsInitSized(bmmcPermuterOptions_t* options, size_t struct_size) {
   return guarded([&] {
     check_out(options, "options");
+    check_options_size(struct_size, "");
     *options = kDefaultOptions;
   });
 }

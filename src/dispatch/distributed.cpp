@@ -8,11 +8,12 @@
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
-#include "bmmc/dispatch/distributed_engine.hpp"
+#include "distributed_engine.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
@@ -33,7 +34,71 @@ void DistributedEngineBase::run_window_in_place(const NcclWindow&, StreamHandle)
                               "per local rank (permute_in_place(data, streams))");
 }
 
-void check_distributed_options(const DistributedOptions& o) {
+namespace {
+
+const char* group_name(DistributedGroup g) {
+  switch (g) {
+    case DistributedGroup::Devices: return "a DeviceGroup";
+    case DistributedGroup::Nccl: return "an NCCL communicator";
+    case DistributedGroup::Simulated: return "SimulatedRanks";
+  }
+  return "?";
+}
+
+// Every option a group does not read must keep its default: a value there would be silently ignored. The table in
+// bmmc/distributed.hpp lists the same rules.
+void check_group_options(const DistributedOptions& o, DistributedGroup group) {
+  const DistributedOptions d;
+  const bool nccl = group == DistributedGroup::Nccl, devices = group == DistributedGroup::Devices,
+             simulated = group == DistributedGroup::Simulated;
+  auto refuse = [&](std::string_view option, std::string_view why) {
+    throw std::invalid_argument(
+        fmt::format("DistributedOptions::{} cannot be honoured by {}: {}", option, group_name(group), why));
+  };
+  if (!nccl && o.exchange_comms != d.exchange_comms)
+    refuse("exchange_comms", fmt::format("only an NCCL communicator's exchange alternates communicators; leave it {}",
+                                         d.exchange_comms));
+  if (!nccl && !o.check_agreement)
+    refuse("check_agreement", "only an NCCL communicator's ranks (other processes) compare their plans; the ranks of "
+                              "one process agree by construction, so leave it true");
+  if (!simulated && o.cpu != d.cpu)
+    refuse("cpu", "the CPU policy runs the local passes of SimulatedRanks only; leave it default");
+  if (o.gpu.device != d.gpu.device)
+    refuse("gpu.device", "the group names the devices (DeviceGroup::devices, an NCCL rank's communicator); leave it "
+                         "-1");
+  if (simulated) {  // the CPU runs the passes: of the GPU options only the push plan's vector width shapes the plan
+    GpuOptions planned = o.gpu;
+    planned.policy.vector_bits = d.gpu.policy.vector_bits;
+    if (planned != d.gpu)
+      refuse("gpu", "simulated ranks run the passes on the CPU: of the GPU options only gpu.policy.vector_bits (the "
+                    "push plan's) applies; leave the others default, or run on a DeviceGroup or an NCCL communicator");
+  }
+  if (devices && o.destroy_input)
+    refuse("destroy_input", "the GPUs of one process keep their input (their copy engines need no receive buffer); "
+                            "an NCCL communicator or SimulatedRanks receives into the input");
+  if (devices && o.depth != d.depth)
+    refuse("depth", fmt::format("the GPUs of one process run their pieces through a ring of fixed depth; an NCCL "
+                                "communicator or SimulatedRanks take a depth (leave it {})", d.depth));
+  if (o.in_place && o.depth != d.depth)
+    refuse("depth", fmt::format("in place the staged chunks move through a ring of fixed depth; depth applies out of "
+                                "place, to the pieces engine (leave it {})", d.depth));
+  if (!o.in_place && (o.staged_engine != d.staged_engine || o.max_staging_chunk != d.max_staging_chunk))
+    refuse(o.staged_engine != d.staged_engine ? "staged_engine" : "max_staging_chunk",
+           "it shapes the staged path of an in-place call: set in_place, or leave it default");
+  if (!nccl && o.in_place && o.pieces != d.pieces)
+    refuse("pieces", "in place, only an NCCL communicator's staged path is cut into a given number of chunks; here "
+                     "max_staging_chunk bounds the chunks' bytes");
+  if (nccl && o.max_staging_chunk != d.max_staging_chunk)
+    refuse("max_staging_chunk", "an NCCL communicator's staged chunks are local_bytes() / pieces: give pieces "
+                                "instead (max_staging_chunk applies to a DeviceGroup and SimulatedRanks)");
+  if (nccl && o.staged_engine == DistEngine::Push)
+    refuse("staged_engine", "an NCCL communicator's staged chunks move by the copy engines: ask for auto or exchange "
+                            "(the push staged path runs on a DeviceGroup and SimulatedRanks)");
+}
+
+}  // namespace
+
+void check_distributed_options(const DistributedOptions& o, DistributedGroup group) {
   check_dist_engine(o.engine);
   check_dist_engine(o.staged_engine);
   check_pieces(o.pieces);
@@ -62,6 +127,7 @@ void check_distributed_options(const DistributedOptions& o) {
   if (o.engine == DistEngine::Pieces && o.pieces == 1)
     throw std::invalid_argument("the pieces engine with pieces = 1: give 0 (the fewest within 1/8 scratch) or more "
                                 "than 1, or ask for the exchange engine");
+  check_group_options(o, group);
 }
 
 namespace {
@@ -148,6 +214,20 @@ class SimulatedEngine final : public DistributedEngineBase {
   std::optional<StagedSwapPlan> staged_;
 };
 
+// What a moved-from permuter reports: engine Auto (which no built engine reports), no ranks, no bytes.
+const DistributedInfo& info_of(const std::shared_ptr<const DistributedEngineBase>& impl) noexcept {
+  static const DistributedInfo moved_from;
+  return impl ? impl->info : moved_from;
+}
+
+// A call on a moved-from permuter is a logic error of the caller's.
+const DistributedEngineBase& engine_of(const std::shared_ptr<const DistributedEngineBase>& impl) {
+  if (!impl)
+    throw std::logic_error("moved-from DistributedPermuter: it has no engine; call a permuter built by a constructor "
+                           "(or move one into it)");
+  return *impl;
+}
+
 template <class T>
 void check_count(const std::vector<T>& v, int local_ranks, const char* what, bool may_be_empty) {
   if ((may_be_empty && v.empty()) || v.size() == static_cast<std::size_t>(local_ranks)) return;
@@ -163,13 +243,13 @@ std::shared_ptr<const DistributedEngineBase> make_peer_engine(const Bmmc& map, i
 
 DistributedPermuter::DistributedPermuter(const Bmmc& map, int elem_bytes, DeviceGroup group,
                                          const DistributedOptions& options) {
-  check_distributed_options(options);
+  check_distributed_options(options, DistributedGroup::Devices);
   impl_ = make_peer_engine(map, elem_bytes, std::move(group.devices), options);
 }
 
 DistributedPermuter::DistributedPermuter(const Bmmc& map, int elem_bytes, SimulatedRanks group,
                                          const DistributedOptions& options) {
-  check_distributed_options(options);
+  check_distributed_options(options, DistributedGroup::Simulated);
   impl_ = std::make_shared<SimulatedEngine>(map, elem_bytes, group.ranks, options);
 }
 
@@ -179,55 +259,60 @@ DistributedPermuter& DistributedPermuter::operator=(DistributedPermuter&&) noexc
 
 void DistributedPermuter::operator()(const std::vector<const void*>& in, const std::vector<void*>& out,
                                      const std::vector<void*>& scratch, const std::vector<StreamHandle>& streams) const {
-  const DistributedInfo& i = impl_->info;
+  const DistributedEngineBase& e = engine_of(impl_);
+  const DistributedInfo& i = e.info;
   if (i.in_place)
     throw std::invalid_argument("this permuter is in place (DistributedOptions::in_place): call permute_in_place(data)");
   check_count(in, i.local_ranks, "input", false);
   check_count(out, i.local_ranks, "output", false);
   check_count(scratch, i.local_ranks, "scratch", true);
   check_count(streams, i.local_ranks, "stream", true);
-  impl_->run(in, out, scratch, streams);
+  e.run(in, out, scratch, streams);
 }
 
 void DistributedPermuter::permute_in_place(const std::vector<void*>& data,
                                            const std::vector<StreamHandle>& streams) const {
-  const DistributedInfo& i = impl_->info;
+  const DistributedEngineBase& e = engine_of(impl_);
+  const DistributedInfo& i = e.info;
   if (!i.in_place)
     throw std::invalid_argument("this permuter is out of place: call operator()(in, out), or build it with "
                                 "DistributedOptions::in_place");
   check_count(data, i.local_ranks, "data", false);
   check_count(streams, i.local_ranks, "stream", true);
-  impl_->run_in_place(data, streams);
+  e.run_in_place(data, streams);
 }
 
 void DistributedPermuter::operator()(const void* in, const NcclWindow& out, const NcclWindow* scratch,
                                      StreamHandle stream) const {
-  if (impl_->info.in_place)
+  const DistributedEngineBase& e = engine_of(impl_);
+  if (e.info.in_place)
     throw std::invalid_argument("this permuter is in place (DistributedOptions::in_place): call permute_in_place(data)");
-  impl_->run_window(in, out, scratch, stream);
+  e.run_window(in, out, scratch, stream);
 }
 
 void DistributedPermuter::permute_in_place(const NcclWindow& data, StreamHandle stream) const {
-  if (!impl_->info.in_place)
+  const DistributedEngineBase& e = engine_of(impl_);
+  if (!e.info.in_place)
     throw std::invalid_argument("this permuter is out of place: call operator()(in, out, scratch, stream), or build "
                                 "it with DistributedOptions::in_place");
-  impl_->run_window_in_place(data, stream);
+  e.run_window_in_place(data, stream);
 }
 
-DistEngine DistributedPermuter::engine() const noexcept { return impl_->info.engine; }
-const std::string& DistributedPermuter::fallback_reason() const noexcept { return impl_->info.fallback_reason; }
-bool DistributedPermuter::in_place() const noexcept { return impl_->info.in_place; }
-int DistributedPermuter::n() const noexcept { return impl_->info.n; }
-int DistributedPermuter::elem_bytes() const noexcept { return impl_->info.elem_bytes; }
-int DistributedPermuter::ranks() const noexcept { return impl_->info.ranks; }
-int DistributedPermuter::local_ranks() const noexcept { return impl_->info.local_ranks; }
-int DistributedPermuter::first_rank() const noexcept { return impl_->info.first_rank; }
-std::size_t DistributedPermuter::local_bytes() const noexcept { return impl_->info.local_bytes; }
-std::size_t DistributedPermuter::scratch_bytes() const noexcept { return impl_->info.scratch_bytes; }
-std::size_t DistributedPermuter::alignment() const noexcept { return impl_->info.alignment; }
-int DistributedPermuter::pieces() const noexcept { return impl_->info.pieces; }
+DistEngine DistributedPermuter::engine() const noexcept { return info_of(impl_).engine; }
+const std::string& DistributedPermuter::fallback_reason() const noexcept { return info_of(impl_).fallback_reason; }
+bool DistributedPermuter::in_place() const noexcept { return info_of(impl_).in_place; }
+int DistributedPermuter::n() const noexcept { return info_of(impl_).n; }
+int DistributedPermuter::elem_bytes() const noexcept { return info_of(impl_).elem_bytes; }
+int DistributedPermuter::ranks() const noexcept { return info_of(impl_).ranks; }
+int DistributedPermuter::local_ranks() const noexcept { return info_of(impl_).local_ranks; }
+int DistributedPermuter::first_rank() const noexcept { return info_of(impl_).first_rank; }
+std::size_t DistributedPermuter::local_bytes() const noexcept { return info_of(impl_).local_bytes; }
+std::size_t DistributedPermuter::scratch_bytes() const noexcept { return info_of(impl_).scratch_bytes; }
+std::size_t DistributedPermuter::alignment() const noexcept { return info_of(impl_).alignment; }
+int DistributedPermuter::pieces() const noexcept { return info_of(impl_).pieces; }
 
 std::string DistributedPermuter::describe() const {
+  if (!impl_) return "moved-from DistributedPermuter (no engine)";
   const DistributedInfo& i = impl_->info;
   std::string s = fmt::format("{} engine, {} rank(s) of {} bytes ({} here)", to_string(i.engine), i.ranks,
                               i.local_bytes, i.local_ranks);

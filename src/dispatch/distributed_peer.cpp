@@ -1,7 +1,7 @@
 // The distributed front door's engine for the GPUs of one process (bmmc/distributed.hpp, DeviceGroup): the
 // peer engines of bmmc_peer behind DistributedEngineBase — PeerPermuter out of place (Push, Exchange on the copy
 // engines, Pieces on the copy engines), PeerSwapPermuter in place (Swap, StagedSwap).
-#include "bmmc/dispatch/distributed_engine.hpp"
+#include "distributed_engine.hpp"
 
 #if BMMC_HAS_CUDA
 
@@ -18,8 +18,8 @@
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/dist/tuning.hpp"
-#include "bmmc/peer/peer_permuter.hpp"
-#include "bmmc/peer/peer_swap.hpp"
+#include "../peer/peer_permuter.hpp"
+#include "../peer/peer_swap.hpp"
 
 namespace bmmc {
 namespace {
@@ -51,9 +51,7 @@ class PeerEngineImpl final : public DistributedEngineBase {
     info.ranks = static_cast<int>(devices.size());
     info.local_ranks = info.ranks;
     info.in_place = o.in_place;
-    if (o.destroy_input)
-      throw std::invalid_argument("destroy_input: the GPUs of one process keep their input (the copy engines need no "
-                                  "receive buffer of it); leave it false");
+    // destroy_input, depth and the NCCL-only options: refused by check_distributed_options
     if (o.in_place) {
       const std::size_t chunk = o.max_staging_chunk ? o.max_staging_chunk : kMaxStagingChunkBytes;
       swap_.emplace(map, elem_bytes, std::move(devices), o.gpu, chunk, peer_engine(o.staged_engine));

@@ -1,5 +1,5 @@
 // The pipelined exchange's pack and unpack kernels of one rank (see piece_kernels.hpp).
-#include "bmmc/exchange/piece_kernels.hpp"
+#include "piece_kernels.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // The push pass made ready to launch (see push_kernel.hpp).
-#include "bmmc/exchange/push_kernel.hpp"
+#include "push_kernel.hpp"
 
 #include <fmt/format.h>
 

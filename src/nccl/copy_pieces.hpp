@@ -16,7 +16,7 @@
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/nccl/window.hpp"
-#include "bmmc/exchange/piece_kernels.hpp"
+#include "../exchange/piece_kernels.hpp"
 #include "collectives.hpp"
 #include "copy_pipeline.hpp"
 

@@ -1,5 +1,5 @@
 // The portable NCCL engine (see dist_permuter.hpp).
-#include "bmmc/nccl/dist_permuter.hpp"
+#include "dist_permuter.hpp"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/ring.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/exchange/piece_kernels.hpp"
+#include "../exchange/piece_kernels.hpp"
 #include "collectives.hpp"
 #include "exchange_order.hpp"
 

@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "bmmc/dispatch/distributed_engine.hpp"
-#include "bmmc/nccl/dist_permuter.hpp"
-#include "bmmc/nccl/push_permuter.hpp"
-#include "bmmc/nccl/swap_permuter.hpp"
+#include "../dispatch/distributed_engine.hpp"
+#include "dist_permuter.hpp"
+#include "push_permuter.hpp"
+#include "swap_permuter.hpp"
 #include "bmmc/nccl/window.hpp"
 
 namespace bmmc {
@@ -116,7 +116,7 @@ class NcclEngine final : public DistributedEngineBase {
 
 DistributedPermuter::DistributedPermuter(const Bmmc& map, int elem_bytes, ncclComm* comm,
                                          const DistributedOptions& options) {
-  check_distributed_options(options);
+  check_distributed_options(options, DistributedGroup::Nccl);
   impl_ = std::make_shared<NcclEngine>(map, elem_bytes, comm, options);
 }
 

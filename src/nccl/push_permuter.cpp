@@ -1,5 +1,5 @@
 // The fused NCCL engine (see push_permuter.hpp).
-#include "bmmc/nccl/push_permuter.hpp"
+#include "push_permuter.hpp"
 
 #include <fmt/format.h>
 
@@ -17,7 +17,7 @@
 #include "bmmc/cuda/permute.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/dist/tuning.hpp"
-#include "bmmc/exchange/push_kernel.hpp"
+#include "../exchange/push_kernel.hpp"
 #include "collectives.hpp"
 #include "copy_pieces.hpp"
 #include "lsa_pointers.hpp"

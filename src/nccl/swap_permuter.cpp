@@ -1,5 +1,5 @@
 // In place across the ranks of an NCCL communicator (see swap_permuter.hpp).
-#include "bmmc/nccl/swap_permuter.hpp"
+#include "swap_permuter.hpp"
 
 #include <fmt/format.h>
 

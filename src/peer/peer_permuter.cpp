@@ -1,5 +1,5 @@
 // The single-process multi-GPU engines (see peer_permuter.hpp).
-#include "bmmc/peer/peer_permuter.hpp"
+#include "peer_permuter.hpp"
 
 #include <fmt/format.h>
 
@@ -17,7 +17,7 @@
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/dist/tuning.hpp"
-#include "bmmc/exchange/push_kernel.hpp"
+#include "../exchange/push_kernel.hpp"
 #include "piece_pipeline.hpp"
 #include "rank_buffers.hpp"
 

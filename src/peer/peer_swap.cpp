@@ -1,5 +1,5 @@
 // In place across the GPUs of one process (see peer_swap.hpp).
-#include "bmmc/peer/peer_swap.hpp"
+#include "peer_swap.hpp"
 
 #include <fmt/format.h>
 
@@ -17,7 +17,7 @@
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/staged_swap_plan.hpp"
-#include "bmmc/peer/peer_permuter.hpp"
+#include "peer_permuter.hpp"
 #include "copy_ring.hpp"
 #include "rank_buffers.hpp"
 

@@ -20,7 +20,7 @@
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
-#include "bmmc/exchange/piece_kernels.hpp"
+#include "../exchange/piece_kernels.hpp"
 #include "copy_ring.hpp"
 
 namespace bmmc::peer_detail {

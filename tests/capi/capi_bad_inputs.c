@@ -109,6 +109,32 @@ void test_bad_inputs(void) {
   bad = o;
   bad.device = -2;
   FAILS(bmmcPermuterCreate(&untouched_p, map, B, &bad), BMMC_STATUS_INVALID_ARGUMENT);
+  /* A struct_size the library does not know (a header of another version, or options never initialised) is
+   * refused by every call that takes options, naming the size; an initialiser of another size writes nothing. */
+  {
+    const bmmcPermuterOptions_t from_macro = BMMC_PERMUTER_OPTIONS_INIT;
+    bmmcPermuterOptions_t sized;
+    CHECK(o.struct_size == sizeof(bmmcPermuterOptions_t));
+    CHECK(from_macro.struct_size == sizeof(bmmcPermuterOptions_t) && from_macro.backend == BMMC_BACKEND_AUTO &&
+          from_macro.in_place == 0 && from_macro.device == -1 && from_macro.cpu_threads == 0 && from_macro.jit == 1);
+    OK(bmmcPermuterOptionsInitSized(&sized, sizeof sized));
+    CHECK(sized.struct_size == from_macro.struct_size && sized.backend == from_macro.backend &&
+          sized.in_place == from_macro.in_place && sized.device == from_macro.device &&
+          sized.cpu_threads == from_macro.cpu_threads && sized.jit == from_macro.jit);
+    memset(&sized, 0x5A, sizeof sized);
+    FAILS(bmmcPermuterOptionsInitSized(&sized, sizeof sized - sizeof(int)), BMMC_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(bmmcGetLastErrorMessage(), "struct_size") != NULL);
+    CHECK(sized.in_place == 0x5A5A5A5A);
+    FAILS(bmmcPermuterOptionsInitSized(&sized, sizeof sized + 8), BMMC_STATUS_INVALID_ARGUMENT);
+    bad = o;
+    bad.struct_size = sizeof bad + 8;
+    FAILS(bmmcPermuterCreate(&untouched_p, map, B, &bad), BMMC_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(bmmcGetLastErrorMessage(), "options->struct_size") != NULL);
+    CHECK(untouched_p == (bmmcPermuter_t)text);
+    bad.struct_size = 0;
+    FAILS(bmmcPermute(map, in, out, B, &bad, NULL), BMMC_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(bmmcGetLastErrorMessage(), "options->struct_size = 0") != NULL);
+  }
   OK(bmmcBackendIsAvailable(BMMC_BACKEND_CUDA, &cuda));
   if (!cuda) {
     bad = o;

@@ -3,15 +3,19 @@
 // before any byte is written. (The GPU groups run through the same door in tests/peer and tests/nccl.)
 #include "bmmc/distributed.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
+#include "../../src/dispatch/distributed_engine.hpp"  // internal
 #include "bmmc/dist/agreement.hpp"
 #include "dist/dist_test_support.hpp"
 #include "dist/error_message.hpp"
@@ -263,6 +267,166 @@ TEST(DistributedDoor, BadGroupsAndOptionsAreRefused) {
 #endif
 }
 
+// Every option a group cannot honour is refused by name, with the group and what would honour it — never ignored.
+TEST(DistributedDoor, OptionsAGroupCannotHonourAreRefusedByName) {
+  const Bmmc b = random_bmmc(10, 1);
+  const Bmmc swap = test::swaps(10, {{0, 9}});
+  int checked = 0;
+  // The message of a refusal: "DistributedOptions::<option> cannot be honoured by <group>: <what would>".
+  auto refused = [&](const std::string& msg, const std::string& option, const std::string& group,
+                     const std::string& remedy) {
+    EXPECT_NE(msg.find("DistributedOptions::" + option + " cannot be honoured by " + group), std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find(remedy), std::string::npos) << msg;
+    ++checked;
+  };
+  auto simulated = [&](const Bmmc& map, const DistributedOptions& o, const std::string& option,
+                       const std::string& remedy) {
+    refused(test::error_message([&] { DistributedPermuter(map, 4, SimulatedRanks{2}, o); }), option,
+            "SimulatedRanks", remedy);
+  };
+  DistributedOptions o;
+  o.exchange_comms = 2;
+  simulated(b, o, "exchange_comms", "only an NCCL communicator");
+  o = {};
+  o.check_agreement = false;
+  simulated(b, o, "check_agreement", "leave it true");
+  o = {};
+  o.gpu.device = 0;
+  simulated(b, o, "gpu.device", "the group names the devices");
+  o = {};
+  o.gpu.jit = false;
+  simulated(b, o, "gpu", "only gpu.policy.vector_bits");
+  o = {};
+  o.staged_engine = DistEngine::Push;  // out of place: no staged path
+  simulated(b, o, "staged_engine", "set in_place");
+  o = {};
+  o.max_staging_chunk = 4096;
+  simulated(b, o, "max_staging_chunk", "set in_place");
+  o = {};
+  o.in_place = true;
+  o.pieces = 4;  // in place the chunks are bounded in bytes here
+  simulated(swap, o, "pieces", "max_staging_chunk bounds");
+  o = {};
+  o.in_place = true;
+  o.depth = 3;
+  simulated(swap, o, "depth", "depth applies out of place");
+
+  // A device group refuses before it touches CUDA (a build without CUDA refuses these, not the missing runtime).
+  auto devices = [&](const DistributedOptions& opts, const std::string& option, const std::string& remedy) {
+    refused(test::error_message([&] { DistributedPermuter(b, 4, DeviceGroup{{0, 0}}, opts); }), option,
+            "a DeviceGroup", remedy);
+  };
+  o = {};
+  o.cpu.threads = 2;
+  devices(o, "cpu", "SimulatedRanks only");
+  o = {};
+  o.depth = 4;
+  devices(o, "depth", "an NCCL communicator or SimulatedRanks take a depth");
+  o = {};
+  o.destroy_input = true;
+  devices(o, "destroy_input", "keep their input");
+  o = {};
+  o.exchange_comms = 2;
+  devices(o, "exchange_comms", "only an NCCL communicator");
+  o = {};
+  o.check_agreement = false;
+  devices(o, "check_agreement", "agree by construction");
+
+  // An NCCL communicator: the door's check, which its constructor (bmmc::nccl) runs first.
+  auto nccl = [&](const DistributedOptions& opts, const std::string& option, const std::string& remedy) {
+    refused(test::error_message([&] { check_distributed_options(opts, DistributedGroup::Nccl); }), option,
+            "an NCCL communicator", remedy);
+  };
+  o = {};
+  o.cpu.tile_bits = 8;
+  nccl(o, "cpu", "SimulatedRanks only");
+  o = {};
+  o.in_place = true;
+  o.max_staging_chunk = 1 << 20;
+  nccl(o, "max_staging_chunk", "give pieces instead");
+  o = {};
+  o.in_place = true;
+  o.staged_engine = DistEngine::Push;
+  nccl(o, "staged_engine", "ask for auto or exchange");
+  o = {};
+  o.gpu.device = 1;
+  nccl(o, "gpu.device", "leave it -1");
+  EXPECT_EQ(checked, 17);
+
+  // What each group does honour passes the check.
+  o = {};
+  o.exchange_comms = 2;
+  o.check_agreement = false;
+  o.depth = 3;
+  o.destroy_input = true;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Nccl));
+  o = {};
+  o.in_place = true;
+  o.pieces = 4;
+  o.staged_engine = DistEngine::Exchange;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Nccl));
+  o = {};
+  o.in_place = true;
+  o.staged_engine = DistEngine::Push;
+  o.max_staging_chunk = 1 << 20;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Devices));
+  o.cpu.threads = 1;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
+  o = {};
+  o.depth = 3;
+  o.destroy_input = true;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
+  o = {};
+  o.engine = DistEngine::Push;
+  o.gpu.policy.vector_bits = 1;  // the push plan's lanes
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
+  o.gpu.jit = false;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Devices));
+}
+
+// A moved-from permuter: neutral accessors, calls refused with std::logic_error.
+TEST(DistributedDoor, AMovedFromPermuterIsNeutralAndRefusesCalls) {
+  DistributedPermuter p(random_bmmc(10, 2), 4, SimulatedRanks{2});
+  DistributedPermuter q(std::move(p));
+  EXPECT_EQ(q.ranks(), 2);
+  // NOLINTBEGIN(bugprone-use-after-move): what a moved-from permuter does is the point
+  EXPECT_EQ(p.engine(), DistEngine::Auto);
+  EXPECT_EQ(p.fallback_reason(), "");
+  EXPECT_FALSE(p.in_place());
+  EXPECT_EQ(p.n(), 0);
+  EXPECT_EQ(p.elem_bytes(), 0);
+  EXPECT_EQ(p.ranks(), 0);
+  EXPECT_EQ(p.local_ranks(), 0);
+  EXPECT_EQ(p.first_rank(), 0);
+  EXPECT_EQ(p.local_bytes(), 0u);
+  EXPECT_EQ(p.scratch_bytes(), 0u);
+  EXPECT_EQ(p.alignment(), 1u);
+  EXPECT_EQ(p.pieces(), 0);
+  EXPECT_NE(p.describe().find("moved-from DistributedPermuter"), std::string::npos) << p.describe();
+  auto logic = [](auto&& call) {
+    try {
+      call();
+    } catch (const std::logic_error& e) {
+      if (dynamic_cast<const std::invalid_argument*>(&e) == nullptr) return std::string(e.what());
+      return std::string("std::invalid_argument: ") + e.what();
+    } catch (...) {
+      return std::string("another exception");
+    }
+    return std::string("no error");
+  };
+  std::vector<unsigned char> buf(16);
+  const std::vector<const void*> in{buf.data(), buf.data()};
+  const std::vector<void*> out{buf.data(), buf.data()};
+  EXPECT_NE(logic([&] { p(in, out); }).find("moved-from DistributedPermuter"), std::string::npos);
+  EXPECT_NE(logic([&] { p.permute_in_place(out); }).find("moved-from DistributedPermuter"), std::string::npos);
+  // and assigning a built one makes it usable again
+  p = std::move(q);
+  EXPECT_EQ(p.ranks(), 2);
+  EXPECT_NE(p.engine(), DistEngine::Auto);
+  // NOLINTEND(bugprone-use-after-move)
+}
+
 TEST(DistributedDoor, EngineNamesRoundTrip) {
   for (std::string_view name : dist_engine_names()) EXPECT_EQ(to_string(parse_dist_engine(name)), name);
   EXPECT_NE(test::error_message([] { parse_dist_engine("fused"); }).find("auto, exchange"), std::string::npos);
@@ -283,6 +447,9 @@ TEST(DistributedAgreement, EqualRecordsPassAndAnyDifferingWordIsNamed) {
   const auto words = a.words();  // one array: begin() and end() of two temporaries would not be one range
   for (int r = 0; r < 4; ++r) every.insert(every.end(), words.begin(), words.end());
   EXPECT_NO_THROW(compare_agreements(every, 2, "do alike"));
+  // Agreement's fields in the order of its words
+  const char* const kFields[Agreement::kWords] = {"hash", "n", "elem_bytes", "engine",
+                                                  "pieces", "comms", "registered", "detail"};
   for (int word = 0; word < Agreement::kWords; ++word) {
     auto other = every;
     other[3 * Agreement::kWords + word] ^= 1;
@@ -290,12 +457,21 @@ TEST(DistributedAgreement, EqualRecordsPassAndAnyDifferingWordIsNamed) {
     EXPECT_NE(msg.find("this is rank 2"), std::string::npos) << msg;
     EXPECT_NE(msg.find("do alike"), std::string::npos) << msg;
     EXPECT_NE(msg.find("rank 3:"), std::string::npos) << msg;
+    // the differing word by its field's exact name, and no other field
+    const std::string named = fmt::format("differing: {} (rank 0: {}, rank 3: {})", kFields[word], words[word],
+                                          words[word] ^ 1);
+    EXPECT_NE(msg.find(named), std::string::npos) << named << " in " << msg;
+    for (int other = 0; other < Agreement::kWords; ++other)
+      if (other != word)
+        EXPECT_EQ(msg.find(fmt::format("{} (rank 0:", kFields[other])), std::string::npos) << msg;
   }
   auto refused = every;
   const auto r = refused_agreement().words();
   std::copy(r.begin(), r.end(), refused.begin() + Agreement::kWords);
-  EXPECT_NE(test::error_message([&] { compare_agreements(refused, 0, "x"); }).find("refused its own arguments"),
-            std::string::npos);
+  const std::string refusal = test::error_message([&] { compare_agreements(refused, 0, "x"); });
+  EXPECT_NE(refusal.find("rank(s) 1 refused their own arguments"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("rank 1: refused its own arguments"), std::string::npos) << refusal;
+  EXPECT_EQ(refusal.find("differing"), std::string::npos) << refusal;  // the refusal, not its zero words
   EXPECT_NE(test::error_message([&] { compare_agreements(std::vector<std::uint64_t>(7), 0, "x"); }).find("7 words"),
             std::string::npos);
 }

@@ -21,7 +21,7 @@
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/cuda/device.hpp"
-#include "bmmc/nccl/dist_permuter.hpp"
+#include "../../src/nccl/dist_permuter.hpp"  // internal
 #include "cuda/gpu_test_support.hpp"
 #include "dist/dist_test_support.hpp"
 #include "dist/error_message.hpp"
@@ -218,7 +218,7 @@ TEST(NcclEngine, OwnRegisteredScratchAcrossStreams) {
   }
 }
 
-// A rank whose own arguments fail refuses in the agreement: its peer throws "disagree" instead of waiting forever.
+// A rank whose own arguments fail refuses in the agreement: its peer throws naming it instead of waiting forever.
 TEST(NcclEngine, ARankWithBadBuffersMakesItsPeersThrow) {
   REQUIRE_GPU();
   REQUIRE_GPUS(2);

@@ -17,7 +17,7 @@
 
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
-#include "bmmc/nccl/push_permuter.hpp"
+#include "../../src/nccl/push_permuter.hpp"  // internal
 #include "bmmc/nccl/window.hpp"
 #include "cuda/gpu_test_support.hpp"
 #include "dist/dist_test_support.hpp"

@@ -16,7 +16,7 @@
 
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/reference.hpp"
-#include "bmmc/nccl/swap_permuter.hpp"
+#include "../../src/nccl/swap_permuter.hpp"  // internal
 #include "bmmc/nccl/window.hpp"
 #include "cuda/gpu_test_support.hpp"
 #include "dist/dist_test_support.hpp"

@@ -3,7 +3,7 @@
 // the ranks share it (devices {0, 0} and {0, 0, 0, 0}: the same kernels and copies, peer pointers being local
 // ones), on a machine with 2 or more GPUs also over distinct devices. Bad buffers are refused before anything is
 // written; Push where it cannot run says why, Auto falls back to Copy and says why.
-#include "bmmc/peer/peer_permuter.hpp"
+#include "../../src/peer/peer_permuter.hpp"  // internal
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // high and low local bits (direct and conjugated), several swaps with a complement, a reversal and a non-BPC
 // involution (element-wise pairs), 1, 2 and 4 ranks sharing one GPU and every GPU of the machine when there are
 // two or more; bad buffers and non-involutions refused before anything is written.
-#include "bmmc/peer/peer_swap.hpp"
+#include "../../src/peer/peer_swap.hpp"  // internal
 
 #include <gtest/gtest.h>
 

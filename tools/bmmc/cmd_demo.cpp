@@ -17,7 +17,8 @@
 #include "bmmc/bench/cpu.hpp"
 #include "bmmc/bench/gpu.hpp"
 #include "bmmc/core/spec.hpp"
-#include "bmmc/cpu/executor.hpp"
+#include "bmmc/cpu/executor.hpp"  // CpuPolicy
+#include "bmmc/permute.hpp"
 #include "cli_common.hpp"
 
 namespace bmmc::cli {
@@ -96,7 +97,7 @@ void demo(DemoOptions o) {
     const auto one = std::find_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.variant == "one-pass"; });
     fmt::print("{:<16} {:<8} {} {:>9.2f} {:>9.1f}%  {}\n", spec, to_string(p.classify()),
                pad_left(format_ms(one->median_ms), 11), one->gbps, one->pct_memcpy,
-               CpuPermuter(p, 4, options).kernel_name());
+               Permuter(p, 4, {.backend = Backend::Cpu, .cpu = options}).kernel_name());
   }
   fmt::print("\nAll results checked against out[A·x ^ c] == in[x] for every x (the reference loop).\n");
 }

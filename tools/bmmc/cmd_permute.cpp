@@ -54,7 +54,9 @@ void permute(const PermuteCommandOptions& o) {
       throw UsageError("--depth applies to the pipelined distributed path: give --pieces (0 or more than 1) too");
     if (o.pieces < 0) throw UsageError("--pieces must be at least 0 (0 = the fewest pieces within 1/8 scratch)");
     DistributedOptions options;
-    options.pieces = o.pieces;
+    // In place the pieces are the staged chunks, which only an NCCL group counts: --pieces' default (1, "not
+    // pipelined") means none given there, and another count reaches the door, which refuses it.
+    options.pieces = o.in_place && o.pieces == 1 ? 0 : o.pieces;
     options.depth = o.depth;
     options.in_place = o.in_place;
     try {

@@ -154,7 +154,7 @@ FusedKernelPlan plan_fused_kernel(const FusedTileSpec& spec, const FusedCodegenO
 /// Registers a thread of a fused kernel is given: 4 per 32-bit word of the keys it holds (2^R keys; the keys,
 /// their partners and masks), at least 64. Shared: 64. src/codegen/tuning.hpp gives the measurement.
 unsigned fused_registers_per_thread(const FusedKernelPlan& plan, int key_bytes);
-/// Blocks per SM that `registers` a thread (of the 64 K an SM has) and an H100 SM's 228 KiB of shared memory
+/// Blocks per SM that `registers` a thread (of the 64 K an SM has) and an SM's 228 KiB of shared memory
 /// allow (1..8): the kernels' __launch_bounds__ minimum, and the persistent grid of Pipelined kernels (times the
 /// SM count). Worked example: a 2^13 tile of int32, 32 keys a thread, two tiles of shared memory: 256 threads,
 /// 64 KiB — 3 blocks by shared memory, but 2 by 128 registers a thread.

@@ -10,8 +10,8 @@
 //
 // Between calls the workers first spin for a short while (kPoolSpin, src/cpu/tuning.hpp), then sleep in a
 // futex wait (std::atomic::wait): an idle pool burns no CPU, and calls that follow each other closely — a loop of
-// permutations, a benchmark — find the workers awake and hand off in well under a microsecond, where a
-// futex wake-up costs 5–60 µs on a VM. The caller likewise spins before it sleeps on the workers' finish,
+// permutations, a benchmark — find the workers awake and hand off without a system call, where a futex
+// wake-up goes through the kernel's scheduler (slow on a VM). The caller likewise spins before it sleeps on the workers' finish,
 // and each side makes the wake-up system call only when the other side has gone to sleep. A worker takes
 // part in a call only if it comes in while chunks are still being handed out: once the caller has handed
 // out the last chunk it closes the call and waits only for the workers that came in. So a call never waits
@@ -41,7 +41,7 @@
 namespace bmmc {
 
 /// The CPUs this process may run on (its affinity mask; else std::thread::hardware_concurrency()), at least
-/// 1. Read once and cached: hardware_concurrency() opens a /sys file on every call (~5 µs).
+/// 1. Read once and cached: hardware_concurrency() opens a /sys file on every call.
 int cpu_cores() noexcept;
 
 class ThreadPool {
@@ -102,8 +102,8 @@ class ThreadPool {
   // (generation << 32) | participants of the current call: one word, so a worker reads both consistently.
   std::atomic<std::uint64_t> state_{0};
   // Bumped after each publication; the workers sleep on it. 32 bits: a futex word, so the wait is the
-  // kernel's futex itself (libstdc++ waits on 64-bit atomics through a shared proxy, measured at a median
-  // of 8 ms per wake-up on the loaded 2-core VM against 4 µs best case).
+  // kernel's futex itself (libstdc++ waits on 64-bit atomics through a shared proxy, far slower per wake-up on
+  // a loaded VM).
   std::atomic<std::uint32_t> wake_{0};
   std::atomic<bool> stop_{false};
   // Workers asleep on wake_, and whether the caller is asleep on finished_: a publication or a last finish

@@ -69,7 +69,7 @@ struct KernelCacheStats {
   std::uint64_t compiles = 0;     ///< NVRTC runs (successful or not)
   std::uint64_t loads = 0;        ///< cudaLibraryLoadData calls that succeeded
   std::uint64_t disk_errors = 0;  ///< cache files that could not be written or were corrupt (then ignored)
-  double last_compile_ms = 0;     ///< NVRTC time of the most recent compile ("first JIT use ≤ 150 ms")
+  double last_compile_ms = 0;     ///< NVRTC time of the most recent compile
   double total_compile_ms = 0;
   double last_load_ms = 0;        ///< cudaLibraryLoadData + cudaLibraryGetKernel of the most recent load
 };

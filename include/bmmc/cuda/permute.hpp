@@ -34,7 +34,7 @@ class CudaPermuter {
   /// in/out) is used by two-pass plans; when null they allocate it stream-ordered (cudaMallocAsync).
   void operator()(const void* in, void* out, cudaStream_t stream = nullptr, void* temp = nullptr) const;
   /// The same for pointers the caller has already found to be device memory of the current device (sizes,
-  /// overlap and alignment are still checked): saves the two cudaPointerGetAttributes queries, ~1 µs each,
+  /// overlap and alignment are still checked): saves the two cudaPointerGetAttributes queries
   /// which bmmc::permute has made already to choose the backend.
   void run_on_device_pointers(const void* in, void* out, cudaStream_t stream = nullptr, void* temp = nullptr) const;
 

@@ -42,7 +42,7 @@ FusedTileSpec fused_tile_spec(const FusedLeafPass& pass, int n);
 /// when its kernel writes whole output runs of at least 2^line_bits keys (the runs its own tiles are made of):
 /// one pass over memory instead of two. Nothing otherwise (or for the shared kernel). Worked example: the sorting
 /// network at n = 24 ends with a fused pass whose tile holds the preimages of output bits 0 … 7, so its final
-/// permutation (52 µs on an H100) folds in with runs of 2^5 keys.
+/// permutation folds in with runs of 2^5 keys.
 std::optional<FusedTileSpec> fused_then_permute(const FusedLeafPass& pass, const Bmmc& then, int n,
                                                 const FusedCodegenOptions& codegen, int line_bits);
 /// The FusionOptions and FusedCodegenOptions that `options` selects for keys of type t.
@@ -58,7 +58,7 @@ class GpuProgram {
   void operator()(void* data, cudaStream_t stream = nullptr, void* temp = nullptr) const;
   /// One run like operator(), with an event between every two passes, waited for: the milliseconds of each pass
   /// over memory in order (a final copy back is a pass of its own), named by pass_names(). For measuring where a
-  /// program's time goes (`bmmc sort --stats`); the events cost ~1 µs a pass.
+  /// program's time goes (`bmmc sort --stats`); the events add a little to each pass.
   std::vector<double> pass_ms(void* data, cudaStream_t stream = nullptr, void* temp = nullptr) const;
   /// What each pass of pass_ms() is: "permute", "fused", "fused (out of place)", "fused + permute" (a folded
   /// permutation), "leaf" or "copy back".

@@ -1,7 +1,7 @@
 // PermuterCache: the one cache of prepared Permuters behind bmmc::permute, bounded, least recently used out.
 //
-// Preparing a permutation costs a plan, loop tables (CPU) or a kernel-cache lookup and a JIT (CUDA): 0.1 ms to
-// 100 ms, as much as permuting megabytes. The key is everything a Permuter depends on — the Bmmc, the
+// Preparing a permutation costs a plan, loop tables (CPU) or a kernel-cache lookup and a JIT (CUDA): as much as
+// permuting megabytes, or more. The key is everything a Permuter depends on — the Bmmc, the
 // element size and every PermuterOptions field (the device among them) — compared with the structs' defaulted ==, so a
 // new option field can never be left out; the hash combines std::hash<Bmmc> with the small fields. Lookups
 // are thread-safe; a Permuter built by two threads at once is built twice and one copy is kept (the kernel

@@ -9,9 +9,10 @@ int main(void) {
   uint32_t in[16], out[16];
   bmmcMap_t f = NULL;
   bmmcPermuterOptions_t o;
+  const bmmcPermuterOptions_t defaults = BMMC_PERMUTER_OPTIONS_INIT; /* struct_size first: the ABI may grow */
   int i;
   for (i = 0; i < 16; ++i) in[i] = (uint32_t)i;
-  if (bmmcPermuterOptionsInit(&o) != BMMC_STATUS_SUCCESS) return 1;
+  if (bmmcPermuterOptionsInit(&o) != BMMC_STATUS_SUCCESS || o.struct_size != defaults.struct_size) return 1;
   o.backend = BMMC_BACKEND_CPU;
   if (bmmcMapCreateFromSpec(&f, "bit-reverse", 4) != BMMC_STATUS_SUCCESS ||
       bmmcPermute(f, in, out, 4, &o, NULL) != BMMC_STATUS_SUCCESS) {

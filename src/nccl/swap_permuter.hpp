@@ -34,7 +34,7 @@
 #include <string>
 
 #include "bmmc/dist/rank_swap_plan.hpp"
-#include "bmmc/nccl/dist_permuter.hpp"
+#include "dist_permuter.hpp"
 #include "bmmc/nccl/window.hpp"
 
 namespace bmmc {

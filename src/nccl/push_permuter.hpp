@@ -48,7 +48,7 @@
 
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/push_plan.hpp"
-#include "bmmc/nccl/dist_permuter.hpp"
+#include "dist_permuter.hpp"
 #include "bmmc/nccl/window.hpp"
 
 namespace bmmc {

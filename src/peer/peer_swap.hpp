@@ -38,7 +38,7 @@
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dist/rank_swap_plan.hpp"
 #include "bmmc/dist/staged_swap_plan.hpp"
-#include "bmmc/peer/peer_permuter.hpp"
+#include "peer_permuter.hpp"
 
 namespace bmmc {
 

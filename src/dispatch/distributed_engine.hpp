@@ -38,9 +38,14 @@ class DistributedEngineBase {
   DistributedInfo info;
 };
 
-/// The options every group checks alike, before it plans anything (the door's constructors call it): the engines'
-/// enumerators, pieces and depth, and that the engine fits in_place. Throws std::invalid_argument saying why.
-void check_distributed_options(const DistributedOptions& options);
+/// The kinds of group behind the door, for the checks of which options each honours.
+enum class DistributedGroup { Devices, Nccl, Simulated };
+
+/// The options every group checks before it plans anything (the door's constructors call it): the engines'
+/// enumerators, pieces and depth, that the engine fits in_place, and that every option `group` cannot honour keeps
+/// its default (the table in bmmc/distributed.hpp). Throws std::invalid_argument naming the option, the group and
+/// what would honour it.
+void check_distributed_options(const DistributedOptions& options, DistributedGroup group);
 
 
 }  // namespace bmmc
