@@ -36,11 +36,12 @@ static_assert(field_count<CpuPolicy>() == 5, "CpuPolicy changed: add its new fie
 static_assert(field_count<GpuOptions>() == 5, "GpuOptions changed: add its new field to kVariations");
 static_assert(field_count<GpuPolicy>() == 8, "GpuPolicy changed: add its new field to kVariations");
 static_assert(field_count<CodegenOptions>() == 1, "CodegenOptions changed: add its new field to kVariations");
-static_assert(field_count<PermuterKey>() == 3, "PermuterKey changed: add its new field to kVariations");
+static_assert(field_count<PermuterKey>() == 4, "PermuterKey changed: add its new field to kVariations");
 
 // One change per leaf field of a PermuterKey.
 const std::vector<std::pair<const char*, std::function<void(PermuterKey&)>>> kVariations = {
     {"bmmc", [](PermuterKey& k) { k.bmmc = bit_reverse(10); }},
+    {"digits", [](PermuterKey& k) { k.digits = DigitMap::transpose({3, 5}, {1, 0}); }},
     {"elem_bytes", [](PermuterKey& k) { k.elem_bytes = 8; }},
     {"backend", [](PermuterKey& k) { k.options.backend = Backend::Cuda; }},
     {"in_place", [](PermuterKey& k) { k.options.in_place = true; }},
@@ -66,9 +67,9 @@ const std::vector<std::pair<const char*, std::function<void(PermuterKey&)>>> kVa
 PermuterKey base_key() { return PermuterKey{random_bmmc(10, 1), 4, PermuterOptions{Backend::Cpu}}; }
 
 TEST(PermuterKey, EveryFieldSeparatesKeys) {
-  // The leaves: bmmc, elem_bytes; backend, in_place; 5 CPU fields; 8 GpuPolicy fields; jit, codegen's one,
+  // The leaves: bmmc, digits, elem_bytes; backend, in_place; 5 CPU fields; 8 GpuPolicy fields; jit, codegen's one,
   // cache, device.
-  EXPECT_EQ(kVariations.size(), 2u + 2 + 5 + 8 + 4);
+  EXPECT_EQ(kVariations.size(), 3u + 2 + 5 + 8 + 4);
   for (const auto& [name, vary] : kVariations) {
     PermuterKey a = base_key(), b = base_key();
     vary(b);
