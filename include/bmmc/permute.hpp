@@ -34,6 +34,7 @@
 #include "bmmc/cpu/executor.hpp"
 #include "bmmc/cuda/options.hpp"
 #include "bmmc/dispatch/backend.hpp"
+#include "bmmc/plan/digit_plan.hpp"
 #include "bmmc/plan/inplace_plan.hpp"
 #include "bmmc/plan/plan.hpp"
 
@@ -90,19 +91,26 @@ class Permuter {
   const Plan& plan() const noexcept;
   /// The in-place plan; an out-of-place Permuter returns one with no passes.
   const InPlacePlan& inplace_plan() const noexcept;
+  /// The any-shape plan of a Permuter built from a DigitMap that is not a Bmmc; else one with no axes.
+  const DigitPlan& digit_plan() const noexcept;
+  /// log2 of the element count; -1 for a Permuter running a digit plan.
   int n() const noexcept;
   int elem_bytes() const noexcept;
   std::size_t temp_bytes() const noexcept;
   /// The alignment in bytes `in` and `out` need (the widest lane access on CUDA; elem_bytes on the CPU).
   std::size_t alignment() const noexcept;
   /// What runs: the CPU loop(s) (CpuPermuter::kernel_name) or "cuda-jit" / "cuda-generic"; in place
-  /// "cpu-inplace", "cuda-inplace-jit" or "cuda-inplace-generic".
+  /// "cpu-inplace", "cuda-inplace-jit" or "cuda-inplace-generic"; any shape "cpu-digit-tile",
+  /// "cuda-digit-jit", "cuda-digit-generic", in place "cpu-digit-inplace" / "cuda-digit-inplace".
   std::string kernel_name() const;
 
  private:
   // permute() asks the CUDA runtime where its pointers live once and then runs without asking again.
   friend void permute(const Bmmc&, const void*, void*, int, const PermuterOptions&, StreamHandle);
   friend void permute_inplace(const Bmmc&, void*, int, const PermuterOptions&, StreamHandle);
+  friend void permute(const DigitMap&, const void*, void*, int, const PermuterOptions&, StreamHandle);
+
+  void run_digits(const void* in, void* out, StreamHandle stream, bool trusted) const;
 
   struct Impl;  // the backend's prepared state (src/dispatch/permuter.cpp)
   template <class Make>

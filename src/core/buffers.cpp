@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace bmmc {
 
@@ -60,6 +61,26 @@ void check_inplace_buffer(const void* data, int n, int elem_bytes) {
   if (reinterpret_cast<std::uintptr_t>(data) % static_cast<std::uintptr_t>(elem_bytes) != 0)
     throw std::invalid_argument(
         fmt::format("data pointer {} is not aligned to the element size {} bytes", data, elem_bytes));
+}
+
+void check_byte_buffers(const void* in, const void* out, std::size_t bytes, std::size_t alignment, bool same_allowed) {
+  if (in == nullptr) throw std::invalid_argument(fmt::format("input pointer is null; expected a buffer of {} bytes", bytes));
+  if (out == nullptr) throw std::invalid_argument(fmt::format("output pointer is null; expected a buffer of {} bytes", bytes));
+  const auto a = reinterpret_cast<std::uintptr_t>(in);
+  const auto b = reinterpret_cast<std::uintptr_t>(out);
+  if (a == b && !same_allowed)
+    throw std::invalid_argument(fmt::format(
+        "input and output are the same buffer ({}); this map cannot run in place: pass two disjoint buffers", in));
+  const std::uintptr_t distance = a < b ? b - a : a - b;
+  if (a != b && distance < bytes)
+    throw std::invalid_argument(fmt::format(
+        "input ({}) and output ({}) overlap: each spans {} bytes, but they are only {} bytes apart; pass two "
+        "disjoint buffers (or the same one, in place)",
+        in, out, bytes, distance));
+  for (auto [p, what] : {std::pair{a, "input"}, std::pair{b, "output"}})
+    if (p % alignment != 0)
+      throw std::invalid_argument(fmt::format("{} pointer {:#x} is not aligned to {} bytes (the element the plan moves)",
+                                              what, p, alignment));
 }
 
 }  // namespace bmmc

@@ -15,11 +15,13 @@
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/core/involution.hpp"
 #include "bmmc/core/spec.hpp"
+#include "bmmc/cpu/digit_executor.hpp"
 #include "bmmc/cpu/inplace.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
 #if BMMC_HAS_CUDA
 #include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/digit_permute.hpp"
 #include "bmmc/cuda/inplace.hpp"
 #include "bmmc/cuda/memory.hpp"
 #include "bmmc/cuda/permute.hpp"
@@ -32,13 +34,16 @@ namespace {
 #if BMMC_HAS_CUDA
 using CudaState = CudaPermuter;
 using CudaInPlaceState = CudaInPlacePermuter;
+using CudaDigitState = CudaDigitPermuter;
 #else
 struct CudaState {};  // never constructed: resolve_backend refuses Cuda in a build without it
 struct CudaInPlaceState {};
+struct CudaDigitState {};
 #endif
 
 const Plan kNoPlan{};
 const InPlacePlan kNoInPlacePlan{};
+const DigitPlan kNoDigitPlan{};
 
 }  // namespace
 
@@ -46,7 +51,10 @@ struct Permuter::Impl {
   Backend backend = Backend::Cpu;
   int device = -1;
   // monostate only while being built
-  std::variant<std::monostate, CpuPermuter, CudaState, CpuInPlacePermuter, CudaInPlaceState> state;
+  std::variant<std::monostate, CpuPermuter, CudaState, CpuInPlacePermuter, CudaInPlaceState, CpuDigitPermuter,
+               CudaDigitState>
+      state;
+  bool digit_in_place = false;  // a digit state built with options.in_place
 
   const Plan& plan() const {
     if (const auto* c = std::get_if<CpuPermuter>(&state)) return c->plan();
@@ -62,8 +70,19 @@ struct Permuter::Impl {
 #endif
     return kNoInPlacePlan;
   }
+  const DigitPlan& digit_plan() const {
+    if (const auto* c = std::get_if<CpuDigitPermuter>(&state)) return c->plan();
+#if BMMC_HAS_CUDA
+    if (const auto* c = std::get_if<CudaDigitState>(&state)) return c->plan();
+#endif
+    return kNoDigitPlan;
+  }
+  bool digits() const {
+    return std::holds_alternative<CpuDigitPermuter>(state) || std::holds_alternative<CudaDigitState>(state);
+  }
   bool in_place() const {
-    return std::holds_alternative<CpuInPlacePermuter>(state) || std::holds_alternative<CudaInPlaceState>(state);
+    return std::holds_alternative<CpuInPlacePermuter>(state) || std::holds_alternative<CudaInPlaceState>(state) ||
+           digit_in_place;
   }
 };
 
@@ -139,16 +158,53 @@ Permuter::Permuter(Plan plan, const PermuterOptions& options)
           state.template emplace<CudaState>(std::move(plan), policy);
       })) {}
 
+namespace {
+
+// The Bmmc a DigitMap is, when the bit planner can run it (every extent a power of two, rolls of half an axis at
+// most, and an element size the bit planner takes).
+std::optional<Bmmc> bit_face(const DigitMap& map, int elem_bytes) {
+  if (!supported_elem_bytes(elem_bytes)) return std::nullopt;
+  return map.as_bmmc();
+}
+
+}  // namespace
+
+Permuter::Permuter(const DigitMap& map, int elem_bytes, const PermuterOptions& options) {
+  if (const auto b = bit_face(map, elem_bytes)) {
+    *this = Permuter(*b, elem_bytes, options);
+    return;
+  }
+  if (options.in_place && !map.is_involution())
+    throw std::invalid_argument(fmt::format(
+        "in place needs a map that is its own inverse; {} on shape {} is not: run it out of place",
+        map.to_string(), shape_to_string(map.shape())));
+  impl_ = make_impl(options, [&](auto& state, const auto& policy) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(policy)>, CpuPolicy>)
+      state.template emplace<CpuDigitPermuter>(map, elem_bytes, policy);
+    else
+      state.template emplace<CudaDigitState>(map, elem_bytes, policy);
+  });
+  std::const_pointer_cast<Impl>(impl_)->digit_in_place = options.in_place;
+}
+
 Backend Permuter::backend() const noexcept { return impl_->backend; }
 bool Permuter::in_place() const noexcept { return impl_->in_place(); }
 const Plan& Permuter::plan() const noexcept { return impl_->plan(); }
 const InPlacePlan& Permuter::inplace_plan() const noexcept { return impl_->inplace_plan(); }
-int Permuter::n() const noexcept { return in_place() ? inplace_plan().n() : plan().n(); }
-int Permuter::elem_bytes() const noexcept { return in_place() ? inplace_plan().elem_bytes : plan().elem_bytes; }
+const DigitPlan& Permuter::digit_plan() const noexcept { return impl_->digit_plan(); }
+int Permuter::n() const noexcept {
+  if (impl_->digits()) return -1;
+  return in_place() ? inplace_plan().n() : plan().n();
+}
+int Permuter::elem_bytes() const noexcept {
+  if (impl_->digits()) return digit_plan().caller_elem_bytes;
+  return in_place() ? inplace_plan().elem_bytes : plan().elem_bytes;
+}
 
 std::size_t Permuter::temp_bytes() const noexcept { return plan().temp_bytes(); }
 
 std::size_t Permuter::alignment() const noexcept {
+  if (impl_->digits()) return static_cast<std::size_t>(impl_->backend == Backend::Cpu ? 1 : digit_plan().elem_bytes);
 #if BMMC_HAS_CUDA
   if (const auto* c = std::get_if<CudaState>(&impl_->state)) return c->alignment();
   if (const auto* c = std::get_if<CudaInPlaceState>(&impl_->state)) return c->alignment();
@@ -157,7 +213,10 @@ std::size_t Permuter::alignment() const noexcept {
 }
 
 std::string Permuter::kernel_name() const {
+  if (std::holds_alternative<CpuDigitPermuter>(impl_->state)) return in_place() ? "cpu-digit-inplace" : "cpu-digit-tile";
 #if BMMC_HAS_CUDA
+  if (const auto* c = std::get_if<CudaDigitState>(&impl_->state))
+    return in_place() ? "cuda-digit-inplace" : c->jit() ? "cuda-digit-jit" : "cuda-digit-generic";
   if (const auto* c = std::get_if<CudaState>(&impl_->state)) return c->jit() ? "cuda-jit" : "cuda-generic";
   if (const auto* c = std::get_if<CudaInPlaceState>(&impl_->state))
     return c->jit() ? "cuda-inplace-jit" : "cuda-inplace-generic";
@@ -173,6 +232,7 @@ void Permuter::operator()(void* data, StreamHandle stream) const {
         "call): call it with an input and an output buffer, q(in, out[, stream]), or build it with "
         "PermuterOptions::in_place",
         data, static_cast<const void*>(stream)));
+  if (impl_->digits()) return run_digits(data, data, stream, false);
   if (const auto* cpu = std::get_if<CpuInPlacePermuter>(&impl_->state)) {
     check_inplace_buffer(data, n(), elem_bytes());
     check_host_pointers(data, data);
@@ -195,6 +255,7 @@ void Permuter::operator()(const void* in, void* out, StreamHandle stream, void* 
     (*this)(out, stream);
     return;
   }
+  if (impl_->digits()) return run_digits(in, out, stream, false);
   if (const auto* cpu = std::get_if<CpuPermuter>(&impl_->state)) {
     check_host_pointers(in, out);
     if (temp == nullptr && cpu->temp_bytes() > 0) {
@@ -215,7 +276,27 @@ void Permuter::operator()(const void* in, void* out, StreamHandle stream, void* 
 #endif
 }
 
+void Permuter::run_digits(const void* in, void* out, StreamHandle stream, bool trusted) const {
+  if (const auto* cpu = std::get_if<CpuDigitPermuter>(&impl_->state)) {
+    check_host_pointers(in, out);
+    (*cpu)(in, out);
+    return;
+  }
+#if BMMC_HAS_CUDA
+  const ScopedDevice on(impl_->device);
+  const auto& c = std::get<CudaDigitState>(impl_->state);
+  if (trusted)
+    c.run_on_device_pointers(in, out, stream);
+  else
+    c(in, out, stream);
+#else
+  (void)stream;
+  (void)trusted;
+#endif
+}
+
 void Permuter::run_trusted(const void* in, void* out, StreamHandle stream) const {
+  if (impl_->digits() && !in_place()) return run_digits(in, out, stream, true);
 #if BMMC_HAS_CUDA
   if (const auto* c = std::get_if<CudaState>(&impl_->state)) {
     const ScopedDevice on(impl_->device);
@@ -308,6 +389,32 @@ void permute(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const 
   }
 #endif
   (*p)(in, out, stream);
+}
+
+void permute(const DigitMap& map, const void* in, void* out, int elem_bytes, const PermuterOptions& options,
+             StreamHandle stream) {
+  if (elem_bytes < 1 || elem_bytes > (1 << 20))
+    throw std::invalid_argument(
+        fmt::format("element size {} bytes is out of range; expected 1 to {} bytes", elem_bytes, 1 << 20));
+  if (map.size() > kMaxDigitElements / elem_bytes)
+    throw std::invalid_argument(fmt::format("an array of shape {} with {}-byte elements exceeds 2^62 bytes",
+                                            shape_to_string(map.shape()), elem_bytes));
+  if (const auto b = bit_face(map, elem_bytes)) return permute(*b, in, out, elem_bytes, options, stream);
+  const auto bytes = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(elem_bytes);
+  check_byte_buffers(in, out, bytes, 1, true);
+  PermuterOptions o = options;
+  if (in == out) {
+    if (!map.is_involution())
+      throw std::invalid_argument(fmt::format(
+          "in place (input == output) needs a map that is its own inverse; {} on shape {} is not: pass a separate "
+          "output buffer",
+          map.to_string(), shape_to_string(map.shape())));
+    o.in_place = true;
+  }
+  PointerDevices where;
+  PermuterKey key{Bmmc{}, elem_bytes, resolve_for_pointers(o, in, out, elem_bytes, where), map};
+  const std::shared_ptr<const Permuter> p = default_permuter_cache().get(key);
+  p->run_digits(in, out, stream, key.options.backend == Backend::Cuda);
 }
 
 void permute_inplace(const Bmmc& bmmc, void* data, int elem_bytes, const PermuterOptions& options,

@@ -7,7 +7,7 @@ namespace bmmc {
 
 std::size_t PermuterKeyHash::operator()(const PermuterKey& k) const noexcept {
   // The Bmmc carries almost all the entropy; the rest only separates the few option sets used side by side.
-  std::size_t h = std::hash<Bmmc>{}(k.bmmc);
+  std::size_t h = k.digits ? std::hash<DigitMap>{}(*k.digits) : std::hash<Bmmc>{}(k.bmmc);
   auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   mix(static_cast<std::size_t>(k.elem_bytes));
   mix(static_cast<std::size_t>(k.options.backend));
@@ -36,7 +36,8 @@ std::shared_ptr<const Permuter> PermuterCache::get(const PermuterKey& key) {
     ++misses_;
   }
   // Built outside the lock: a JIT compile must not stall lookups of other permutations.
-  auto made = std::make_shared<const Permuter>(key.bmmc, key.elem_bytes, key.options);
+  auto made = key.digits ? std::make_shared<const Permuter>(*key.digits, key.elem_bytes, key.options)
+                         : std::make_shared<const Permuter>(key.bmmc, key.elem_bytes, key.options);
   const std::lock_guard lock(mutex_);
   if (auto it = index_.find(key); it != index_.end()) return it->second->second;  // another thread won
   lru_.emplace_front(key, made);

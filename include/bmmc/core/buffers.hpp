@@ -33,4 +33,8 @@ void check_buffers(const void* in, const void* out, int n, int elem_bytes);
 /// Checks an in-place call's buffer: elem_bytes and n as array_bytes() does, non-null, aligned to elem_bytes.
 void check_inplace_buffer(const void* data, int n, int elem_bytes);
 
+/// Checks an any-shape call's buffers of `bytes` bytes each: both non-null and aligned to `alignment`, and either
+/// the same buffer (only when `same_allowed`: in place) or disjoint.
+void check_byte_buffers(const void* in, const void* out, std::size_t bytes, std::size_t alignment, bool same_allowed);
+
 }  // namespace bmmc

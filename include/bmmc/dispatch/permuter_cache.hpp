@@ -15,6 +15,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "bmmc/permute.hpp"
@@ -22,11 +23,13 @@
 namespace bmmc {
 
 struct PermuterKey {
-  Bmmc bmmc;
+  Bmmc bmmc;  ///< the map, unless `digits` holds one
   int elem_bytes = 0;
   /// Backend resolved (never Auto). bmmc::permute also sets gpu.device on CUDA and clears the options of
   /// the backend that does not run, so that they do not split entries.
   PermuterOptions options;
+  /// An any-shape map (then `bmmc` stays the default and is not used).
+  std::optional<DigitMap> digits = std::nullopt;
 
   friend bool operator==(const PermuterKey&, const PermuterKey&) = default;
 };

@@ -1,0 +1,92 @@
+// DigitPlan: the one-pass tile plan of an any-shape map (docs/DESIGN.md §11), as plain printable data.
+//
+// A block owns a tile: a box of the input index space that is a coordinate product of chunks of the lowest
+// input axes (so its reads are long runs) and of the input axes that are the lowest output axes (so its
+// writes are long runs); every other axis contributes one coordinate. The tile is read in input order (lanes on
+// ascending input addresses), stored in shared memory in output order, and written in output order (lanes on
+// ascending output addresses); flips and rolls act inside that mapping, never on the order of global accesses,
+// so a roll splits a write run at most once (at its wrap). Chunks that do not divide their extent leave edge
+// tiles, whose missing elements are predicated off.
+//   Tile t (t < tiles(), decomposed over `tile_counts`, axis 0 outermost): origin_a = t_a · chunk_a,
+//     ce_a = min(chunk_a, extent_a − origin_a).
+//   Read: tile element e (in `read_order`, the last axis fastest) has local coordinates l; it is valid when every
+//     l_a < ce_a, reads in[Σ (origin_a + l_a)·in_stride_a] and stores it at shared slot(w), w_a = flip_a ? ce_a−1−l_a : l_a.
+//   Write: tile element e (in `write_order`) has local coordinates w; it loads shared slot(w) and writes
+//     out[Σ o_a·out_stride_a], o_a = ((flip_a ? extent_a−1−i_a : i_a) + roll_a) mod extent_a, i_a = origin_a + l_a.
+//   slot(w) = Σ w_a·smem_stride_a, the strides of the write order with one pad of `pad` elements every
+//     `pad_period` slots (so lanes of the read phase fall on distinct banks).
+// The element of a plan may be wider than the caller's (a preserved innermost axis folded into it) or a byte (an
+// element size that is not 1, 2, 4, 8 or 16 becomes an innermost axis of bytes). The CPU executor and the CUDA
+// code generator execute exactly these formulas; check_digit_plan (digit_plan_check.hpp) proves a plan writes
+// every element once from the right input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bmmc/core/digit_map.hpp"
+#include "bmmc/plan/device_caps.hpp"
+
+namespace bmmc {
+
+/// One axis of a plan: an input axis of the canonical map (axis 0 outermost).
+struct DigitAxis {
+  Extent extent = 1;
+  Extent in_stride = 1;   ///< elements between neighbours along this axis in the input
+  Extent out_stride = 1;  ///< elements between the output images of neighbours (before flip and roll)
+  bool flip = false;      ///< of the output axis it becomes
+  Extent roll = 0;        ///< of the output axis it becomes, in [0, extent)
+  Extent chunk = 1;       ///< the tile's extent along this axis (1 = not a tile axis)
+
+  Extent tile_count() const { return (extent + chunk - 1) / chunk; }
+  friend bool operator==(const DigitAxis&, const DigitAxis&) = default;
+};
+
+/// The knobs of the digit planner; 0 = the tuned default (plan/tuning.hpp).
+struct DigitPolicy {
+  int run_bytes = 0;         ///< the run length each side should reach
+  int tile_bytes = 0;        ///< the tile size to aim for (the tile grows along the read runs up to it)
+  int max_tile_bytes = 0;    ///< the shared memory a tile may take
+  int threads_per_block = 0;
+  /// The widest element a preserved innermost axis may be folded into (the alignment the pointers have);
+  /// 0 = 16 bytes.
+  int max_elem_bytes = 0;
+
+  friend bool operator==(const DigitPolicy&, const DigitPolicy&) = default;
+};
+
+struct DigitPlan {
+  DigitMap map;                 ///< what the caller asked for (its shape and element size below)
+  int caller_elem_bytes = 4;
+  int elem_bytes = 4;           ///< the element the plan moves (1, 2, 4, 8 or 16 bytes)
+  std::vector<DigitAxis> axes;  ///< the canonical axes the plan moves, input order
+  std::vector<int> read_order;  ///< tile axes (chunk > 1), outermost first, innermost input axis last
+  std::vector<int> write_order; ///< the same axes in output order, innermost output axis last
+  std::vector<Extent> smem_stride;  ///< per write_order entry: the slot stride (before padding)
+  Extent pad_period = 0;        ///< a pad every this many slots (0 = none)
+  int pad = 0;                  ///< elements per pad
+  int threads_per_block = 256;
+
+  Extent elements() const;      ///< in plan elements
+  Extent tile_elements() const; ///< Π chunk
+  Extent tiles() const;         ///< Π tile_count
+  Extent smem_elements() const; ///< slots including pads
+  std::size_t smem_bytes() const { return static_cast<std::size_t>(smem_elements()) * elem_bytes; }
+  /// True when the map moves nothing (then executors copy, or do nothing in place).
+  bool is_copy() const;
+
+  friend bool operator==(const DigitPlan&, const DigitPlan&) = default;
+};
+
+/// Plans `map` for elements of `elem_bytes` bytes (1 to 1 << 20). Pure; throws std::invalid_argument for an
+/// element size out of range or an array of more than 2^62 bytes.
+DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& policy = {},
+                      const DeviceCaps& caps = default_caps());
+
+/// A multi-line description (what `bmmc plan` prints).
+std::string to_string(const DigitPlan& plan);
+/// The same as one JSON object (no dependency on a JSON library: the text is assembled here).
+std::string to_json(const DigitPlan& plan);
+
+}  // namespace bmmc

@@ -1,0 +1,221 @@
+// The CPU executor of digit plans (bmmc/cpu/digit_executor.hpp).
+#include "bmmc/cpu/digit_executor.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/cpu/thread_pool.hpp"
+#include "tuning.hpp"
+
+namespace bmmc {
+
+namespace {
+
+// The output coordinate of input coordinate i on an axis: ((flip ? d−1−i : i) + roll) mod d.
+inline Extent out_coord(const DigitAxis& ax, Extent i) {
+  Extent g = ax.flip ? ax.extent - 1 - i : i;
+  g += ax.roll;
+  return g >= ax.extent ? g - ax.extent : g;
+}
+
+template <int EB>
+inline void move(const std::byte* src, std::byte* dst) {
+  std::memcpy(dst, src, EB);
+}
+
+struct TileCursor {
+  std::vector<Extent> origin, ce;
+};
+
+// Tile t's origin and effective extents; returns whether it is full and no roll wraps inside it.
+bool locate_tile(const DigitPlan& p, Extent t, TileCursor& c) {
+  const std::size_t k = p.axes.size();
+  bool regular = true;
+  for (std::size_t a = k; a-- > 0;) {
+    const DigitAxis& ax = p.axes[a];
+    const Extent tc = ax.tile_count();
+    const Extent ta = t % tc;
+    t /= tc;
+    c.origin[a] = ta * ax.chunk;
+    c.ce[a] = std::min(ax.chunk, ax.extent - c.origin[a]);
+    if (c.ce[a] != ax.chunk) regular = false;
+    if (ax.chunk > 1) {
+      // The images of origin .. origin+chunk−1 are consecutive (ascending, or descending for a flip) unless the
+      // roll wraps between them.
+      const Extent first = out_coord(ax, c.origin[a]);
+      if (ax.flip ? first < c.ce[a] - 1 : first + c.ce[a] > ax.extent) regular = false;
+    }
+  }
+  return regular;
+}
+
+// Every element of one tile, coordinates computed per element (edge tiles and tiles a roll wraps).
+template <int EB>
+void run_tile_general(const DigitPlan& p, const TileCursor& c, const std::byte* in, std::byte* out) {
+  const std::size_t k = p.axes.size();
+  Extent in_base = 0, out_base = 0;
+  for (std::size_t a = 0; a < k; ++a)
+    if (p.axes[a].chunk == 1) {
+      in_base += c.origin[a] * p.axes[a].in_stride;
+      out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
+    }
+  const auto& order = p.write_order;
+  const std::size_t m = order.size();
+  std::vector<Extent> w(m, 0);
+  for (;;) {
+    Extent ii = in_base, oo = out_base;
+    for (std::size_t j = 0; j < m; ++j) {
+      const DigitAxis& ax = p.axes[order[j]];
+      const Extent ce = c.ce[order[j]];
+      const Extent l = ax.flip ? ce - 1 - w[j] : w[j];
+      const Extent i = c.origin[order[j]] + l;
+      ii += i * ax.in_stride;
+      oo += out_coord(ax, i) * ax.out_stride;
+    }
+    move<EB>(in + ii * EB, out + oo * EB);
+    std::size_t j = m;
+    for (; j-- > 0;) {
+      if (++w[j] < c.ce[order[j]]) break;
+      w[j] = 0;
+    }
+    if (j == static_cast<std::size_t>(-1)) return;
+  }
+}
+
+template <int EB>
+void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, const std::vector<std::ptrdiff_t>& out_off,
+               const void* in_v, void* out_v, int threads) {
+  const auto* in = static_cast<const std::byte*>(in_v);
+  auto* out = static_cast<std::byte*>(out_v);
+  const std::size_t k = p.axes.size();
+  const Extent tiles = p.tiles();
+  const std::size_t v = in_off.size();
+  auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
+    TileCursor c{std::vector<Extent>(k), std::vector<Extent>(k)};
+    for (std::uint64_t t = begin; t < end; ++t) {
+      if (!locate_tile(p, static_cast<Extent>(t), c)) {
+        run_tile_general<EB>(p, c, in, out);
+        continue;
+      }
+      Extent in_base = 0, out_base = 0;
+      for (std::size_t a = 0; a < k; ++a) {
+        in_base += c.origin[a] * p.axes[a].in_stride;
+        out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
+      }
+      const std::byte* src = in + in_base * EB;
+      std::byte* dst = out + out_base * EB;
+      for (std::size_t e = 0; e < v; ++e) move<EB>(src + in_off[e] * EB, dst + out_off[e] * EB);
+    }
+  };
+  threads = static_cast<int>(std::clamp<Extent>(threads, 1, tiles));
+  if (threads == 1) return body(0, static_cast<std::uint64_t>(tiles), 0);
+  const auto chunk = std::max<std::uint64_t>(
+      1, static_cast<std::uint64_t>(tiles) / (cpu_tuning::kChunksPerThread * static_cast<std::uint64_t>(threads)));
+  ThreadPool::shared().run(static_cast<std::uint64_t>(tiles), chunk, threads, body);
+}
+
+// In place for an involution: each element x with image y > x swaps with it (y == x stays). Input coordinates
+// advance as an odometer; the output index is recomputed from them.
+template <int EB>
+void run_inplace(const DigitPlan& p, void* data_v, int threads) {
+  auto* data = static_cast<std::byte*>(data_v);
+  const std::size_t k = p.axes.size();
+  const Extent n = p.elements();
+  auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
+    std::vector<Extent> i(k);
+    Extent rest = static_cast<Extent>(begin);
+    for (std::size_t a = k; a-- > 0;) {
+      i[a] = rest % p.axes[a].extent;
+      rest /= p.axes[a].extent;
+    }
+    for (Extent x = static_cast<Extent>(begin); x < static_cast<Extent>(end); ++x) {
+      Extent y = 0;
+      for (std::size_t a = 0; a < k; ++a) y += out_coord(p.axes[a], i[a]) * p.axes[a].out_stride;
+      if (y > x) {
+        std::byte tmp[EB];
+        std::memcpy(tmp, data + x * EB, EB);
+        std::memcpy(data + x * EB, data + y * EB, EB);
+        std::memcpy(data + y * EB, tmp, EB);
+      }
+      for (std::size_t a = k; a-- > 0;) {
+        if (++i[a] < p.axes[a].extent) break;
+        i[a] = 0;
+      }
+    }
+  };
+  threads = static_cast<int>(std::clamp<Extent>(threads, 1, n));
+  if (threads == 1) return body(0, static_cast<std::uint64_t>(n), 0);
+  const auto units = static_cast<std::uint64_t>(n);
+  ThreadPool::shared().run(units, std::max<std::uint64_t>(4096, units / (8 * static_cast<std::uint64_t>(threads))),
+                           threads, body);
+}
+
+template <class F>
+void with_elem(int eb, F&& f) {
+  switch (eb) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 16: return f(std::integral_constant<int, 16>{});
+    default: throw std::logic_error(fmt::format("digit plan with a {}-byte element", eb));
+  }
+}
+
+}  // namespace
+
+CpuDigitPermuter::CpuDigitPermuter(const DigitMap& map, int elem_bytes, const CpuPolicy& policy)
+    : CpuDigitPermuter(plan_digits(map, elem_bytes), policy) {}
+
+CpuDigitPermuter::CpuDigitPermuter(DigitPlan plan, const CpuPolicy& policy) : plan_(std::move(plan)) {
+  check_cpu_threads(policy.threads);
+  const auto bytes = static_cast<std::size_t>(plan_.elements()) * static_cast<std::size_t>(plan_.elem_bytes);
+  threads_ = policy.threads > 0 ? policy.threads
+                                : static_cast<int>(std::clamp<std::size_t>(bytes / cpu_tuning::kBytesPerThread, 1,
+                                                                           ThreadPool::shared().size()));
+  involution_ = plan_.map.is_involution();
+  // The offset tables of a full tile whose rolls do not wrap, in write order.
+  const auto& order = plan_.write_order;
+  const std::size_t m = order.size();
+  std::vector<Extent> w(m, 0);
+  const auto v = static_cast<std::size_t>(plan_.tile_elements());
+  in_off_.reserve(v);
+  out_off_.reserve(v);
+  for (std::size_t e = 0; e < v; ++e) {
+    std::ptrdiff_t ii = 0, oo = 0;
+    for (std::size_t j = 0; j < m; ++j) {
+      const DigitAxis& ax = plan_.axes[order[j]];
+      const Extent l = ax.flip ? ax.chunk - 1 - w[j] : w[j];
+      ii += l * ax.in_stride;
+      oo += (ax.flip ? -l : l) * ax.out_stride;
+    }
+    in_off_.push_back(ii);
+    out_off_.push_back(oo);
+    for (std::size_t j = m; j-- > 0;) {
+      if (++w[j] < plan_.axes[order[j]].chunk) break;
+      w[j] = 0;
+    }
+  }
+}
+
+void CpuDigitPermuter::operator()(const void* in, void* out) const {
+  const auto bytes = static_cast<std::size_t>(plan_.elements()) * static_cast<std::size_t>(plan_.elem_bytes);
+  check_byte_buffers(in, out, bytes, 1, true);
+  if (in == out) {
+    if (!involution_)
+      throw std::invalid_argument(fmt::format(
+          "in place (in == out) needs a map that is its own inverse; {} on shape {} is not: pass a separate "
+          "output array",
+          plan_.map.to_string(), shape_to_string(plan_.map.shape())));
+    with_elem(plan_.elem_bytes, [&](auto eb) { run_inplace<decltype(eb)::value>(plan_, out, threads_); });
+    return;
+  }
+  with_elem(plan_.elem_bytes,
+            [&](auto eb) { run_tiles<decltype(eb)::value>(plan_, in_off_, out_off_, in, out, threads_); });
+}
+
+}  // namespace bmmc

@@ -1,0 +1,75 @@
+// The CUDA runtime of digit plans (bmmc/cuda/digit_permute.hpp).
+#include "bmmc/cuda/digit_permute.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "bmmc/codegen/digit_source.hpp"
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/launch.hpp"
+#include "bmmc/cuda/permute.hpp"
+
+namespace bmmc {
+
+namespace {
+
+// The widest element the plan may fold to: what the lanes the options allow (vector_bits, narrowed by the front
+// door for offset pointers) can carry; the generic kernel does not fold.
+DigitPolicy digit_policy(int elem_bytes, const GpuOptions& options) {
+  DigitPolicy p;
+  if (!options.jit)
+    p.max_elem_bytes = elem_bytes;
+  else if (options.policy.vector_bits >= 0)
+    p.max_elem_bytes = std::max(elem_bytes, std::min(16, elem_bytes << options.policy.vector_bits));
+  if (options.policy.threads_per_block > 0) p.threads_per_block = options.policy.threads_per_block;
+  return p;
+}
+
+}  // namespace
+
+CudaDigitPermuter::CudaDigitPermuter(const DigitMap& map, int elem_bytes, const GpuOptions& options)
+    : CudaDigitPermuter(plan_digits(map, elem_bytes, digit_policy(elem_bytes, options), device_caps()), options) {}
+
+CudaDigitPermuter::CudaDigitPermuter(DigitPlan plan, const GpuOptions& options) : plan_(std::move(plan)) {
+  involution_ = plan_.map.is_involution();
+  if (!options.jit) {
+    if (plan_.axes.size() > static_cast<std::size_t>(kDigitGenericMaxAxes))
+      throw std::invalid_argument(fmt::format(
+          "the precompiled any-shape kernel takes at most {} canonical axes; this map has {} (turn JIT on)",
+          kDigitGenericMaxAxes, plan_.axes.size()));
+    return;
+  }
+  KernelCache& cache = options.cache ? *options.cache : default_kernel_cache();
+  source_ = generate_digit_cuda(plan_, options.codegen);
+  kernel_ = cache.get(source_.source, source_.kernel_name, device_arch());
+}
+
+void CudaDigitPermuter::operator()(const void* in, void* out, cudaStream_t stream) const {
+  const auto bytes = static_cast<std::size_t>(plan_.elements()) * static_cast<std::size_t>(plan_.elem_bytes);
+  check_byte_buffers(in, out, bytes, alignment(), true);
+  check_device_pointer(in, "input");
+  if (out != in) check_device_pointer(out, "output");
+  run_on_device_pointers(in, out, stream);
+}
+
+void CudaDigitPermuter::run_on_device_pointers(const void* in, void* out, cudaStream_t stream) const {
+  const auto bytes = static_cast<std::size_t>(plan_.elements()) * static_cast<std::size_t>(plan_.elem_bytes);
+  check_byte_buffers(in, out, bytes, alignment(), true);
+  if (in == out) {
+    if (!involution_)
+      throw std::invalid_argument(fmt::format(
+          "in place (in == out) needs a map that is its own inverse; {} on shape {} is not: pass a separate "
+          "output array",
+          plan_.map.to_string(), shape_to_string(plan_.map.shape())));
+    launch_digit_inplace(plan_, out, stream);
+    return;
+  }
+  if (!kernel_) return launch_digit_generic(plan_, in, out, stream);
+  void* args[] = {&in, &out};
+  launch(kernel_, dim3(static_cast<unsigned>(source_.grid)), dim3(source_.block), source_.shared_bytes, stream, args);
+}
+
+}  // namespace bmmc

@@ -1,0 +1,280 @@
+// The digit planner (bmmc/plan/digit_plan.hpp): canonical axes, the element the plan moves, the tile's chunks,
+// and the shared-memory padding chosen by counting bank conflicts of the first warp of each phase.
+#include "bmmc/plan/digit_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "tuning.hpp"
+
+namespace bmmc {
+
+namespace {
+
+bool is_native_elem(int b) { return b == 1 || b == 2 || b == 4 || b == 8 || b == 16; }
+
+// The map with an innermost axis of `bytes` bytes appended (it stays innermost and unmoved).
+DigitMap with_byte_axis(const DigitMap& m, int bytes) {
+  auto shape = m.shape();
+  auto axes = m.axes();
+  auto flip = m.flips();
+  auto roll = m.rolls();
+  shape.push_back(bytes);
+  axes.push_back(m.rank());
+  flip.push_back(0);
+  roll.push_back(0);
+  return DigitMap(std::move(shape), std::move(axes), std::move(flip), std::move(roll));
+}
+
+// Folds the innermost axis into the element while it stays innermost, unflipped and unrolled, and the element
+// stays ≤ 16 bytes: a wider element is fewer, wider accesses for the same bytes.
+DigitMap fold_inner_axis(DigitMap m, int& elem, int max_elem) {
+  while (m.rank() > 0) {
+    const int k = m.rank() - 1;
+    if (m.axes()[k] != k || m.flips()[k] || m.rolls()[k]) break;
+    const Extent d = m.shape()[k];
+    int g = 1;
+    for (int cand = max_elem / elem; cand >= 2; cand /= 2)
+      if (d % cand == 0) {
+        g = cand;
+        break;
+      }
+    if (g == 1) break;
+    elem *= g;
+    auto shape = m.shape();
+    shape[k] = d / g;
+    m = DigitMap(std::move(shape), m.axes(), m.flips(), m.rolls()).canonical();
+    if (d != g) break;  // the axis remains (with extent d/g): nothing below it to fold
+  }
+  return m;
+}
+
+// The chunk of an axis taken partly: at least `want`, rounded up to a multiple of `align` (the elements of a
+// 32-byte DRAM sector, so that runs of neighbouring tiles do not share sectors where rows are aligned).
+Extent part_chunk(Extent extent, Extent want, Extent align) {
+  want = std::clamp<Extent>(want, 1, extent);
+  return std::min(extent, (want + align - 1) / align * align);
+}
+
+// Walks `order` (axes, innermost last) taking whole axes until `run` elements are covered; the axis where the
+// run ends is taken partly. Chunks only grow.
+void cover_run(std::vector<DigitAxis>& axes, const std::vector<int>& order, Extent run, Extent align) {
+  Extent acc = 1;
+  for (auto it = order.rbegin(); it != order.rend() && acc < run; ++it) {
+    DigitAxis& ax = axes[*it];
+    const Extent need = (run + acc - 1) / acc;
+    const Extent c = need >= ax.extent ? ax.extent : part_chunk(ax.extent, need, acc == 1 ? align : 1);
+    ax.chunk = std::max(ax.chunk, c);
+    acc *= ax.chunk;
+  }
+}
+
+Extent volume(const std::vector<DigitAxis>& axes) {
+  Extent v = 1;
+  for (const auto& a : axes) v *= a.chunk;
+  return v;
+}
+
+// Bank conflicts (the worst number of distinct 4-byte words one bank serves in one shared access) of the first
+// warp of a phase that visits `slots` in order. Lanes are split into the transactions the hardware makes for
+// wide elements (8 B: half-warps, 16 B: quarter-warps); several lanes on one word are no conflict.
+int conflict_ways(const std::vector<Extent>& slots, int elem_bytes) {
+  const int lanes_per_wave = elem_bytes <= 4 ? 32 : 128 / elem_bytes;
+  int worst = 1;
+  for (std::size_t w0 = 0; w0 < slots.size(); w0 += lanes_per_wave) {
+    std::vector<std::vector<Extent>> words(32);
+    for (std::size_t l = w0; l < std::min(slots.size(), w0 + lanes_per_wave); ++l) {
+      const Extent byte = slots[l] * elem_bytes;
+      for (int part = 0; part < std::max(1, elem_bytes / 4); ++part) {
+        const Extent word = byte / 4 + part;
+        auto& bank = words[static_cast<std::size_t>(word % 32)];
+        if (std::find(bank.begin(), bank.end(), word) == bank.end()) bank.push_back(word);
+      }
+    }
+    for (const auto& b : words) worst = std::max(worst, static_cast<int>(b.size()));
+  }
+  return worst;
+}
+
+}  // namespace
+
+Extent DigitPlan::elements() const {
+  Extent n = 1;
+  for (const auto& a : axes) n *= a.extent;
+  return n;
+}
+Extent DigitPlan::tile_elements() const { return volume(axes); }
+Extent DigitPlan::tiles() const {
+  Extent n = 1;
+  for (const auto& a : axes) n *= a.tile_count();
+  return n;
+}
+Extent DigitPlan::smem_elements() const {
+  const Extent v = tile_elements();
+  return pad_period > 0 ? v + (v - 1) / pad_period * pad : v;
+}
+bool DigitPlan::is_copy() const {
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    if (axes[a].flip || axes[a].roll || axes[a].in_stride != axes[a].out_stride) return false;
+  return true;
+}
+
+DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& policy, const DeviceCaps& caps) {
+  if (elem_bytes < 1 || elem_bytes > (1 << 20))
+    throw std::invalid_argument(fmt::format("element size {} bytes is out of range; expected 1 to {} bytes",
+                                            elem_bytes, 1 << 20));
+  if (map.size() > kMaxDigitElements / elem_bytes)
+    throw std::invalid_argument(fmt::format("an array of shape {} with {}-byte elements is {} elements of {} "
+                                            "bytes: more than 2^62 bytes",
+                                            shape_to_string(map.shape()), elem_bytes, map.size(), elem_bytes));
+  DigitPlan plan;
+  plan.map = map;
+  plan.caller_elem_bytes = elem_bytes;
+  int elem = elem_bytes;
+  DigitMap m = map.canonical();
+  if (!is_native_elem(elem)) {
+    m = with_byte_axis(m, elem).canonical();
+    elem = 1;
+  }
+  const int max_elem = policy.max_elem_bytes > 0 ? std::min(policy.max_elem_bytes, 16) : 16;
+  m = fold_inner_axis(std::move(m), elem, max_elem);
+  plan.elem_bytes = elem;
+
+  // Axes in input order with their output strides.
+  const int k = m.rank();
+  const auto out_shape = m.out_shape();
+  std::vector<Extent> out_stride(static_cast<std::size_t>(k), 1);
+  for (int j = k - 2; j >= 0; --j) out_stride[j] = out_stride[j + 1] * out_shape[j + 1];
+  plan.axes.resize(static_cast<std::size_t>(k));
+  Extent stride = 1;
+  for (int a = k - 1; a >= 0; --a) {
+    plan.axes[a].extent = m.shape()[a];
+    plan.axes[a].in_stride = stride;
+    stride *= m.shape()[a];
+  }
+  std::vector<int> out_order(static_cast<std::size_t>(k));  // input axes in output order
+  for (int j = 0; j < k; ++j) {
+    const int a = m.axes()[j];
+    out_order[j] = a;
+    plan.axes[a].out_stride = out_stride[j];
+    plan.axes[a].flip = m.flips()[j] != 0;
+    plan.axes[a].roll = m.rolls()[j];
+  }
+  std::vector<int> in_order(static_cast<std::size_t>(k));
+  std::iota(in_order.begin(), in_order.end(), 0);
+
+  // Chunks: runs on both sides, then grown along the read runs or shrunk to fit.
+  const Extent run_bytes = policy.run_bytes > 0 ? policy.run_bytes : plan_tuning::kDigitRunBytes;
+  const Extent tile_bytes = policy.tile_bytes > 0 ? policy.tile_bytes : plan_tuning::kDigitTileBytes;
+  const Extent max_tile_bytes = std::min<Extent>(
+      policy.max_tile_bytes > 0 ? policy.max_tile_bytes : plan_tuning::kDigitMaxTileBytes,
+      caps.max_shared_per_block / 2);
+  const Extent run = std::max<Extent>(1, run_bytes / elem);
+  const Extent sector = std::max(1, 32 / elem);
+  cover_run(plan.axes, in_order, run, sector);
+  cover_run(plan.axes, out_order, run, sector);
+  // Grow along the input order (longer read runs, more writes per block) toward the tile size.
+  while (volume(plan.axes) * elem * 2 <= tile_bytes) {
+    auto it = std::find_if(in_order.rbegin(), in_order.rend(), [&](int a) {
+      return plan.axes[a].chunk < plan.axes[a].extent;
+    });
+    if (it == in_order.rend()) break;
+    DigitAxis& ax = plan.axes[*it];
+    const Extent factor = tile_bytes / (volume(plan.axes) * elem);
+    ax.chunk = part_chunk(ax.extent, ax.chunk * std::max<Extent>(2, factor), 1);
+  }
+  // Shrink the largest chunk until the tile fits.
+  while (volume(plan.axes) * elem > max_tile_bytes) {
+    auto big = std::max_element(plan.axes.begin(), plan.axes.end(),
+                                [](const DigitAxis& x, const DigitAxis& y) { return x.chunk < y.chunk; });
+    big->chunk = part_chunk(big->extent, (big->chunk + 1) / 2, 1);
+  }
+
+  for (int a : in_order)
+    if (plan.axes[a].chunk > 1) plan.read_order.push_back(a);
+  for (int a : out_order)
+    if (plan.axes[a].chunk > 1) plan.write_order.push_back(a);
+  plan.smem_stride.assign(plan.write_order.size(), 1);
+  for (int i = static_cast<int>(plan.write_order.size()) - 2; i >= 0; --i)
+    plan.smem_stride[i] = plan.smem_stride[i + 1] * plan.axes[plan.write_order[i + 1]].chunk;
+
+  const Extent v = volume(plan.axes);
+  const int threads = policy.threads_per_block > 0 ? policy.threads_per_block : plan_tuning::kDigitThreadsPerBlock;
+  plan.threads_per_block = static_cast<int>(std::min<Extent>(threads, (v + 31) / 32 * 32));
+
+  // Padding: one pad every `period` slots, where period is the slot stride of the innermost read axis (the
+  // stride the read phase's lanes step by); the pad is the one of a few candidates with the fewest conflicts.
+  if (!plan.read_order.empty()) {
+    const int r = plan.read_order.back();
+    const auto pos = std::find(plan.write_order.begin(), plan.write_order.end(), r) - plan.write_order.begin();
+    const Extent period = plan.smem_stride[static_cast<std::size_t>(pos)];
+    if (period > 1) {
+      auto phase_slots = [&](const std::vector<int>& order, Extent p) {
+        std::vector<Extent> slots;
+        for (Extent e = 0; e < std::min<Extent>(v, 32); ++e) {
+          Extent rest = e, s = 0;
+          for (int i = static_cast<int>(order.size()) - 1; i >= 0; --i) {
+            const Extent c = plan.axes[order[i]].chunk;
+            const auto wi = std::find(plan.write_order.begin(), plan.write_order.end(), order[i]) -
+                            plan.write_order.begin();
+            s += rest % c * plan.smem_stride[static_cast<std::size_t>(wi)];
+            rest /= c;
+          }
+          slots.push_back(s + s / period * p);
+        }
+        return slots;
+      };
+      int best_cost = 1 << 30, best_pad = 0;
+      for (int p : {0, 1, 2, 3, 4, 5, 7, 8}) {
+        if (p * elem > 32) break;
+        const int cost = conflict_ways(phase_slots(plan.read_order, p), elem) +
+                         conflict_ways(phase_slots(plan.write_order, p), elem);
+        if (cost < best_cost) best_cost = cost, best_pad = p;
+      }
+      if (best_pad > 0) {
+        plan.pad_period = period;
+        plan.pad = best_pad;
+      }
+    }
+  }
+  return plan;
+}
+
+std::string to_string(const DigitPlan& p) {
+  std::string s = fmt::format("digit plan: {} of shape {}, {}-byte elements\n", p.map.to_string(),
+                              shape_to_string(p.map.shape()), p.caller_elem_bytes);
+  s += fmt::format("  moves {} elements of {} bytes on {} canonical axes\n", p.elements(), p.elem_bytes,
+                   p.axes.size());
+  for (std::size_t a = 0; a < p.axes.size(); ++a) {
+    const auto& x = p.axes[a];
+    s += fmt::format("  axis {}: extent {} in-stride {} out-stride {}{}{} chunk {}\n", a, x.extent, x.in_stride,
+                     x.out_stride, x.flip ? " flip" : "", x.roll ? fmt::format(" roll {}", x.roll) : "", x.chunk);
+  }
+  s += fmt::format("  tile {} elements ({} bytes of shared memory), {} tiles, {} threads per block\n",
+                   p.tile_elements(), p.smem_bytes(), p.tiles(), p.threads_per_block);
+  s += fmt::format("  read order [{}], write order [{}], pad {} every {} slots\n", fmt::join(p.read_order, ", "),
+                   fmt::join(p.write_order, ", "), p.pad, p.pad_period);
+  return s;
+}
+
+std::string to_json(const DigitPlan& p) {
+  std::string axes;
+  for (std::size_t a = 0; a < p.axes.size(); ++a) {
+    const auto& x = p.axes[a];
+    axes += fmt::format(R"({}{{"extent":{},"in_stride":{},"out_stride":{},"flip":{},"roll":{},"chunk":{}}})",
+                        a ? "," : "", x.extent, x.in_stride, x.out_stride, x.flip ? "true" : "false", x.roll,
+                        x.chunk);
+  }
+  return fmt::format(
+      R"({{"kind":"digit","spec":"{}","shape":[{}],"elem_bytes":{},"plan_elem_bytes":{},"axes":[{}],)"
+      R"("read_order":[{}],"write_order":[{}],"tile_elements":{},"smem_bytes":{},"tiles":{},)"
+      R"("threads_per_block":{},"pad":{},"pad_period":{}}})",
+      p.map.to_string(), fmt::join(p.map.shape(), ","), p.caller_elem_bytes, p.elem_bytes, axes,
+      fmt::join(p.read_order, ","), fmt::join(p.write_order, ","), p.tile_elements(), p.smem_bytes(), p.tiles(),
+      p.threads_per_block, p.pad, p.pad_period);
+}
+
+}  // namespace bmmc

@@ -1,0 +1,150 @@
+// The digit plan checker (bmmc/plan/digit_plan_check.hpp).
+#include "bmmc/plan/digit_plan_check.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+namespace bmmc {
+
+namespace {
+
+Extent out_coord(const DigitAxis& ax, Extent i) {
+  Extent g = ax.flip ? ax.extent - 1 - i : i;
+  g += ax.roll;
+  return g >= ax.extent ? g - ax.extent : g;
+}
+
+int bank_ways(const std::vector<Extent>& slots, int elem_bytes) {
+  const int per_wave = elem_bytes <= 4 ? 32 : 128 / elem_bytes;
+  int worst = slots.empty() ? 0 : 1;
+  for (std::size_t w0 = 0; w0 < slots.size(); w0 += per_wave) {
+    std::vector<std::vector<Extent>> banks(32);
+    for (std::size_t l = w0; l < std::min(slots.size(), w0 + per_wave); ++l)
+      for (int part = 0; part < std::max(1, elem_bytes / 4); ++part) {
+        const Extent word = slots[l] * elem_bytes / 4 + part;
+        auto& b = banks[static_cast<std::size_t>(word % 32)];
+        if (std::find(b.begin(), b.end(), word) == b.end()) b.push_back(word);
+      }
+    for (const auto& b : banks) worst = std::max(worst, static_cast<int>(b.size()));
+  }
+  return worst;
+}
+
+std::int64_t longest_run(const std::vector<Extent>& addrs) {
+  std::int64_t best = addrs.empty() ? 0 : 1, cur = 1;
+  for (std::size_t i = 1; i < addrs.size(); ++i) {
+    cur = addrs[i] == addrs[i - 1] + 1 ? cur + 1 : 1;
+    best = std::max(best, cur);
+  }
+  return best;
+}
+
+}  // namespace
+
+DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) {
+  DigitPlanReport r;
+  const Extent n = p.elements();
+  if (n > max_elements)
+    throw std::invalid_argument(fmt::format("check_digit_plan: {} plan elements is more than the {} it checks", n,
+                                            max_elements));
+  auto fail = [&](std::string msg) {
+    r.ok = false;
+    r.error = std::move(msg);
+    return r;
+  };
+  const std::size_t k = p.axes.size();
+  const Extent vol = p.tile_elements(), slots = p.smem_elements();
+  auto slot_of = [&](Extent lin) { return p.pad_period > 0 ? lin + lin / p.pad_period * p.pad : lin; };
+  std::vector<Extent> source(static_cast<std::size_t>(n), -1);  // output → input plan element
+  std::vector<Extent> smem(static_cast<std::size_t>(slots));
+  std::vector<Extent> origin(k), ce(k), l(k);
+  for (Extent t = 0; t < p.tiles(); ++t) {
+    Extent rest = t;
+    for (std::size_t a = k; a-- > 0;) {
+      origin[a] = rest % p.axes[a].tile_count() * p.axes[a].chunk;
+      rest /= p.axes[a].tile_count();
+      ce[a] = std::min(p.axes[a].chunk, p.axes[a].extent - origin[a]);
+    }
+    std::fill(smem.begin(), smem.end(), -1);
+    std::vector<Extent> read_addr, read_slots, write_addr, write_slots;
+    for (Extent e = 0; e < vol; ++e) {  // read phase
+      Extent re = e;
+      bool ok = true;
+      for (std::size_t j = p.read_order.size(); j-- > 0;) {
+        const int a = p.read_order[j];
+        l[a] = re % p.axes[a].chunk;
+        re /= p.axes[a].chunk;
+        ok = ok && l[a] < ce[a];
+      }
+      if (!ok) continue;
+      Extent x = 0, w = 0;
+      for (std::size_t a = 0; a < k; ++a) x += (origin[a] + (p.axes[a].chunk > 1 ? l[a] : 0)) * p.axes[a].in_stride;
+      for (std::size_t j = 0; j < p.write_order.size(); ++j) {
+        const int a = p.write_order[j];
+        w += (p.axes[a].flip ? ce[a] - 1 - l[a] : l[a]) * p.smem_stride[j];
+      }
+      const Extent s = slot_of(w);
+      if (x < 0 || x >= n) return fail(fmt::format("tile {} reads element {} outside the array of {}", t, x, n));
+      if (s < 0 || s >= slots) return fail(fmt::format("tile {} stores to slot {} outside its {} slots", t, s, slots));
+      if (smem[s] >= 0) return fail(fmt::format("tile {} stores twice to slot {}", t, s));
+      smem[s] = x;
+      if (t == 0 && read_slots.size() < 32) read_slots.push_back(s);
+      if (t == 0) read_addr.push_back(x);
+    }
+    for (Extent e = 0; e < vol; ++e) {  // write phase
+      Extent re = e;
+      bool ok = true;
+      std::vector<Extent> w(k, 0);
+      for (std::size_t j = p.write_order.size(); j-- > 0;) {
+        const int a = p.write_order[j];
+        w[a] = re % p.axes[a].chunk;
+        re /= p.axes[a].chunk;
+        ok = ok && w[a] < ce[a];
+      }
+      if (!ok) continue;
+      Extent y = 0;
+      for (std::size_t a = 0; a < k; ++a) {
+        const Extent la = p.axes[a].chunk > 1 ? (p.axes[a].flip ? ce[a] - 1 - w[a] : w[a]) : 0;
+        y += out_coord(p.axes[a], origin[a] + la) * p.axes[a].out_stride;
+      }
+      const Extent s = slot_of(e);
+      if (s >= slots || smem[s] < 0)
+        return fail(fmt::format("tile {} loads slot {} that its read phase did not store", t, s));
+      if (y < 0 || y >= n) return fail(fmt::format("tile {} writes element {} outside the array of {}", t, y, n));
+      if (source[y] >= 0) return fail(fmt::format("output element {} is written twice (tile {})", y, t));
+      source[y] = smem[s];
+      ++r.writes;
+      if (t == 0 && write_slots.size() < 32) write_slots.push_back(s);
+      if (t == 0) write_addr.push_back(y);
+    }
+    if (t == 0) {
+      r.read_conflicts = bank_ways(read_slots, p.elem_bytes);
+      r.write_conflicts = bank_ways(write_slots, p.elem_bytes);
+      r.read_run = longest_run(read_addr);
+      r.write_run = longest_run(write_addr);
+    }
+  }
+  if (r.writes != n) return fail(fmt::format("{} of {} output elements are written", r.writes, n));
+  // The plan against the caller's map, byte by byte: plan element X of pe bytes moves to Y; the caller's byte
+  // X·pe + u belongs to element x = (X·pe + u) / eb at byte b and must land at byte map(x)·eb + b.
+  const Extent pe = p.elem_bytes, eb = p.caller_elem_bytes;
+  if (n * pe != p.map.size() * eb)
+    return fail(fmt::format("the plan moves {} bytes but the caller's array has {}", n * pe, p.map.size() * eb));
+  for (Extent y = 0; y < n; ++y) {
+    const Extent x_plan = source[y];
+    for (Extent u = 0; u < pe; ++u) {
+      const Extent byte = x_plan * pe + u;
+      const Extent want = p.map.apply_linear(byte / eb) * eb + byte % eb;
+      if (want != y * pe + u)
+        return fail(fmt::format("byte {} of the input lands at byte {}, but the map sends it to byte {}", byte,
+                                y * pe + u, want));
+    }
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace bmmc

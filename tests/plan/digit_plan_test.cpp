@@ -1,0 +1,125 @@
+// The digit planner, checked by executing its formulas (check_digit_plan) on random maps of random shapes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "bmmc/plan/digit_plan.hpp"
+#include "bmmc/plan/digit_plan_check.hpp"
+
+namespace bmmc {
+namespace {
+
+DigitMap random_map(std::mt19937_64& rng, int max_rank, Extent max_extent, Extent max_size) {
+  std::uniform_int_distribution<int> rank_d(1, max_rank);
+  const int k = rank_d(rng);
+  std::vector<Extent> shape;
+  Extent size = 1;
+  for (int a = 0; a < k; ++a) {
+    const Extent cap = std::max<Extent>(1, std::min<Extent>(max_extent, max_size / size));
+    const Extent d = std::uniform_int_distribution<Extent>(1, cap)(rng);
+    shape.push_back(d);
+    size *= d;
+  }
+  std::vector<int> axes(static_cast<std::size_t>(k));
+  std::iota(axes.begin(), axes.end(), 0);
+  std::shuffle(axes.begin(), axes.end(), rng);
+  std::vector<std::uint8_t> flip;
+  std::vector<Extent> roll;
+  for (int j = 0; j < k; ++j) {
+    flip.push_back(static_cast<std::uint8_t>(rng() % 3 == 0));
+    const Extent d = shape[axes[j]];
+    roll.push_back(rng() % 3 == 0 ? static_cast<Extent>(rng() % static_cast<std::uint64_t>(d)) : 0);
+  }
+  return DigitMap(shape, axes, flip, roll);
+}
+
+void expect_ok(const DigitPlan& p) {
+  const DigitPlanReport r = check_digit_plan(p);
+  ASSERT_TRUE(r.ok) << r.error << "\n" << to_string(p);
+  EXPECT_EQ(r.writes, p.elements());
+}
+
+TEST(DigitPlan, RandomMapsEveryElementSizeAreExact) {
+  std::mt19937_64 rng(7);
+  int checked = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const DigitMap m = random_map(rng, 6, 40, 1 << 14);
+    for (int eb : {1, 2, 3, 4, 8, 12, 16}) {
+      SCOPED_TRACE(m.to_string() + " on " + shape_to_string(m.shape()) + " elem " + std::to_string(eb));
+      expect_ok(plan_digits(m, eb));
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 300 * 7);
+}
+
+TEST(DigitPlan, SmallTilesLeaveEdgesOnEverySide) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    const DigitMap m = random_map(rng, 5, 97, 1 << 15);
+    DigitPolicy pol;
+    pol.run_bytes = 4 << (trial % 5);
+    pol.tile_bytes = 64 << (trial % 4);
+    pol.max_tile_bytes = 256 << (trial % 3);
+    pol.threads_per_block = 32 << (trial % 3);
+    SCOPED_TRACE(m.to_string() + " on " + shape_to_string(m.shape()));
+    expect_ok(plan_digits(m, 4, pol));
+  }
+}
+
+TEST(DigitPlan, HighRankExtentThreeReversal) {
+  // (3,)^12 reversed: the canonical form keeps 12 axes of extent 3 (a flip of every axis fuses them into one).
+  const DigitMap m = DigitMap::transpose(std::vector<Extent>(12, 3), {});
+  const DigitPlan p = plan_digits(m, 4);
+  expect_ok(p);
+  const auto r = check_digit_plan(p);
+  // Runs of at least 256 bytes on both sides (3^4 = 81 four-byte elements).
+  EXPECT_GE(r.read_run * 4, 256);
+  EXPECT_GE(r.write_run * 4, 256);
+}
+
+TEST(DigitPlan, RunsAndBanksAsPlannedOnATranspose) {
+  const DigitPlan p = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 4);
+  const auto r = check_digit_plan(p);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_GE(r.read_run, 64);
+  EXPECT_GE(r.write_run, 64);
+  EXPECT_EQ(r.read_conflicts, 1) << to_string(p);
+  EXPECT_EQ(r.write_conflicts, 1) << to_string(p);
+}
+
+TEST(DigitPlan, PreservedInnerAxisFoldsIntoTheElement) {
+  // fp16 (16, 2047, 32, 128) → (0, 2, 1, 3): the inner 128 halves stay together: 16-byte elements.
+  const DigitPlan p = plan_digits(DigitMap::transpose({16, 2047, 32, 128}, {0, 2, 1, 3}), 2);
+  EXPECT_EQ(p.elem_bytes, 16);
+  EXPECT_EQ(p.caller_elem_bytes, 2);
+  DigitPolicy narrow;
+  narrow.max_elem_bytes = 4;
+  EXPECT_EQ(plan_digits(DigitMap::transpose({16, 20, 32, 128}, {0, 2, 1, 3}), 2, narrow).elem_bytes, 4);
+  expect_ok(plan_digits(DigitMap::transpose({3, 20, 5, 6}, {0, 2, 1, 3}), 2));
+}
+
+TEST(DigitPlan, OddElementSizesBecomeBytes) {
+  const DigitPlan p = plan_digits(DigitMap::transpose({5, 7}, {1, 0}), 3);
+  EXPECT_EQ(p.elem_bytes, 1);
+  expect_ok(p);
+}
+
+TEST(DigitPlan, RefusesBadElementSizes) {
+  EXPECT_THROW(plan_digits(DigitMap::identity({4}), 0), std::invalid_argument);
+  EXPECT_THROW(plan_digits(DigitMap::identity({4}), (1 << 20) + 1), std::invalid_argument);
+  EXPECT_THROW(plan_digits(DigitMap::identity({Extent{1} << 40, Extent{1} << 20}), 16), std::invalid_argument);
+}
+
+TEST(DigitPlan, PrintsItself) {
+  const DigitPlan p = plan_digits(DigitMap(std::vector<Extent>{1000, 1003, 257}, {2, 0, 1}, {1, 0, 0}), 2);
+  const std::string s = to_string(p), j = to_json(p);
+  EXPECT_NE(s.find("1000x1003x257"), std::string::npos) << s;
+  EXPECT_NE(j.find("\"kind\":\"digit\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"tiles\":"), std::string::npos) << j;
+}
+
+}  // namespace
+}  // namespace bmmc
