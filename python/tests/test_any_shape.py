@@ -163,7 +163,7 @@ def test_in_place_for_involutions():
 def test_in_place_refused_where_the_map_is_no_involution():
     x = np.arange(35, dtype=np.float64).reshape(5, 7)
     before = x.copy()
-    with pytest.raises(ValueError, match="own inverse"):
+    with pytest.raises(ValueError, match="out is x: in place needs .* own inverse"):
         bmmc.transpose(x, (0, 1), x, roll=(1, 0))
     with pytest.raises(ValueError, match="out has shape"):
         bmmc.transpose(x, (1, 0), x)
@@ -314,7 +314,7 @@ BAD = [
     ((3, 4, 5), dict(flip=(-4,)), ValueError, "flip names axis -4"),
     ((3, 4, 5), dict(flip=(1, -2)), ValueError, "flip names axis 1 twice"),
     ((3, 4, 5), dict(flip=(1.0,)), TypeError, "flip"),
-    ((3, 4, 5), dict(roll=(1, 2)), ValueError, "roll has 2 shifts but the result has 3 axes"),
+    ((3, 4, 5), dict(roll=(1, 2)), ValueError, r"roll has 2 shifts but the result has 3 axes \(shape \(5, 4, 3\)\)"),
     ((3, 4, 5), dict(roll=(1, 2, 3, 4)), ValueError, "roll has 4 shifts"),
     ((3, 4, 5), dict(roll=(1, 2.5, 3)), TypeError, "integer shifts"),
     ((3, 4, 5), dict(roll=3), TypeError, "one per output axis"),
