@@ -4,9 +4,8 @@
 // A Prepared holds one bmmc::Permuter for (Bmmc, element size, backend, device, CPU threads), taken from the
 // library's own PermuterCache with the key bmmc::permute would use for aligned pointers, so both paths share
 // entries and kernels; or, for an any-shape map (bmmc::DigitMap: bmmc.transpose with odd extents, flips or
-// rolls, bmmc.contiguous), a Permuter of its own made by the front door's DigitMap constructor, out of place or
-// in place (involutions only). Element sizes other than 1, 2, 4, 8 and 16 bytes run as bytes: the map gains an
-// innermost axis of elem_bytes bytes that it leaves where it is. Its calls take raw integers (data pointers, a cudaStream_t) or, for NumPy, the two
+// rolls, bmmc.contiguous), the Permuter of the front door's DigitMap constructor from the same cache, out of place
+// or in place (involutions only), for elements of any size. Its calls take raw integers (data pointers, a cudaStream_t) or, for NumPy, the two
 // arrays through the buffer protocol: no DLPack export, no per-call Python-side validation. The Python layer
 // validates once per cache entry (dtype, shape, device) and checks per call only what can change between
 // calls with the same key (contiguity, `out`, alignment); the Permuter still checks null, overlapping and
@@ -25,8 +24,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "bmmc/core/bmmc.hpp"
 #include "bmmc/core/buffers.hpp"
@@ -54,34 +51,19 @@ class Prepared {
     permuter_ = bmmc::default_permuter_cache().get(bmmc::PermuterKey{b, elem_bytes, options});
   }
 
-  // An any-shape map of elem_bytes-byte elements (any size ≥ 1), out of place or in place (the Python layer has
-  // checked that an in-place map is an involution of its shape).
+  // An any-shape map of elem_bytes-byte elements (any size ≥ 1: the digit planner folds or splits them), out of
+  // place or in place (the Python layer has checked that an in-place map is an involution of its shape). Its
+  // Permuter comes from the library's PermuterCache under the key bmmc::permute(DigitMap, ...) uses.
   Prepared(const bmmc::DigitMap& map, int elem_bytes, int device, int threads, std::size_t nogil_bytes,
            bool in_place) {
-    if (elem_bytes < 1) throw std::invalid_argument("elements of " + std::to_string(elem_bytes) + " bytes");
     bmmc::PermuterOptions options = options_for(device, threads);
     options.in_place = in_place;
     cuda_ = device >= 0;
     in_place_ = in_place;
-    const bmmc::DigitMap run = bmmc::supported_elem_bytes(elem_bytes) ? map : as_bytes(map, elem_bytes);
-    const int eb = bmmc::supported_elem_bytes(elem_bytes) ? elem_bytes : 1;
     bytes_ = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(elem_bytes);
     nogil_ = !cuda_ && bytes_ >= nogil_bytes;
     nb::gil_scoped_release release;
-    permuter_ = std::make_shared<const bmmc::Permuter>(run, eb, options);
-  }
-
-  // The map on elem_bytes-byte elements as a map on bytes: one more, innermost axis of elem_bytes, left in place.
-  static bmmc::DigitMap as_bytes(const bmmc::DigitMap& map, int elem_bytes) {
-    std::vector<bmmc::Extent> shape = map.shape();
-    std::vector<int> axes = map.axes();
-    std::vector<std::uint8_t> flips = map.flips();
-    std::vector<bmmc::Extent> rolls = map.rolls();
-    axes.push_back(static_cast<int>(shape.size()));
-    shape.push_back(elem_bytes);
-    flips.push_back(0);
-    rolls.push_back(0);
-    return bmmc::DigitMap(std::move(shape), std::move(axes), std::move(flips), std::move(rolls));
+    permuter_ = bmmc::default_permuter_cache().get(bmmc::PermuterKey{bmmc::Bmmc{}, elem_bytes, options, map});
   }
 
   // out[A·x ⊕ c] = in[x] with raw pointers (and a cudaStream_t as an integer, 0 = the legacy default
