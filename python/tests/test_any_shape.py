@@ -352,6 +352,13 @@ def test_bad_out_is_refused_and_left_as_it_was(out, kind, message):
     assert np.array_equal(np.asarray(out), before)
 
 
+def test_an_out_overlapping_x_is_refused_before_writing():
+    buf = np.arange(30, dtype=np.int32)
+    with pytest.raises(ValueError, match="overlap"):
+        bmmc.transpose(buf[:15].reshape(3, 5), (1, 0), buf[5:20].reshape(5, 3), flip=(1,))
+    assert (buf == np.arange(30)).all()
+
+
 def test_object_arrays_are_refused():
     with pytest.raises(TypeError, match="Python object references"):
         bmmc.transpose(np.empty((3, 5), object), (1, 0))
