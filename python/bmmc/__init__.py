@@ -460,7 +460,7 @@ def contiguous(view, out=None, *, threads: int = 0):
         return _fast._torch_ops.traced_contiguous(view)
     view = _as_array(view)
     k = len(view.shape)
-    return _digit.run(view, out, list(range(k)), (), (), threads, "a copy of view")
+    return _digit.run(view, out, list(range(k)), (), (), threads, lambda: "a copy of view")
 
 
 def torch_ops():

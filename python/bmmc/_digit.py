@@ -82,6 +82,14 @@ def _describe(x, what: str) -> _Array:
     return a
 
 
+def _data_ptr(a, fw: str) -> int:
+    if fw == "numpy":
+        return a.__array_interface__["data"][0]
+    if fw == "torch":
+        return a.data_ptr()
+    return a.data.ptr
+
+
 def _dense_block(a: _Array, what: str):
     """(offset in elements, block shape, axes, flips): the view `a` is the dense C-order block of that shape at
     a.ptr + offset·itemsize, transposed by axes (view axis j is block axis axes[j]) and flipped on the view axes
@@ -120,6 +128,8 @@ def dense_view(x) -> bool:
 
 
 def normalise_axes(k: int, axes) -> list:
+    if axes is None:
+        return list(range(k - 1, -1, -1))
     from . import _normalise_axes
 
     return _normalise_axes(k, axes)
@@ -166,13 +176,13 @@ def normalise_roll(out_shape, roll) -> list:
     return r
 
 
-def _check_out(out, x, xa: _Array, out_shape, what_map: str) -> _Array:
+def _check_out(out, x, xa: _Array, out_shape, what_map) -> _Array:
     if _framework(out) != xa.fw:
         raise TypeError(f"out is a {type(out).__module__}.{type(out).__name__} but x is a {xa.fw} array; expected "
                         f"out of x's kind")
     oa = _describe(out, "out")
     if oa.shape != tuple(out_shape):
-        raise ValueError(f"out has shape {oa.shape}; expected the result's shape {tuple(out_shape)} ({what_map})")
+        raise ValueError(f"out has shape {oa.shape}; expected the result's shape {tuple(out_shape)} ({what_map()})")
     if out.dtype != x.dtype:
         raise TypeError(f"out has dtype {out.dtype} but x has dtype {x.dtype}; expected out of x's dtype, {x.dtype}")
     if oa.device != xa.device:
@@ -219,6 +229,8 @@ def _stream(xa: _Array, x) -> int:
 
 
 def _threads(threads) -> int:
+    if type(threads) is int and 0 <= threads < 1 << 31:
+        return threads
     from . import _threads as check
 
     return check(threads)
@@ -248,9 +260,10 @@ def clear() -> None:
     _prepared.clear()
 
 
-def run(x, out, axes, flip, roll, threads, what_map: str):
+def run(x, out, axes, flip, roll, threads, what_map):
     """out = roll(flip(transpose(x, axes), flip), roll) made C-contiguous, for any x that is a permuted or flipped
-    view of a dense array (bmmc.transpose and bmmc.contiguous). Validates everything before anything is written."""
+    view of a dense array (bmmc.transpose and bmmc.contiguous). Validates everything before anything is written.
+    what_map() names the map in messages."""
     xa = _describe(x, "x")
     k = len(xa.shape)
     axes = normalise_axes(k, axes)
@@ -259,13 +272,14 @@ def run(x, out, axes, flip, roll, threads, what_map: str):
     rolls = normalise_roll(out_shape, roll)
     threads = _threads(threads)
     offset, block, view_axes, view_flips = _dense_block(xa, "x")
-    in_place = out is not None and (out is x or (_framework(out) == xa.fw and _describe(out, "out").ptr == xa.ptr
-                                                 and xa.ptr != 0))
     if out is None:
         out = _empty(x, out_shape)
-        oa = None
+        out_ptr = _data_ptr(out, xa.fw)
+        in_place = False
     else:
         oa = _check_out(out, x, xa, out_shape, what_map)
+        out_ptr = oa.ptr
+        in_place = out is x or (out_ptr == xa.ptr and xa.ptr != 0)
     size = 1
     for d in xa.shape:
         size *= d
@@ -279,17 +293,22 @@ def run(x, out, axes, flip, roll, threads, what_map: str):
         if not xa.contiguous or list(out_shape) != list(xa.shape) or not m.is_involution():
             raise ValueError(f"out is x: in place needs a C-contiguous x and a map that is its own inverse on x's "
                              f"shape {xa.shape} (flips, rolls by half an extent, transposes of equal extents), but "
-                             f"{what_map} is not; pass another out (or none)")
+                             f"{what_map()} is not; pass another out (or none)")
     p = prepared(block, total_axes, total_flips, rolls, xa.itemsize, xa.device, threads, in_place)
     stream = _stream(xa, x)
     if in_place:
         p.call_in_place(xa.ptr, stream)
     else:
-        p(xa.ptr + offset * xa.itemsize, oa.ptr if oa is not None else _describe(out, "out").ptr, stream)
+        p(xa.ptr + offset * xa.itemsize, out_ptr, stream)
     return out
 
 
-def describe_map(axes, flip, roll) -> str:
+def describe_map(axes, flip, roll):
+    """A callable naming the map for messages (made only when one is raised)."""
+    return lambda: _describe_map(axes, flip, roll)
+
+
+def _describe_map(axes, flip, roll) -> str:
     parts = [f"axes {tuple(axes) if axes is not None else 'reversed'}"]
     if flip not in (None, ()) and flip != []:
         parts.append(f"flip {flip!r}")
