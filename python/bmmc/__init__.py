@@ -1,4 +1,5 @@
-"""bmmc: BMMC permutations of arrays of 2^n elements, y = A·x ⊕ c on the index bits (out[A·x ⊕ c] = in[x]).
+"""bmmc: BMMC permutations of arrays of 2^n elements, y = A·x ⊕ c on the index bits (out[A·x ⊕ c] = in[x]), and
+axis permutations, flips and rolls of arrays of any shape (bmmc.transpose, bmmc.contiguous, bmmc.DigitMap).
 
 NumPy arrays run on the CPU (the library's multi-threaded executor); PyTorch tensors and CuPy arrays on a
 CUDA device run on the GPU, zero-copy (DLPack), on the framework's current stream. Example::
@@ -8,6 +9,7 @@ CUDA device run on the GPU, zero-copy (DLPack), on the framework's current strea
     y = bmmc.permute(x, "bit-reverse")           # y[bitrev(i)] = x[i]
     f = bmmc.Bmmc("rotate:1", n=4) @ bmmc.gray(4) # apply gray first
     t = bmmc.transpose(np.zeros((4, 8, 2)), (2, 0, 1))  # == np.transpose(..., (2, 0, 1)).copy()
+    u = bmmc.transpose(np.zeros((3, 5, 7)), (2, 0, 1), flip=(0,), roll=(0, 1, 2))  # any shape
 
 This module is the thin layer over the native part (bmmc._bmmc) that knows the frameworks: it allocates
 `out` like `x` and finds the current CUDA stream. Everything else (checks, planning, kernels) is C++.
