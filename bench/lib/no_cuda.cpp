@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bmmc/bench/digit.hpp"
 #include "bmmc/bench/gpu.hpp"
 #include "bmmc/bench/inplace_gpu.hpp"
 #include "bmmc/bench/peer_gpu.hpp"
@@ -23,6 +24,7 @@ namespace {
 
 std::vector<GpuBenchRow> bench_gpu(const Bmmc&, int, const std::vector<GpuBenchCase>&, int) { no_cuda("bench_gpu"); }
 std::vector<HostCallRow> host_call_costs(int, int) { no_cuda("host_call_costs"); }
+std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap&, int, int, bool) { no_cuda("bench_gpu_digits"); }
 std::string gpu_name(int) { no_cuda("gpu_name"); }
 unsigned long long count_mismatches(const Bmmc&, const void*, const void*, int) { no_cuda("count_mismatches"); }
 std::optional<int> custatevec_version(std::string* why) {

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <stdexcept>
 
 #include "bmmc/core/buffers.hpp"
@@ -27,8 +29,34 @@ inline void move(const std::byte* src, std::byte* dst) {
   std::memcpy(dst, src, EB);
 }
 
+// dst[t] = src[t·stride] for t < count (elements of EB bytes; stride in elements, may be negative).
+template <int EB>
+inline void strided_row(const std::byte* src, std::ptrdiff_t stride, std::byte* dst, Extent count) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<std::size_t>(count) * EB);
+    return;
+  }
+  if constexpr (EB <= 8) {
+    if (stride == -1) {  // a reversed run: whole words, which the compiler vectorises
+      using W = std::conditional_t<EB == 1, std::uint8_t,
+                                   std::conditional_t<EB == 2, std::uint16_t,
+                                                      std::conditional_t<EB == 4, std::uint32_t, std::uint64_t>>>;
+      for (Extent t = 0; t < count; ++t) {
+        W v;
+        std::memcpy(&v, src - t * EB, EB);
+        std::memcpy(dst + t * EB, &v, EB);
+      }
+      return;
+    }
+  }
+  for (Extent t = 0; t < count; ++t) move<EB>(src + t * stride * EB, dst + t * EB);
+}
+
+constexpr std::size_t kMaxAxes = 64;  // DigitMap ranks are bounded by NumPy's 64 dimensions and fusing
+
 struct TileCursor {
-  std::vector<Extent> origin, ce;
+  Extent origin[kMaxAxes];
+  Extent ce[kMaxAxes];
 };
 
 // Tile t's origin and effective extents; returns whether it is full and no roll wraps inside it.
@@ -53,9 +81,11 @@ bool locate_tile(const DigitPlan& p, Extent t, TileCursor& c) {
   return regular;
 }
 
-// Every element of one tile, coordinates computed per element (edge tiles and tiles a roll wraps).
+// The tile's rows (every write-order coordinate but the innermost, whose axis is the innermost output axis: its
+// images are consecutive output elements), each one strided read and one contiguous write, split in two where a
+// roll wraps. For edge tiles and tiles a roll wraps; full tiles take the same rows from precomputed tables.
 template <int EB>
-void run_tile_general(const DigitPlan& p, const TileCursor& c, const std::byte* in, std::byte* out) {
+void run_tile_rows(const DigitPlan& p, const TileCursor& c, const std::byte* in, std::byte* out) {
   const std::size_t k = p.axes.size();
   Extent in_base = 0, out_base = 0;
   for (std::size_t a = 0; a < k; ++a)
@@ -64,19 +94,34 @@ void run_tile_general(const DigitPlan& p, const TileCursor& c, const std::byte* 
       out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
     }
   const auto& order = p.write_order;
-  const std::size_t m = order.size();
-  std::vector<Extent> w(m, 0);
+  if (order.empty()) {
+    move<EB>(in + in_base * EB, out + out_base * EB);
+    return;
+  }
+  const std::size_t m = order.size() - 1;  // outer write axes
+  const int inner = order.back();
+  const DigitAxis& ia = p.axes[inner];
+  const Extent ce_in = c.ce[inner];
+  Extent w[kMaxAxes] = {};
   for (;;) {
     Extent ii = in_base, oo = out_base;
     for (std::size_t j = 0; j < m; ++j) {
       const DigitAxis& ax = p.axes[order[j]];
       const Extent ce = c.ce[order[j]];
-      const Extent l = ax.flip ? ce - 1 - w[j] : w[j];
-      const Extent i = c.origin[order[j]] + l;
+      const Extent i = c.origin[order[j]] + (ax.flip ? ce - 1 - w[j] : w[j]);
       ii += i * ax.in_stride;
       oo += out_coord(ax, i) * ax.out_stride;
     }
-    move<EB>(in + ii * EB, out + oo * EB);
+    // The inner axis: output coordinates o(i) for i = origin .. origin+ce−1, visited in ascending o.
+    const Extent i_first = ia.flip ? c.origin[inner] + ce_in - 1 : c.origin[inner];
+    const std::ptrdiff_t step = ia.flip ? -ia.in_stride : ia.in_stride;
+    const Extent o_first = out_coord(ia, i_first);
+    const Extent before_wrap = std::min(ce_in, ia.extent - o_first);
+    strided_row<EB>(in + (ii + i_first * ia.in_stride) * EB, step, out + (oo + o_first * ia.out_stride) * EB,
+                    before_wrap);
+    if (before_wrap < ce_in)
+      strided_row<EB>(in + (ii + i_first * ia.in_stride + before_wrap * step) * EB, step, out + oo * EB,
+                      ce_in - before_wrap);
     std::size_t j = m;
     for (; j-- > 0;) {
       if (++w[j] < c.ce[order[j]]) break;
@@ -93,12 +138,15 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
   auto* out = static_cast<std::byte*>(out_v);
   const std::size_t k = p.axes.size();
   const Extent tiles = p.tiles();
-  const std::size_t v = in_off.size();
+  const std::size_t rows = in_off.size();
+  const int inner = p.write_order.empty() ? -1 : p.write_order.back();
+  const Extent row_len = inner < 0 ? 1 : p.axes[inner].chunk;
+  const std::ptrdiff_t step = inner < 0 ? 0 : (p.axes[inner].flip ? -p.axes[inner].in_stride : p.axes[inner].in_stride);
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
-    TileCursor c{std::vector<Extent>(k), std::vector<Extent>(k)};
+    TileCursor c;
     for (std::uint64_t t = begin; t < end; ++t) {
-      if (!locate_tile(p, static_cast<Extent>(t), c)) {
-        run_tile_general<EB>(p, c, in, out);
+      if (!locate_tile(p, static_cast<Extent>(t), c) || inner < 0) {
+        run_tile_rows<EB>(p, c, in, out);
         continue;
       }
       Extent in_base = 0, out_base = 0;
@@ -108,7 +156,8 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
       }
       const std::byte* src = in + in_base * EB;
       std::byte* dst = out + out_base * EB;
-      for (std::size_t e = 0; e < v; ++e) move<EB>(src + in_off[e] * EB, dst + out_off[e] * EB);
+      for (std::size_t r = 0; r < rows; ++r)
+        strided_row<EB>(src + in_off[r] * EB, step, dst + out_off[r] * EB, row_len);
     }
   };
   threads = static_cast<int>(std::clamp<Extent>(threads, 1, tiles));
@@ -178,15 +227,23 @@ CpuDigitPermuter::CpuDigitPermuter(DigitPlan plan, const CpuPolicy& policy) : pl
                                 : static_cast<int>(std::clamp<std::size_t>(bytes / cpu_tuning::kBytesPerThread, 1,
                                                                            ThreadPool::shared().size()));
   involution_ = plan_.map.is_involution();
-  // The offset tables of a full tile whose rolls do not wrap, in write order.
+  if (plan_.axes.size() > kMaxAxes)
+    throw std::invalid_argument(fmt::format("a map of {} canonical axes: the CPU executor takes at most {}",
+                                            plan_.axes.size(), kMaxAxes));
+  // The row tables of a full tile whose rolls do not wrap: per row (outer write-order coordinates), the offsets of
+  // the input element whose image comes first in the row and of that image, relative to the tile's bases.
   const auto& order = plan_.write_order;
-  const std::size_t m = order.size();
+  if (order.empty()) return;
+  const std::size_t m = order.size() - 1;
+  const DigitAxis& ia = plan_.axes[order.back()];
+  const Extent first_l = ia.flip ? ia.chunk - 1 : 0;
   std::vector<Extent> w(m, 0);
-  const auto v = static_cast<std::size_t>(plan_.tile_elements());
-  in_off_.reserve(v);
-  out_off_.reserve(v);
-  for (std::size_t e = 0; e < v; ++e) {
-    std::ptrdiff_t ii = 0, oo = 0;
+  Extent rows = 1;
+  for (std::size_t j = 0; j < m; ++j) rows *= plan_.axes[order[j]].chunk;
+  in_off_.reserve(static_cast<std::size_t>(rows));
+  out_off_.reserve(static_cast<std::size_t>(rows));
+  for (Extent r = 0; r < rows; ++r) {
+    std::ptrdiff_t ii = first_l * ia.in_stride, oo = ia.flip ? -first_l * ia.out_stride : first_l * ia.out_stride;
     for (std::size_t j = 0; j < m; ++j) {
       const DigitAxis& ax = plan_.axes[order[j]];
       const Extent l = ax.flip ? ax.chunk - 1 - w[j] : w[j];

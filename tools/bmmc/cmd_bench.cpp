@@ -15,6 +15,8 @@
 #include "bmmc/bench/inplace_gpu.hpp"
 #include "bmmc/bench/peer_gpu.hpp"
 #include "bmmc/cpu/executor.hpp"
+#include "bmmc/bench/digit.hpp"
+#include "bmmc/core/digit_spec.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
@@ -25,6 +27,7 @@ namespace {
 struct BenchOptions {
   std::vector<std::string> specs;
   std::optional<int> n;
+  std::string shape;  ///< --shape: the specs are any-shape maps (digit specs) of an array of this shape
   int default_n = 30;  ///< n for specs that do not define it when --n is absent (30 on a GPU, 26 on the CPU)
   int elem_bytes = 4;
   std::vector<std::string> variants = {"naive", "tiled", "tiled-banks", "tiled-banks-iters", "two-pass", "one-pass", "generic"};
@@ -167,6 +170,31 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
   return rows;
 }
 
+// --shape: any-shape maps (the digit spec language) on either backend, beside a copy of the same bytes.
+std::vector<Row> bench_shape_rows(const BenchOptions& o, Backend backend) {
+  const std::vector<Extent> shape = parse_shape(o.shape);
+  std::vector<Row> rows;
+  for (const std::string& spec : o.specs) {
+    const DigitMap m = parse_digit_spec(spec, shape, "--shape");
+    const std::string full = fmt::format("{} --shape {}", spec, o.shape);
+    std::vector<GpuBenchRow> got;
+    if (backend == Backend::Cuda) {
+      if (!o.json && !o.csv)
+        fmt::print(stderr, "{} ({} B elements, {} bytes) on {}\n", full, o.elem_bytes,
+                   m.size() * o.elem_bytes, gpu_name());
+      got = bench_gpu_digits(m, o.elem_bytes, o.reps, o.in_place);
+    } else {
+      CpuPolicy cpu;
+      cpu.threads = o.threads;
+      got = bench_cpu_digits(m, o.elem_bytes, o.reps, cpu);
+    }
+    for (const GpuBenchRow& r : got)
+      rows.push_back({spec, full, r.variant, backend == Backend::Cuda ? "cuda" : "cpu", -1, o.elem_bytes, r.median_ms,
+                      r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms, r.verified});
+  }
+  return rows;
+}
+
 // --gpus / --devices: the single-process multi-GPU engines beside the local and peer-copy bounds.
 void bench_peer_rows(const BenchOptions& o) {
   std::vector<int> devices = o.devices;
@@ -202,6 +230,9 @@ void add_bench(CLI::App& app, Action& run) {
   auto o = std::make_shared<BenchOptions>();
   sub->add_option("--spec", o->specs, "permutation(s) to time (repeatable); default: bit-reverse")->take_all();
   sub->add_option("--n", o->n, "index bits where the spec does not define them (default 30 on a GPU, 26 on the CPU)");
+  sub->add_option("--shape", o->shape,
+                  "an array of this shape, e.g. 1000x1003x257: the specs are any-shape maps (flip, roll, axes: ...; "
+                  "see `bmmc help spec`)");
   sub->add_option("--elem-bytes,-b", o->elem_bytes, "element size in bytes: 1, 2, 4, 8 or 16")->capture_default_str();
   sub->add_option("--variant", o->variants,
                   "variants to time: naive tiled tiled-banks tiled-banks-iters two-pass one-pass generic")
@@ -285,6 +316,12 @@ void add_bench(CLI::App& app, Action& run) {
         throw UsageError("--longer-runs applies to the one-pass rows of a single GPU (not --in-place, --gpus, "
                          "--devices or the CPU backend)");
       std::vector<Row> rows;
+      if (!o->shape.empty()) {
+        if (o->n) throw UsageError("--shape and --n both give the array's size: give one");
+        if (o->gpus > 0 || !o->devices.empty()) throw UsageError("--shape runs on one device (no --gpus or --devices)");
+        emit(*o, bench_shape_rows(*o, backend));
+        return;
+      }
       if (o->gpus > 0 || !o->devices.empty()) {
         if (!has_cuda_build()) throw UsageError("--gpus and --devices need a build with CUDA");
         if (backend != Backend::Cuda) throw UsageError("--gpus and --devices need the CUDA backend");

@@ -32,7 +32,7 @@ class CpuDigitPermuter {
   DigitPlan plan_;
   int threads_ = 1;
   bool involution_ = false;
-  std::vector<std::ptrdiff_t> in_off_, out_off_;  // per tile element in write order, for full unwrapped tiles
+  std::vector<std::ptrdiff_t> in_off_, out_off_;  // per row of a full unwrapped tile (see digit_executor.cpp)
 };
 
 }  // namespace bmmc

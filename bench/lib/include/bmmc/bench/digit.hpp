@@ -1,0 +1,23 @@
+// Benchmarks of any-shape maps (DigitMap): the GPU beside a cudaMemcpy D2D of the same bytes in the same run, and
+// the CPU beside a memcpy and a power-of-two map of the same bytes.
+//
+// GPU rows: "memcpy", "copy-kernel" (16-byte grid-stride copy), "digit" (the JIT kernel), "digit-generic" (the
+// precompiled kernel), and "digit-inplace" for involutions. Every permuting row is verified against the CPU
+// executor on random data, with the output poisoned first. bench_gpu_digits throws std::invalid_argument in a
+// build without CUDA (bench/lib/no_cuda.cpp).
+#pragma once
+
+#include <vector>
+
+#include "bmmc/bench/gpu.hpp"
+#include "bmmc/core/digit_map.hpp"
+#include "bmmc/cpu/executor.hpp"
+
+namespace bmmc {
+
+std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap& map, int elem_bytes, int reps, bool in_place);
+
+/// CPU rows: "memcpy" and "digit" (CpuDigitPermuter), each verified; pct_memcpy against the memcpy row.
+std::vector<GpuBenchRow> bench_cpu_digits(const DigitMap& map, int elem_bytes, int reps, const CpuPolicy& policy);
+
+}  // namespace bmmc
