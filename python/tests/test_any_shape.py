@@ -303,6 +303,31 @@ def test_cuda_graph_captures_an_odd_shape_transpose():
     assert torch.equal(out, torch.flip(x.permute(2, 0, 1), [1]).contiguous())
 
 
+def test_cuda_torch_compile_fullgraph_with_flip_and_roll():
+    torch = _cuda_torch()
+    x = torch.randn(6, 7, 5, device="cuda")
+
+    def f(t):
+        return bmmc.transpose(t, (2, 0, 1), flip=(0,), roll=(0, 3, 1)) + 1
+
+    want = torch.roll(torch.flip(x.permute(2, 0, 1), [0]), [0, 3, 1], [0, 1, 2]) + 1
+    for mode in ("default", "reduce-overhead"):
+        compiled = torch.compile(f, fullgraph=True, mode=mode)
+        for _ in range(3):
+            assert torch.equal(compiled(x), want)
+
+
+def test_cupy_any_shape():
+    cupy = pytest.importorskip("cupy")
+    if not bmmc.gpu_available():
+        pytest.skip("NO GPU: the CuPy any-shape test did not run")
+    x = cupy.arange(5 * 6 * 7, dtype=cupy.complex64).reshape(5, 6, 7)
+    want = cupy.ascontiguousarray(cupy.roll(cupy.flip(x.transpose(1, 2, 0), 2), (1, 2, 3), axis=(0, 1, 2)))
+    assert bool((bmmc.transpose(x, (1, 2, 0), flip=(2,), roll=(1, 2, 3)) == want).all())
+    v = x[::-1].transpose(2, 0, 1)
+    assert bool((bmmc.contiguous(v) == cupy.ascontiguousarray(v)).all())
+
+
 # ---- bad input: refused before anything is written ------------------------------------------------------------
 
 BAD = [
