@@ -1,4 +1,5 @@
-"""bmmc: BMMC permutations of arrays of 2^n elements, y = A·x ⊕ c on the index bits (out[A·x ⊕ c] = in[x]).
+"""bmmc: BMMC permutations of arrays of 2^n elements, y = A·x ⊕ c on the index bits (out[A·x ⊕ c] = in[x]), and
+axis permutations, flips and rolls of arrays of any shape (bmmc.transpose, bmmc.contiguous, bmmc.DigitMap).
 
 NumPy arrays run on the CPU (the library's multi-threaded executor); PyTorch tensors and CuPy arrays on a
 CUDA device run on the GPU, zero-copy (DLPack), on the framework's current stream. Example::
@@ -8,6 +9,7 @@ CUDA device run on the GPU, zero-copy (DLPack), on the framework's current strea
     y = bmmc.permute(x, "bit-reverse")           # y[bitrev(i)] = x[i]
     f = bmmc.Bmmc("rotate:1", n=4) @ bmmc.gray(4) # apply gray first
     t = bmmc.transpose(np.zeros((4, 8, 2)), (2, 0, 1))  # == np.transpose(..., (2, 0, 1)).copy()
+    u = bmmc.transpose(np.zeros((3, 5, 7)), (2, 0, 1), flip=(0,), roll=(0, 1, 2))  # any shape
 
 This module is the thin layer over the native part (bmmc._bmmc) that knows the frameworks: it allocates
 `out` like `x` and finds the current CUDA stream. Everything else (checks, planning, kernels) is C++.
@@ -65,6 +67,7 @@ except ImportError as first_error:  # most likely libnvrtc.so.13 not on the load
 
 from ._bmmc import (  # noqa: E402  (re-exported API)
     Bmmc,
+    DigitMap,
     SpecError,
     axes_permutation,
     bit_permutation,
@@ -90,7 +93,7 @@ __all__ = [
     "Bmmc", "SpecError", "permute", "transpose", "identity", "bit_reverse", "reverse", "rotate",
     "transpose_matrix", "gray", "gray_inverse", "parm_matrix", "bit_permutation", "axes_permutation",
     "from_rows", "random_bpc", "random_bmmc", "parse_spec", "has_cuda", "gpu_available", "torch_ops",
-    "swap_index_bits", "swap_index_bits_matrix", "factor_involutions",
+    "swap_index_bits", "swap_index_bits_matrix", "factor_involutions", "DigitMap", "contiguous",
 ]
 __version__ = "0.1.0"
 
@@ -362,36 +365,74 @@ def _normalise_axes(ndim: int, axes) -> list:
     return norm
 
 
-def transpose(x, axes=None, out=None, *, threads: int = 0):
-    """Axis permutation of a C-contiguous array whose dimensions are powers of two, in one pass.
+def transpose(x, axes=None, out=None, *, flip=(), roll=(), threads: int = 0):
+    """Axis permutation, flips and rolls of an array of any shape and dtype, written C-contiguous in one pass.
 
-    Returns exactly what numpy.transpose(x, axes).copy() / x.permute(axes).contiguous() return: an array
-    of shape [x.shape[a] for a in axes] (axes=None reverses them). A list, tuple or scalar x is read as
-    numpy.asarray reads it. out, when given, must have that shape (the result's), x's dtype and device.
-    out=x transposes x in place, with no second array (as bmmc.permute does); x keeps its shape, so this is
-    for axes that leave the shape as it is, such as (1, 0) of a square matrix.
+    Returns what ``numpy.roll(numpy.flip(numpy.transpose(x, axes), flip), roll, axis=range(x.ndim))`` made
+    contiguous returns (x.permute(axes).contiguous() for a torch tensor without flip or roll): an array of
+    shape [x.shape[a] for a in axes] (axes=None reverses them, negative axes count from the end). flip: output
+    axes to reverse (negative allowed; one int or a sequence). roll: one shift per output axis (any integers,
+    negative too; an output axis of extent d moves element i to (i + shift) mod d), or empty for none. So
+    ``transpose(x, (1, 0), roll=(h // 2, w // 2))`` is numpy.fft.fftshift of the transposed image.
 
-    Repeated calls with the same (shape, axes, dtype, device, threads) reuse a prepared permutation (see
-    bmmc/_fast.py); inside torch.compile it calls the custom op torch.ops.bmmc.transpose.
+    x: a NumPy array (the CPU), a PyTorch tensor or CuPy array (CPU or CUDA, on the framework's current stream)
+    of any extents, any rank (also above torch's 25) and any dtype (elements of any size; not Python objects);
+    x may also be any permuted or flipped view of a dense array (a transposed tensor, a slice with step -1),
+    read where it lies. A list, tuple or scalar x is read as numpy.asarray reads it. out, when given, must have
+    the result's shape, x's dtype and device, and be C-contiguous; out=x permutes x in place, with no second
+    array, where the result has x's shape and either the dimensions are powers of two without flip or roll (any
+    such axis permutation) or the map is its own inverse (flips, rolls by half an extent, swaps of equal
+    extents); anything else is a ValueError saying why. Every argument is checked before anything is written.
+    An array of zero elements gives an empty result of the right shape.
+
+    Repeated calls with the same (shape, axes, flip, roll, dtype, device, threads) reuse a prepared permutation
+    (see bmmc/_fast.py and bmmc/_digit.py); inside torch.compile it calls the custom op torch.ops.bmmc.transpose.
+    Example::
+
+        img = numpy.zeros((64, 1080, 1920, 3), numpy.uint8)
+        planar = bmmc.transpose(img, (0, 3, 1, 2), flip=(2,))   # channels first, upside down
     """
     fast = _TRANSPOSE.get(type(x), _MISSING)
     if fast is _MISSING:
         _fast.learn(type(x))
         fast = _TRANSPOSE[type(x)]
-    if fast is not None:
-        r = fast(x, axes, out, threads)
-        if r is not None:
-            return r
-    return _transpose_general(x, axes, out, threads)
+    if _plain_flip_roll(flip, roll):
+        if fast is not None:
+            r = fast(x, axes, out, threads)
+            if r is not None:
+                return r
+    elif fast is _fast.torch_transpose and _fast._compiling():
+        return _fast._torch_ops.traced_transpose(x, axes, out, flip, roll)
+    return _transpose_general(x, axes, out, threads, flip, roll)
 
 
-def _transpose_general(x, axes, out, threads):
-    x = _as_array(x)
-    shape = [int(d) for d in x.shape]
-    axes = _normalise_axes(len(shape), axes)
+def _plain_flip_roll(flip, roll) -> bool:
+    """No flip and no roll (the empty defaults, or None): the power-of-two transposes' own paths serve the call."""
+    return (flip is None or (type(flip) in (tuple, list) and not flip)) and \
+        (roll is None or (type(roll) in (tuple, list) and not roll))
+
+
+def _bmmc_transposable(x, shape) -> bool:
+    """A C-contiguous x whose dimensions are powers of two and whose dtype DLPack carries: the Bmmc path."""
     for d in shape:
         if d <= 0 or d & (d - 1):
-            raise ValueError(f"every dimension must be a power of two, got shape {tuple(shape)}")
+            return False
+    fw = _framework(x)
+    if fw == "numpy":
+        return x.flags.c_contiguous and _fast._numpy_elem_bytes(x.dtype) is not None
+    if fw == "cupy":
+        return x.flags.c_contiguous and _fast._numpy_elem_bytes(x.dtype) is not None
+    if fw == "torch":
+        return x.is_contiguous()
+    return True  # another DLPack array: the general path below as ever
+
+
+def _transpose_general(x, axes, out, threads, flip=(), roll=()):
+    x = _as_array(x)
+    shape = [int(d) for d in x.shape]
+    if not _plain_flip_roll(flip, roll) or not _bmmc_transposable(x, shape):
+        return _digit.run(x, out, axes, flip, roll, threads, _digit.describe_map(axes, flip, roll))
+    axes = _normalise_axes(len(shape), axes)
     new_shape = [shape[a] for a in axes]
     b = axes_permutation(shape, axes) if shape else identity(0)
     if out is None:
@@ -401,6 +442,27 @@ def _transpose_general(x, axes, out, threads):
                          f"{tuple(new_shape)} (x's shape {tuple(shape)} with axes {tuple(axes)})")
     _run(b, x, out, threads)
     return out
+
+
+def contiguous(view, out=None, *, threads: int = 0):
+    """A C-contiguous copy of `view`, written in one pass: ``numpy.ascontiguousarray(view)`` / ``view.contiguous()``.
+
+    view: any permutation of the axes of a dense array with some axes reversed — a transposed or permuted
+    NumPy array, PyTorch tensor or CuPy array, a slice with step -1, a Fortran-order array — of any shape, rank
+    and dtype. bmmc finds the dense block behind it from its strides (bytes for NumPy and CuPy, elements for
+    torch) and permutes that block into `out`. A view that is not such a permutation (a slice with step 2, a
+    broadcast axis of stride 0) is a ValueError naming the axis and stride that break it. out: C-contiguous, of
+    view's shape, dtype and device (allocated when None). Returns out. Example::
+
+        y = bmmc.contiguous(x.transpose(2, 0, 1)[::-1])
+    """
+    if _TRANSPOSE.get(type(view), _MISSING) is _MISSING:
+        _fast.learn(type(view))
+    if _TRANSPOSE[type(view)] is _fast.torch_transpose and _fast._compiling() and out is None:
+        return _fast._torch_ops.traced_contiguous(view)
+    view = _as_array(view)
+    k = len(view.shape)
+    return _digit.run(view, out, list(range(k)), (), (), threads, lambda: "a copy of view")
 
 
 def torch_ops():
@@ -419,7 +481,7 @@ def torch_ops():
 
 
 _MISSING = object()
-from . import _fast  # noqa: E402
+from . import _digit, _fast  # noqa: E402
 
 _TRANSPOSE = _fast.TRANSPOSE  # type(x) -> fast-path handler (None: the general path); filled by _fast.learn
 _PERMUTE = _fast.PERMUTE

@@ -23,7 +23,8 @@ of transpose and permute never mix):
   - device: torch.device / the CuPy device id;
   - threads: the caller's CPU thread count (it changes the CPU Permuter; on CUDA it only splits entries).
 The entry holds the prepared native call, the output shape, and what the per-call checks need. It is built
-and validated on a miss (dtype kind and size, power-of-two dimensions, axes a permutation, the spec parsed,
+and validated on a miss (dtype kind and size, axes a permutation — a transpose whose dimensions are not all powers
+of two is prepared as a bmmc.DigitMap, see bmmc/_digit.py —, the spec parsed,
 the device type); anything the fast path does not handle returns None and the caller takes the general path,
 which raises exactly the errors it always raised. The per-call checks are only those that can differ
 between calls with one key: x's contiguity (and, for torch, autograd / conj / neg bits), `out` (type,
@@ -113,7 +114,8 @@ def _log2_numel(shape) -> int:
 
 
 def _transpose_plan(shape, axes):
-    """(Bmmc, output shape) for transpose(shape, axes), or None where the general path must decide (errors)."""
+    """(Bmmc, output shape) for transpose(shape, axes) — a DigitMap in place of the Bmmc where an extent is not a
+    power of two —, or None where the general path must decide (errors, zero elements)."""
     from . import _normalise_axes, axes_permutation, identity
 
     shape = [int(d) for d in shape]
@@ -121,9 +123,12 @@ def _transpose_plan(shape, axes):
         norm = _normalise_axes(len(shape), axes)
     except (TypeError, ValueError):
         return None
-    if not _pow2_shape(shape):
-        return None
-    b = axes_permutation(shape, norm) if shape else identity(0)
+    if _pow2_shape(shape):
+        b = axes_permutation(shape, norm) if shape else identity(0)
+    elif all(d > 0 for d in shape):
+        b = _bmmc.DigitMap.transpose(shape, norm)  # any extents: the any-shape class (bmmc/_digit.py)
+    else:
+        return None  # zero elements: the general path returns an empty result
     return b, tuple(shape[a] for a in norm)
 
 
@@ -192,12 +197,22 @@ def _numpy_elem_bytes(dtype):
     return size if size in (1, 2, 4, 8, 16) else None
 
 
-def _numpy_prepared(n, b, dtype, threads):
-    """The prepared call of a NumPy entry (its Permuter from the library's PermuterCache), or None."""
-    eb = _numpy_elem_bytes(dtype)
-    if eb is None or b.n != n:
+def _prepared_of(n, b, eb, device, threads):
+    """The prepared call of an entry: for a Bmmc on n bits its Permuter from the library's PermuterCache; for a
+    DigitMap (a transpose of other extents) a Permuter of the front door's any-shape constructor. None: the
+    general path decides."""
+    if type(b) is _bmmc.DigitMap:
+        t = 1 if device < 0 and threads == 0 and b.size * eb < _ONE_THREAD_BYTES else threads
+        return _bmmc._Prepared(b, eb, device, t, NOGIL_BYTES, False)
+    if b.n != n:
         return None
-    return _bmmc._Prepared(b, eb, -1, _cpu_threads(threads, n, eb), NOGIL_BYTES)
+    return _bmmc._Prepared(b, eb, device, _cpu_threads(threads, n, eb) if device < 0 else threads, NOGIL_BYTES)
+
+
+def _numpy_prepared(n, b, dtype, threads):
+    """The prepared call of a NumPy entry, or None."""
+    eb = _numpy_elem_bytes(dtype)
+    return None if eb is None else _prepared_of(n, b, eb, -1, threads)
 
 
 def _numpy_run(prep, shape, x, out):
@@ -316,12 +331,14 @@ def _torch_entry(key, x, n, b, shape, threads):
     """Validate once per key: strided layout, a dtype DLPack takes, a CPU or CUDA device."""
     eb = _torch_elem_bytes.get(x.dtype)
     dev = x.device
-    if eb is None or x.layout is not _torch.strided or b.n != n or dev.type not in ("cpu", "cuda"):
+    if eb is None or x.layout is not _torch.strided or dev.type not in ("cpu", "cuda"):
         return None
     if not _plain_threads(threads):
         return None
     index = -1 if dev.type == "cpu" else (dev.index if dev.index is not None else _torch.cuda.current_device())
-    prep = _bmmc._Prepared(b, eb, index, _cpu_threads(threads, n, eb) if index < 0 else threads, NOGIL_BYTES)
+    prep = _prepared_of(n, b, eb, index, threads)
+    if prep is None:
+        return None
     # empty_like(x) gives x's strides, which for a contiguous x with a dimension of 1 may be odd ones (a stride
     # of 999 on a size-1 axis is contiguous): such shapes allocate through the template, as transposes do.
     same = tuple(shape) == tuple(x.shape) and 1 not in tuple(x.shape)
@@ -428,9 +445,9 @@ _cupy_ndarray = None
 
 def _cupy_entry(key, x, n, b, shape, threads):
     eb = _numpy_elem_bytes(x.dtype)
-    if eb is None or b.n != n:
+    prep = None if eb is None else _prepared_of(n, b, eb, key[4], threads)
+    if prep is None:
         return None
-    prep = _bmmc._Prepared(b, eb, key[4], threads, NOGIL_BYTES)
     return _insert(key, (prep, shape, prep.alignment - 1, key[4], x.dtype))
 
 

@@ -3,9 +3,11 @@
 Registered once, when bmmc first sees a torch tensor, by bmmc.torch_ops(), or at `import bmmc` when torch is
 already imported (importing bmmc never imports torch):
 
-    torch.ops.bmmc.transpose(Tensor x, int[] axes) -> Tensor            == x.permute(axes).contiguous()
+    torch.ops.bmmc.transpose(Tensor x, int[] axes, int[]? flip=None, int[]? roll=None) -> Tensor
+        == torch.roll(torch.flip(x.permute(axes), flip), roll, range(x.dim())).contiguous() (bmmc.transpose)
     torch.ops.bmmc.permute(Tensor x, str spec) -> Tensor                out[A·i ⊕ c] = x[i], flat C order
-    torch.ops.bmmc.transpose_out(Tensor x, int[] axes, Tensor(a!) out) -> ()
+    torch.ops.bmmc.contiguous(Tensor x) -> Tensor                       == x.contiguous() (bmmc.contiguous)
+    torch.ops.bmmc.transpose_out(Tensor x, int[] axes, Tensor(a!) out, int[]? flip=None, int[]? roll=None) -> ()
     torch.ops.bmmc.permute_out(Tensor x, str spec, Tensor(a!) out) -> ()
 
 Each has a fake (meta) implementation giving the output's shape, so torch.compile traces it without running
@@ -26,7 +28,7 @@ cudaMallocAsync on the stream, which capture records as a graph memory node.
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 import torch
 
@@ -74,13 +76,15 @@ def _normalise(ndim: int, axes) -> List[int]:
     return _normalise_axes(ndim, axes)
 
 
-def _eager_transpose(x, axes, out=None):
+def _eager_transpose(x, axes, out=None, flip=None, roll=None):
     from . import transpose
 
+    from . import _digit
+
     x = x.detach().resolve_conj().resolve_neg()  # lazy conjugate / negative views: their values, in memory
-    if not x.is_contiguous():
-        x = x.contiguous()
-    return transpose(x, list(axes), out=out)
+    if not _digit.dense_view(x):
+        x = x.contiguous()  # a permuted view of a dense tensor is read where it lies; any other is copied first
+    return transpose(x, list(axes), out=out, flip=tuple(flip or ()), roll=tuple(roll or ()))
 
 
 def _eager_permute(x, spec, out=None):
@@ -93,14 +97,34 @@ def _eager_permute(x, spec, out=None):
 
 
 @torch.library.custom_op(f"{_LIB}::transpose", mutates_args=())
-def transpose(x: torch.Tensor, axes: List[int]) -> torch.Tensor:
-    return _eager_transpose(x, axes)
+def transpose(x: torch.Tensor, axes: List[int], flip: Optional[List[int]] = None,
+              roll: Optional[List[int]] = None) -> torch.Tensor:
+    return _eager_transpose(x, axes, None, flip, roll)
 
 
 @transpose.register_fake
-def _transpose_fake(x, axes):
+def _transpose_fake(x, axes, flip=None, roll=None):
+    from . import _digit
+
     norm = _normalise(x.dim(), axes)
-    return x.new_empty([x.shape[a] for a in norm])
+    shape = [x.shape[a] for a in norm]
+    _digit.normalise_flip(x.dim(), flip)  # the eager op's errors, raised while tracing
+    if roll:
+        _digit.normalise_roll(shape, roll)
+    return x.new_empty(shape)
+
+
+@torch.library.custom_op(f"{_LIB}::contiguous", mutates_args=())
+def contiguous(x: torch.Tensor) -> torch.Tensor:
+    from . import _digit, contiguous as run
+
+    x = x.detach().resolve_conj().resolve_neg()
+    return run(x) if _digit.dense_view(x) else x.contiguous()
+
+
+@contiguous.register_fake
+def _contiguous_fake(x):
+    return x.new_empty(x.shape)
 
 
 @torch.library.custom_op(f"{_LIB}::permute", mutates_args=())
@@ -114,12 +138,13 @@ def _permute_fake(x, spec):
 
 
 @torch.library.custom_op(f"{_LIB}::transpose_out", mutates_args=("out",))
-def transpose_out(x: torch.Tensor, axes: List[int], out: torch.Tensor) -> None:
-    _eager_transpose(x, axes, out.detach())
+def transpose_out(x: torch.Tensor, axes: List[int], out: torch.Tensor, flip: Optional[List[int]] = None,
+                  roll: Optional[List[int]] = None) -> None:
+    _eager_transpose(x, axes, out.detach(), flip, roll)
 
 
 @transpose_out.register_fake
-def _transpose_out_fake(x, axes, out):
+def _transpose_out_fake(x, axes, out, flip=None, roll=None):
     return None
 
 
@@ -136,15 +161,29 @@ def _permute_out_fake(x, spec, out):
 # ---- autograd: the gradient of a permutation is the inverse permutation of the gradient ----------------------
 
 def _transpose_setup(ctx, inputs, output):
-    x, axes = inputs
+    x, axes, flip, roll = inputs
     ctx.axes = _normalise(x.dim(), axes)
+    ctx.shape = list(x.shape)
+    ctx.flip = flip
+    ctx.roll = roll
 
 
 def _transpose_backward(ctx, grad):
-    inverse = [0] * len(ctx.axes)
-    for i, a in enumerate(ctx.axes):
-        inverse[a] = i
-    return transpose(grad, inverse), None
+    if not ctx.flip and not ctx.roll:
+        inverse = [0] * len(ctx.axes)
+        for i, a in enumerate(ctx.axes):
+            inverse[a] = i
+        return transpose(grad, inverse), None, None, None
+    from . import DigitMap, _digit
+
+    flags = _digit.normalise_flip(len(ctx.shape), ctx.flip)
+    inv = DigitMap(ctx.shape, ctx.axes, flags, list(ctx.roll) if ctx.roll else None).inverse()
+    flip = [j for j, f in enumerate(inv.flips) if f]
+    return transpose(grad, inv.axes, flip, inv.rolls), None, None, None
+
+
+def _contiguous_backward(ctx, grad):
+    return grad
 
 
 def _permute_setup(ctx, inputs, output):
@@ -156,17 +195,26 @@ def _permute_backward(ctx, grad):
 
 
 transpose.register_autograd(_transpose_backward, setup_context=_transpose_setup)
+contiguous.register_autograd(_contiguous_backward)
 permute.register_autograd(_permute_backward, setup_context=_permute_setup)
 
 
 # ---- what bmmc.transpose / bmmc.permute call while Dynamo traces ---------------------------------------------
 
-def traced_transpose(x, axes, out):
+def traced_transpose(x, axes, out, flip=(), roll=()):
     axes = list(range(x.dim()))[::-1] if axes is None else [int(a) for a in axes]
+    if isinstance(flip, int):
+        flip = (flip,)
+    flip = [int(f) for f in flip] if flip else None
+    roll = [int(r) for r in roll] if roll else None
     if out is None:
-        return torch.ops.bmmc.transpose(x, axes)
-    torch.ops.bmmc.transpose_out(x, axes, out)
+        return torch.ops.bmmc.transpose(x, axes, flip, roll)
+    torch.ops.bmmc.transpose_out(x, axes, out, flip, roll)
     return out
+
+
+def traced_contiguous(x):
+    return torch.ops.bmmc.contiguous(x)
 
 
 def traced_permute(x, spec, out):
@@ -178,4 +226,4 @@ def traced_permute(x, spec, out):
     return out
 
 
-__all__ = ["transpose", "permute", "transpose_out", "permute_out", "spec_of", "_fast"]
+__all__ = ["transpose", "permute", "contiguous", "transpose_out", "permute_out", "spec_of", "_fast"]

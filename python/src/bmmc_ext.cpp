@@ -36,6 +36,7 @@
 #include "bmmc/dist/agreement.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/permute.hpp"
+#include "digit_ext.hpp"
 #include "numpy_fast.hpp"
 #include "prepared.hpp"
 
@@ -390,11 +391,15 @@ NB_MODULE(_bmmc, m) {
                        "elem_bytes, device (-1 = CPU), threads), called with raw pointers.")
       .def(nb::init<const Bmmc&, int, int, int, std::size_t>(), "bmmc"_a, "elem_bytes"_a, "device"_a = -1,
            "threads"_a = 0, "nogil_bytes"_a = std::size_t{1} << 18)
+      .def(nb::init<const bmmc::DigitMap&, int, int, int, std::size_t, bool>(), "map"_a, "elem_bytes"_a,
+           "device"_a = -1, "threads"_a = 0, "nogil_bytes"_a = std::size_t{1} << 18, "in_place"_a = false)
+      .def("call_in_place", &Prepared::call_in_place, "data_ptr"_a, "stream"_a = 0)
       .def("__call__", &Prepared::call, "x_ptr"_a, "out_ptr"_a, "stream"_a = 0)
       .def("call_buffers", &Prepared::call_buffers, "x"_a, "out"_a)
       .def_prop_ro("alignment", &Prepared::alignment, "Bytes x and out must be aligned to.")
       .def_prop_ro("bytes", &Prepared::bytes, "Bytes of one array.")
       .def_prop_ro("releases_gil", &Prepared::releases_gil)
+      .def_prop_ro("in_place", [](const Prepared& p) { return p.permuter().in_place(); })
       .def_prop_ro("n", [](const Prepared& p) { return p.permuter().n(); })
       .def_prop_ro("elem_bytes", [](const Prepared& p) { return p.permuter().elem_bytes(); })
       .def_prop_ro("backend", [](const Prepared& p) { return std::string(bmmc::to_string(p.permuter().backend())); })
@@ -409,6 +414,7 @@ NB_MODULE(_bmmc, m) {
     d["capacity"] = st.capacity;
     return d;
   }, "The library's Permuter cache (bmmc/dispatch/permuter_cache.hpp), which every path of this module shares.");
+  bmmc_python::bind_digit_map(m);
   bmmc_python::bind_numpy_fast(m);
   m.def("has_cuda", &bmmc::has_cuda_build, "Was this module built with the CUDA runtime?");
   m.def("gpu_available", &gpu_available, "Is a CUDA GPU usable from this process (False when built without CUDA)?");

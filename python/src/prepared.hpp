@@ -3,7 +3,9 @@
 //
 // A Prepared holds one bmmc::Permuter for (Bmmc, element size, backend, device, CPU threads), taken from the
 // library's own PermuterCache with the key bmmc::permute would use for aligned pointers, so both paths share
-// entries and kernels. Its calls take raw integers (data pointers, a cudaStream_t) or, for NumPy, the two
+// entries and kernels; or, for an any-shape map (bmmc::DigitMap: bmmc.transpose with odd extents, flips or
+// rolls, bmmc.contiguous), the Permuter of the front door's DigitMap constructor from the same cache, out of place
+// or in place (involutions only), for elements of any size. Its calls take raw integers (data pointers, a cudaStream_t) or, for NumPy, the two
 // arrays through the buffer protocol: no DLPack export, no per-call Python-side validation. The Python layer
 // validates once per cache entry (dtype, shape, device) and checks per call only what can change between
 // calls with the same key (contiguity, `out`, alignment); the Permuter still checks null, overlapping and
@@ -25,6 +27,7 @@
 
 #include "bmmc/core/bmmc.hpp"
 #include "bmmc/core/buffers.hpp"
+#include "bmmc/core/digit_map.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/permute.hpp"
 
@@ -39,25 +42,28 @@ class Prepared {
       throw nb::type_error(("elements of " + std::to_string(elem_bytes) +
                             " bytes are not supported; expected a dtype of 1, 2, 4, 8 or 16 bytes")
                                .c_str());
-    bmmc::PermuterOptions options;
-    if (device < 0) {
-      options.backend = bmmc::Backend::Cpu;
-      options.cpu.threads = threads;
-    } else {
-      if (!bmmc::has_cuda_build())
-        throw std::invalid_argument(
-            "x is a CUDA array but this bmmc module was built without CUDA (no toolkit was found at build "
-            "time); rebuild with a CUDA toolkit (pip install ./python -C cmake.define.BMMC_CUDA=ON) or pass a "
-            "CPU array");
-      options.backend = bmmc::Backend::Cuda;
-      options.gpu.device = device;
-    }
+    const bmmc::PermuterOptions options = options_for(device, threads);
     cuda_ = device >= 0;
     bytes_ = (std::size_t{1} << b.n()) * static_cast<std::size_t>(elem_bytes);
     nogil_ = !cuda_ && bytes_ >= nogil_bytes;
     // Planning and (on CUDA) the JIT may take up to ~100 ms: other Python threads run meanwhile.
     nb::gil_scoped_release release;
     permuter_ = bmmc::default_permuter_cache().get(bmmc::PermuterKey{b, elem_bytes, options});
+  }
+
+  // An any-shape map of elem_bytes-byte elements (any size ≥ 1: the digit planner folds or splits them), out of
+  // place or in place (the Python layer has checked that an in-place map is an involution of its shape). Its
+  // Permuter comes from the library's PermuterCache under the key bmmc::permute(DigitMap, ...) uses.
+  Prepared(const bmmc::DigitMap& map, int elem_bytes, int device, int threads, std::size_t nogil_bytes,
+           bool in_place) {
+    bmmc::PermuterOptions options = options_for(device, threads);
+    options.in_place = in_place;
+    cuda_ = device >= 0;
+    in_place_ = in_place;
+    bytes_ = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(elem_bytes);
+    nogil_ = !cuda_ && bytes_ >= nogil_bytes;
+    nb::gil_scoped_release release;
+    permuter_ = bmmc::default_permuter_cache().get(bmmc::PermuterKey{bmmc::Bmmc{}, elem_bytes, options, map});
   }
 
   // out[A·x ⊕ c] = in[x] with raw pointers (and a cudaStream_t as an integer, 0 = the legacy default
@@ -108,15 +114,46 @@ class Prepared {
     return true;
   }
 
+  // An in-place Prepared (any-shape involutions): permutes the array at `data` (a raw pointer) in place.
+  void call_in_place(std::uintptr_t data, std::uintptr_t stream) const {
+    if (!in_place_) throw std::invalid_argument("this prepared map runs out of place: call it with x and out");
+    auto* p = reinterpret_cast<void*>(data);
+    const auto s = reinterpret_cast<bmmc::StreamHandle>(stream);
+    if (nogil_) {
+      nb::gil_scoped_release release;
+      (*permuter_)(p, s);
+    } else {
+      (*permuter_)(p, s);
+    }
+  }
+
   std::size_t alignment() const noexcept { return permuter_->alignment(); }
   std::size_t bytes() const noexcept { return bytes_; }
   bool releases_gil() const noexcept { return nogil_; }
   const bmmc::Permuter& permuter() const noexcept { return *permuter_; }
 
  private:
+  static bmmc::PermuterOptions options_for(int device, int threads) {
+    bmmc::PermuterOptions options;
+    if (device < 0) {
+      options.backend = bmmc::Backend::Cpu;
+      options.cpu.threads = threads;
+    } else {
+      if (!bmmc::has_cuda_build())
+        throw std::invalid_argument(
+            "x is a CUDA array but this bmmc module was built without CUDA (no toolkit was found at build "
+            "time); rebuild with a CUDA toolkit (pip install ./python -C cmake.define.BMMC_CUDA=ON) or pass a "
+            "CPU array");
+      options.backend = bmmc::Backend::Cuda;
+      options.gpu.device = device;
+    }
+    return options;
+  }
+
   std::shared_ptr<const bmmc::Permuter> permuter_;
   std::size_t bytes_ = 0;
   bool cuda_ = false;
+  bool in_place_ = false;
   bool nogil_ = false;
 };
 
