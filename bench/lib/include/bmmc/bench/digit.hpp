@@ -2,7 +2,8 @@
 // the CPU beside a memcpy and a power-of-two map of the same bytes.
 //
 // GPU rows: "memcpy", "copy-kernel" (16-byte grid-stride copy), "digit" (the JIT kernel), "digit-generic" (the
-// precompiled kernel), and "digit-inplace" for involutions. Every permuting row is verified against the CPU
+// precompiled kernel), "door:<kernel>" (what bmmc::Permuter runs for the map: the BMMC kernel for a map that is a
+// Bmmc, else the digit kernel) and "digit-inplace" for involutions. Every permuting row is verified against the CPU
 // executor on random data, with the output poisoned first. bench_gpu_digits throws std::invalid_argument in a
 // build without CUDA (bench/lib/no_cuda.cpp).
 #pragma once
