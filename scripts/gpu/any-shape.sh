@@ -31,8 +31,8 @@ python3 - "$csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 for r in rows:
-    if r["variant"] in ("digit", "digit-generic", "digit-inplace", "copy-kernel"):
-        print(f'{r["name"]:<22} {r["variant"]:<14} {float(r["median_ms"]):8.3f} ms {float(r["pct_memcpy"]):6.1f}% memcpy  verified {r["verified"]}')
+    if r["variant"] != "memcpy":
+        print(f'{r["name"]:<22} {r["variant"]:<24} {float(r["median_ms"]):8.3f} ms {float(r["pct_memcpy"]):6.1f}% memcpy  verified {r["verified"]}')
 PY
 if python3 -c 'import torch' 2>/dev/null && [[ "${TORCH:-1}" == 1 ]]; then
   python3 bench/any_shape_torch.py --suite bench/any_shape_suite.txt --reps "$REPS" --out "$OUT/any_shape_torch.csv"
