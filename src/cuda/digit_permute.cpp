@@ -20,8 +20,10 @@ namespace {
 // door for offset pointers) can carry; the generic kernel does not fold.
 DigitPolicy digit_policy(int elem_bytes, const GpuOptions& options) {
   DigitPolicy p;
-  if (!options.jit)
+  if (!options.jit) {
     p.max_elem_bytes = elem_bytes;
+    p.max_vector_elems = 1;
+  }
   else if (options.policy.vector_bits >= 0)
     p.max_elem_bytes = std::max(elem_bytes, std::min(16, elem_bytes << options.policy.vector_bits));
   if (options.policy.threads_per_block > 0) p.threads_per_block = options.policy.threads_per_block;

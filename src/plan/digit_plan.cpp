@@ -100,6 +100,26 @@ int conflict_ways(const std::vector<Extent>& slots, int elem_bytes) {
   return worst;
 }
 
+// The widest access (a power of two of elements, at most 16 bytes) of one side: the side's innermost tile axes
+// that are consecutive axes of that side (and, writing, have no roll) form a contiguous run; the vector must divide
+// the run's chunk product (so no vector crosses rows) and its extent product (so an edge tile ends on a vector).
+int side_vector(const DigitPlan& p, const std::vector<int>& order, const std::vector<int>& position, bool write) {
+  const int k = static_cast<int>(p.axes.size());
+  Extent chunks = 1, extents = 1;
+  int expect = k - 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it, --expect) {
+    const DigitAxis& ax = p.axes[*it];
+    if (position[*it] != expect || (write && ax.roll != 0)) break;
+    chunks *= ax.chunk;
+    extents *= ax.extent;
+    if (ax.chunk != ax.extent) break;
+  }
+  int v = 16 / p.elem_bytes;
+  while (v > 1 && (chunks % v != 0 || extents % v != 0 || (write && p.pad_period > 0 && p.pad_period % v != 0)))
+    v /= 2;
+  return v;
+}
+
 }  // namespace
 
 Extent DigitPlan::elements() const {
@@ -241,6 +261,13 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
       }
     }
   }
+  // Vector accesses on each side (positions: an input axis's place in input order, and in output order).
+  std::vector<int> in_pos(static_cast<std::size_t>(k)), out_pos(static_cast<std::size_t>(k));
+  for (int a = 0; a < k; ++a) in_pos[a] = a;
+  for (int j = 0; j < k; ++j) out_pos[out_order[j]] = j;
+  const int max_vector = policy.max_vector_elems > 0 ? policy.max_vector_elems : 16;
+  plan.read_vector = std::min(max_vector, side_vector(plan, plan.read_order, in_pos, false));
+  plan.write_vector = std::min(max_vector, side_vector(plan, plan.write_order, out_pos, true));
   return plan;
 }
 
@@ -258,6 +285,7 @@ std::string to_string(const DigitPlan& p) {
                    p.tile_elements(), p.smem_bytes(), p.tiles(), p.threads_per_block);
   s += fmt::format("  read order [{}], write order [{}], pad {} every {} slots\n", fmt::join(p.read_order, ", "),
                    fmt::join(p.write_order, ", "), p.pad, p.pad_period);
+  s += fmt::format("  lanes read {} and write {} elements per access\n", p.read_vector, p.write_vector);
   return s;
 }
 
@@ -272,10 +300,10 @@ std::string to_json(const DigitPlan& p) {
   return fmt::format(
       R"({{"kind":"digit","spec":"{}","shape":[{}],"elem_bytes":{},"plan_elem_bytes":{},"axes":[{}],)"
       R"("read_order":[{}],"write_order":[{}],"tile_elements":{},"smem_bytes":{},"tiles":{},)"
-      R"("threads_per_block":{},"pad":{},"pad_period":{}}})",
+      R"("threads_per_block":{},"pad":{},"pad_period":{},"read_vector":{},"write_vector":{}}})",
       p.map.to_string(), fmt::join(p.map.shape(), ","), p.caller_elem_bytes, p.elem_bytes, axes,
       fmt::join(p.read_order, ","), fmt::join(p.write_order, ","), p.tile_elements(), p.smem_bytes(), p.tiles(),
-      p.threads_per_block, p.pad, p.pad_period);
+      p.threads_per_block, p.pad, p.pad_period, p.read_vector, p.write_vector);
 }
 
 }  // namespace bmmc

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 namespace bmmc {
@@ -70,6 +71,7 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
     }
     std::fill(smem.begin(), smem.end(), -1);
     std::vector<Extent> read_addr, read_slots, write_addr, write_slots;
+    std::vector<Extent> rx(static_cast<std::size_t>(vol), -1), wy(static_cast<std::size_t>(vol), -1);
     for (Extent e = 0; e < vol; ++e) {  // read phase
       Extent re = e;
       bool ok = true;
@@ -91,6 +93,7 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       if (s < 0 || s >= slots) return fail(fmt::format("tile {} stores to slot {} outside its {} slots", t, s, slots));
       if (smem[s] >= 0) return fail(fmt::format("tile {} stores twice to slot {}", t, s));
       smem[s] = x;
+      rx[static_cast<std::size_t>(e)] = x;
       if (t == 0 && read_slots.size() < 32) read_slots.push_back(s);
       if (t == 0) read_addr.push_back(x);
     }
@@ -116,9 +119,24 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       if (y < 0 || y >= n) return fail(fmt::format("tile {} writes element {} outside the array of {}", t, y, n));
       if (source[y] >= 0) return fail(fmt::format("output element {} is written twice (tile {})", y, t));
       source[y] = smem[s];
+      wy[static_cast<std::size_t>(e)] = y;
       ++r.writes;
       if (t == 0 && write_slots.size() < 32) write_slots.push_back(s);
       if (t == 0) write_addr.push_back(y);
+    }
+    // Vector accesses: each group of v tile elements is all predicated off, or v consecutive aligned elements.
+    for (auto [addr, v, side] : {std::tuple{&rx, p.read_vector, "read"}, std::tuple{&wy, p.write_vector, "write"}}) {
+      if (v < 1 || vol % v != 0) return fail(fmt::format("{} vector of {} elements does not divide the tile of {}", side, v, vol));
+      for (Extent e = 0; e < vol; e += v) {
+        const Extent first = (*addr)[static_cast<std::size_t>(e)];
+        for (Extent u = 0; u < v; ++u) {
+          const Extent a = (*addr)[static_cast<std::size_t>(e + u)];
+          if ((first < 0) != (a < 0) || (first >= 0 && (a != first + u || first % v != 0)))
+            return fail(fmt::format("tile {}: the {} vector at tile element {} is not {} consecutive aligned elements "
+                                    "(element {} at {}, the first at {})",
+                                    t, side, e, v, e + u, a, first));
+        }
+      }
     }
     if (t == 0) {
       r.read_conflicts = bank_ways(read_slots, p.elem_bytes);

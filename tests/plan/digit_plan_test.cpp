@@ -104,6 +104,26 @@ TEST(DigitPlan, PreservedInnerAxisFoldsIntoTheElement) {
   EXPECT_EQ(plan_digits(DigitMap::transpose({5, 7, 6}, {1, 0, 2}), 1, narrow).elem_bytes, 2);
 }
 
+TEST(DigitPlan, LanesMoveVectorsWhereRunsAllowThem) {
+  // uint8 (100, 720·1280, 3) → (0, 2, 1): 16-byte lanes on both sides (runs of 3·chunk bytes in, chunk bytes out).
+  const DigitPlan p = plan_digits(DigitMap::transpose({100, 720 * 1280, 3}, {0, 2, 1}), 1);
+  EXPECT_EQ(p.read_vector, 16) << to_string(p);
+  EXPECT_EQ(p.write_vector, 16) << to_string(p);
+  expect_ok(plan_digits(DigitMap::transpose({10, 72 * 128, 3}, {0, 2, 1}), 1));
+  // Prime extents leave no vector that divides a run; the scalar policy turns them off.
+  const DigitPlan q = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 2);
+  EXPECT_EQ(q.read_vector, 1);
+  EXPECT_EQ(q.write_vector, 1);
+  DigitPolicy scalar;
+  scalar.max_vector_elems = 1;
+  EXPECT_EQ(plan_digits(DigitMap::transpose({100, 720 * 1280, 3}, {0, 2, 1}), 1, scalar).read_vector, 1);
+  // A roll on the innermost output axis breaks output runs at its wrap: no write vectors; reads keep theirs.
+  const DigitPlan r = plan_digits(DigitMap::roll({512, 512}, {0, 7}), 4);
+  EXPECT_EQ(r.write_vector, 1) << to_string(r);
+  EXPECT_EQ(r.read_vector, 4) << to_string(r);
+  expect_ok(r);
+}
+
 TEST(DigitPlan, OddElementSizesBecomeBytes) {
   const DigitPlan p = plan_digits(DigitMap::transpose({5, 7}, {1, 0}), 3);
   EXPECT_EQ(p.elem_bytes, 1);

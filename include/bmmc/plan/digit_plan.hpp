@@ -15,6 +15,8 @@
 //     out[Σ o_a·out_stride_a], o_a = ((flip_a ? extent_a−1−i_a : i_a) + roll_a) mod extent_a, i_a = origin_a + l_a.
 //   slot(w) = Σ w_a·smem_stride_a, the strides of the write order with one pad of `pad` elements every
 //     `pad_period` slots (so lanes of the read phase fall on distinct banks).
+//   Vectors: a lane moves `read_vector` (`write_vector`) consecutive tile elements in one global access of up to
+//     16 bytes, where the innermost axes of that side form a contiguous run whose length and extent it divides.
 // The element of a plan may be wider than the caller's (a preserved innermost axis folded into it) or a byte (an
 // element size that is not 1, 2, 4, 8 or 16 becomes an innermost axis of bytes). The CPU executor and the CUDA
 // code generator execute exactly these formulas; check_digit_plan (digit_plan_check.hpp) proves a plan writes
@@ -52,6 +54,8 @@ struct DigitPolicy {
   /// The widest element a preserved innermost axis may be folded into (the alignment the pointers have);
   /// 0 = 16 bytes.
   int max_elem_bytes = 0;
+  /// The most elements one global access may move (1 = scalar accesses, what the generic kernel does); 0 = 16 B.
+  int max_vector_elems = 0;
 
   friend bool operator==(const DigitPolicy&, const DigitPolicy&) = default;
 };
@@ -67,6 +71,10 @@ struct DigitPlan {
   Extent pad_period = 0;        ///< a pad every this many slots (0 = none)
   int pad = 0;                  ///< elements per pad
   int threads_per_block = 256;
+  /// Elements a lane reads (writes) in one access: tile elements e .. e+v−1 (v | e, in read or write order) are
+  /// consecutive aligned elements of the input (output), all valid or all predicated off. 1 = scalar accesses.
+  int read_vector = 1;
+  int write_vector = 1;
 
   Extent elements() const;      ///< in plan elements
   Extent tile_elements() const; ///< Π chunk
