@@ -150,7 +150,8 @@ KernelSource generate_digit_cuda(const DigitPlan& p, const CodegenOptions& optio
         if (edge(a)) gc += fmt::format(" && l{0} < ce{0}", a);
       s += fmt::format("          if (!(full || (true{}))) continue;\n          }}\n", gc);
     }
-    s += fmt::format("          if (full{}) {{\n", conds.empty() ? "" : fmt::format(" || (true{})", conds));
+    // (The group's edge was checked above: without outer edge axes the vector is valid here.)
+    s += fmt::format("          if ({}) {{\n", conds.empty() ? "true" : fmt::format("full || (true{})", conds));
     s += fmt::format("            sbase[b] = {};\n            g0s[b] = g0;\n", sb);
     const std::string addr = fmt::format("in + in_base + ({}) + g0", goff);
     s += fmt::format("            v[b] = {};\n", options.streaming_hints

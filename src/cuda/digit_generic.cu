@@ -19,14 +19,18 @@ constexpr int kBatch = 4;  // loads a thread issues before their shared stores
 // n / d and n % d for 0 <= n < 2^31 by a multiply-high and a shift (d fixed per launch): the division the JIT
 // kernel gets from the compiler for its constants.
 struct FastDiv {
-  unsigned d = 1, mul = 0, shr = 0;
+  unsigned long long mul = 0;  // ceil(2^(32+s) / d), s = ceil(log2 d): up to 2^32, so 64 bits
+  unsigned d = 1, shr = 32;
   FastDiv() = default;
   explicit FastDiv(unsigned divisor) : d(divisor) {
-    if (d <= 1) return;
-    while ((1u << shr) < d) ++shr;
-    mul = static_cast<unsigned>(((1ull << (32 + shr)) + d - 1) / d);
+    unsigned s = 0;
+    while ((1ull << s) < d) ++s;
+    shr = 32 + s;
+    mul = ((1ull << shr) + d - 1) / d;
   }
-  __device__ __forceinline__ unsigned div(unsigned n) const { return d == 1 ? n : __umulhi(n, mul) >> shr; }
+  __device__ __forceinline__ unsigned div(unsigned n) const {
+    return d == 1 ? n : static_cast<unsigned>((n * mul) >> shr);
+  }
 };
 
 struct Axis {
