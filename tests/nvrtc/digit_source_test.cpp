@@ -38,6 +38,9 @@ TEST(DigitSource, CompilesForRandomMaps) {
     ++compiled;
   }
   EXPECT_EQ(compiled, 12);
+  // Two rolled axes of one extent share one wrap function.
+  const KernelSource two = generate_digit_cuda(plan_digits(DigitMap::roll({4, 5, 4}, {1, 2, 3}), 4));
+  EXPECT_FALSE(cache.cubin_for(two.source, two.kernel_name, 90).empty());
 }
 
 }  // namespace
