@@ -102,6 +102,7 @@ def main():
         eager = apply(x, spec, "torch")
         results["torch-eager"] = (timed(lambda: apply(x, spec, "torch"), a.reps), True)
         if not a.no_compile:
+            torch._dynamo.reset()  # each case compiles afresh: no recompile limit across dtypes and ranks
             try:
                 f = torch.compile(lambda t: apply(t, spec, "torch"))
                 ok = bool(torch.equal(f(x), eager))
