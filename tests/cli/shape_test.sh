@@ -95,7 +95,8 @@ reference 5 0 1 1 1 "$work/five.bin" "$work/five-r.bin"
 [[ $(bytes "$work/five-r.bin" | tr '\n' ' ') == "0 4 3 2 1 " ]] || fail "the reference flip+roll: $(bytes "$work/five-r.bin")"
 
 # --- permute: byte for byte against the reference, every element size, digit and BMMC maps ---------------------
-# case := SHAPE|SPEC|AXES|FLIPS|ROLLS (the map as digit_map.hpp defines it: per output axis).
+# case := SHAPE|SPEC|AXES|FLIPS|ROLLS (the map as digit_map.hpp defines it: per output axis). The default backend:
+# with a GPU, the maps that are BMMCs (4x8 on 1/2/4/8/16-byte elements) run on it, the others on the CPU.
 cases=(
   "3x4x5|axes:2,0,1|2,0,1|0,0,0|0,0,0"
   "3x4x5|roll:1,0,2*flip:0*axes:2,0,1|2,0,1|1,0,0|1,0,2"
@@ -118,7 +119,7 @@ for b in 1 2 3 4 8 16; do
     head -c $((${shape//x/*} * b)) /dev/urandom >"$work/in.bin"
     reference "${shape//x/,}" "$axes" "$flips" "$rolls" "$b" "$work/in.bin" "$work/want.bin"
     rm -f "$work/got.bin"
-    "$bmmc" permute --shape "$shape" "$spec" -b "$b" -i "$work/in.bin" -o "$work/got.bin" --backend cpu ||
+    "$bmmc" permute --shape "$shape" "$spec" -b "$b" -i "$work/in.bin" -o "$work/got.bin" ||
       fail "permute --shape $shape '$spec' -b $b"
     cmp -s "$work/want.bin" "$work/got.bin" || fail "permute --shape $shape '$spec' -b $b: not the reference"
   done
@@ -133,12 +134,12 @@ cmp -s "$work/want.bin" "$work/got.bin" || fail "permute --shape -i - -o -: not 
 # In place (an involution: a flip, a square transpose), --in and --out one file.
 iota "$work/f.bin" 60
 reference 3,4,5 0,1,2 1,0,1 0,0,0 1 "$work/f.bin" "$work/want.bin"
-"$bmmc" permute --shape 3x4x5 'flip:0,2' -b 1 -i "$work/f.bin" -o "$work/f.bin" --in-place --backend cpu ||
+"$bmmc" permute --shape 3x4x5 'flip:0,2' -b 1 -i "$work/f.bin" -o "$work/f.bin" --in-place ||
   fail "permute --shape --in-place of a flip"
 cmp -s "$work/want.bin" "$work/f.bin" || fail "permute --shape --in-place of a flip: not the reference"
 iota "$work/sq.bin" 75  # 5x5 of 3 bytes
 reference 5,5 1,0 0,0 0,0 3 "$work/sq.bin" "$work/want.bin"
-"$bmmc" permute --shape 5x5 'axes:1,0' -b 3 -i "$work/sq.bin" -o "$work/sq.bin" --in-place --backend cpu ||
+"$bmmc" permute --shape 5x5 'axes:1,0' -b 3 -i "$work/sq.bin" -o "$work/sq.bin" --in-place ||
   fail "permute --shape --in-place of a square transpose"
 cmp -s "$work/want.bin" "$work/sq.bin" || fail "permute --shape --in-place of a square transpose: not the reference"
 # A round trip through the inverse on a larger array of 3-byte elements.
@@ -148,6 +149,18 @@ head -c $((31 * 17 * 9 * 3)) /dev/urandom >"$work/big.bin"
 "$bmmc" permute --shape 17x9x31 'inv(roll:5,-3,1*flip:2*axes:1,2,0)' -b 3 -i "$work/m.bin" -o "$work/back.bin" ||
   fail "permute the inverse on 17x9x31"
 cmp -s "$work/big.bin" "$work/back.bin" || fail "permute --shape: the inverse does not bring the array back"
+
+# --backend cuda: a BMMC map runs on the GPU; any other is refused (the file's array is host memory). Without a
+# usable GPU both are refused as unavailable.
+iota "$work/t.bin" 32
+reference 4,8 1,0 0,0 0,0 1 "$work/t.bin" "$work/want.bin"
+if "$bmmc" permute --shape 4x8 'axes:1,0' -b 1 -i "$work/t.bin" -o "$work/got.bin" --backend cuda 2>"$work/err"; then
+  cmp -s "$work/want.bin" "$work/got.bin" || fail "permute --shape 4x8 axes:1,0 --backend cuda: not the reference"
+  expect_error 2 "--backend cuda: 'axes:1,0' on shape 3x5 is not a BMMC" \
+    "$bmmc" permute --shape 3x5 'axes:1,0' -b 2 -i "$work/six.bin" -o "$work/new.bin" --backend cuda
+else
+  grep -q "is not available" "$work/err" || fail "permute --shape --backend cuda: $(cat "$work/err")"
+fi
 
 # --- show --------------------------------------------------------------------------------------------------------
 expect_out $'spec = roll:0,5,0*flip:0*axes:2,0,1\nmap = roll:0,5,0*flip:0*axes:2,0,1\nshape = 7x3x2 -> 2x7x3\ncanonical = roll:0,15*flip:0*axes:1,0 on 21x2 -> 2x21\ninvolution = no\nidentity = no\nbmmc = none (runs on the digit planner)' \
