@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <string>
-#include <utility>
 
 #include "bmmc/codegen/cuda_source.hpp"
 #include "bmmc/codegen/digit_source.hpp"
@@ -43,20 +42,7 @@ std::string bmmc_source(const Bmmc& b, const GenCommand& c) {
 std::string shape_source(const GenCommand& c) {
   const DigitMap map = parse_shape_spec_options(c.spec, c.shape);
   if (const auto b = bmmc_face(map, c.po.elem_bytes)) return bmmc_source(*b, c);
-  const PlanCliOptions defaults;
-  const std::pair<bool, const char*> bit_only[] = {
-      {c.po.variant != defaults.variant, "--variant"},
-      {c.po.elems_per_thread != defaults.elems_per_thread, "--elems-per-thread"},
-      {c.po.threads != defaults.threads, "--threads"},
-      {c.po.vector_bits != defaults.vector_bits, "--vector-bits"},
-      {c.po.swizzle != defaults.swizzle, "--swizzle"},
-      {c.po.block_order != defaults.block_order, "--block-order"},
-      {c.po.longer_runs != defaults.longer_runs, "--longer-runs"}};
-  for (const auto& [given, name] : bit_only)
-    if (given)
-      throw UsageError(fmt::format("{} applies to BMMC plans; '{}' on shape {} is not a BMMC and runs on the digit "
-                                   "planner, which takes no such option",
-                                   name, c.spec.spec, c.shape));
+  refuse_bit_planner_options(c.po, fmt::format("'{}' on shape {}", c.spec.spec, c.shape));
   return generate_digit_cuda(plan_digits(map, c.po.elem_bytes), CodegenOptions{c.streaming}).source;
 }
 

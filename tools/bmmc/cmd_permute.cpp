@@ -54,8 +54,8 @@ void permute_shape(const PermuteCommandOptions& o) {
                      "they do not apply to --shape");
   if (o.elem_bytes < 1) throw UsageError(fmt::format("--elem-bytes {}: expected 1 byte or more", o.elem_bytes));
   if (map.size() > kMaxDigitElements / o.elem_bytes)
-    throw UsageError(fmt::format("an array of shape {} of {}-byte elements has more than 2^62 bytes", o.shape,
-                                 o.elem_bytes));
+    throw UsageError(fmt::format("an array of shape {} of {}-byte elements has more than 2^62 bytes",
+                                 shape_to_string(map.shape()), o.elem_bytes));
   refuse_same_file(o);
   // The input's size in the array's own terms (a stream's is checked as it is read).
   const auto bytes = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(o.elem_bytes);
@@ -63,7 +63,7 @@ void permute_shape(const PermuteCommandOptions& o) {
   const std::uintmax_t size = o.in == "-" ? 0 : std::filesystem::file_size(o.in, ec);
   if (o.in != "-" && !ec && size != bytes)
     throw UsageError(fmt::format("'{}' has {} bytes, but an array of shape {} of {}-byte elements has {} bytes",
-                                 o.in, size, o.shape, o.elem_bytes, bytes));
+                                 o.in, size, shape_to_string(map.shape()), o.elem_bytes, bytes));
   PermuterOptions options;
   options.backend = cli_backend(o.backend);
   options.in_place = o.in_place;
@@ -145,8 +145,9 @@ void add_permute_command(CLI::App& app, Action& run) {
   sub->add_option("--elem-bytes,-b", opts->elem_bytes,
                   "Element size B in bytes: 1, 2, 4, 8 or 16; with --shape any B >= 1")
       ->required();
-  sub->add_option("--in,-i", opts->in, "Input file (2^n * B bytes; with --shape S the product of S's extents * B); - reads standard input (all of it is read and "
-                  "its size checked before anything is written)")
+  sub->add_option("--in,-i", opts->in,
+                  "Input file (2^n * B bytes; with --shape S the product of S's extents * B); - reads standard input "
+                  "(all of it is read and its size checked before anything is written)")
       ->required()
       ->check(file_name());
   sub->add_option("--out,-o", opts->out, "Output file (created or replaced); - writes standard output (in order, "

@@ -277,23 +277,7 @@ void plan_shape(const PlanCommand& c) {
     return plan_bmmc(*b, c, {{"runs_as", "bmmc"}, {"map", map.to_string()}, {"shape", map.shape()},
                              {"bmmc", bmmc_json(*b)}});
   }
-  // Options of the bit planner and of its other plans are refused rather than ignored.
-  const PlanCliOptions defaults;
-  const std::pair<bool, const char*> bit_only[] = {
-      {c.po.variant != defaults.variant, "--variant"},
-      {c.po.elems_per_thread != defaults.elems_per_thread, "--elems-per-thread"},
-      {c.po.threads != defaults.threads, "--threads"},
-      {c.po.vector_bits != defaults.vector_bits, "--vector-bits"},
-      {c.po.swizzle != defaults.swizzle, "--swizzle"},
-      {c.po.block_order != defaults.block_order, "--block-order"},
-      {c.po.longer_runs != defaults.longer_runs, "--longer-runs"},
-      {c.in_place, "--in-place"},
-      {c.ranks != 0, "--ranks"}};
-  for (const auto& [given, name] : bit_only)
-    if (given)
-      throw UsageError(fmt::format("{} applies to BMMC plans; {} is not a BMMC and runs on the digit planner, "
-                                   "which takes no such option",
-                                   name, what));
+  refuse_bit_planner_options(c.po, what, {{c.in_place, "--in-place"}, {c.ranks != 0, "--ranks"}});
   const DigitPlan plan = plan_digits(map, c.po.elem_bytes);
   std::optional<DigitPlanReport> report;
   std::string unchecked;
