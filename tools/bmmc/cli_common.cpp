@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bmmc/core/buffers.hpp"
+#include "bmmc/core/digit_spec.hpp"
 #include "bmmc/core/spec.hpp"
 
 namespace bmmc::cli {
@@ -21,19 +23,59 @@ void add_spec_options(CLI::App* sub, SpecOptions& opts) {
 
 void add_spec_footer(CLI::App* sub) { sub->footer(std::string(kSpecHelp) + "\n"); }
 
+namespace {
+
+// A SpecError about `text` as a UsageError that shows where: `label` and the text, then a caret under the
+// column (columns are bytes, like the text). A long text is shown as the 80 bytes around the column, so that
+// the caret stays on the screen.
+UsageError with_caret(const SpecError& e, const std::string& text, const std::string& label = "") {
+  if (e.column() <= 0) return UsageError(e.what());
+  const std::size_t col = static_cast<std::size_t>(e.column()) - 1;
+  const std::size_t from = col > 60 ? col - 60 : 0, to = std::min(text.size(), col + 20);
+  const std::string before = label + (from > 0 ? "..." : ""), after = to < text.size() ? "..." : "";
+  return UsageError(fmt::format("{}\n  {}{}{}\n  {}^", e.what(), before, text.substr(from, to - from), after,
+                                std::string(before.size() + col - from, ' ')));
+}
+
+}  // namespace
+
 Bmmc parse_spec_options(const SpecOptions& opts) {
   try {
     return parse_spec(opts.spec, opts.n, "--n");
   } catch (const SpecError& e) {
-    if (e.column() <= 0) throw UsageError(e.what());
-    // Show where: the spec, then a caret under the column (columns are bytes, like the spec). A long spec is
-    // shown as the 80 bytes around the column, so that the caret stays on the screen.
-    const std::size_t col = static_cast<std::size_t>(e.column()) - 1;
-    const std::size_t from = col > 60 ? col - 60 : 0, to = std::min(opts.spec.size(), col + 20);
-    const std::string before = from > 0 ? "..." : "", after = to < opts.spec.size() ? "..." : "";
-    throw UsageError(fmt::format("{}\n  {}{}{}\n  {}^", e.what(), before, opts.spec.substr(from, to - from), after,
-                                 std::string(before.size() + col - from, ' ')));
+    throw with_caret(e, opts.spec);
   }
+}
+
+void add_shape_option(CLI::App* sub, std::string& shape) {
+  sub->add_option("--shape", shape,
+                  "An array of this shape (C order), e.g. 1000x1003x257: SPEC is then an any-shape map (axes:, flip, "
+                  "roll:, fftshift; see the shape spec language below) and --n is not given")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.empty() ? std::string("the shape is empty; expected extents such as 1000x1003x257") : std::string();
+          },
+          "S"));
+}
+
+DigitMap parse_shape_spec_options(const SpecOptions& opts, const std::string& shape) {
+  if (opts.n) throw UsageError("--shape and --n both give the array's size: give one");
+  std::vector<Extent> extents;
+  try {
+    extents = parse_shape(shape);
+  } catch (const SpecError& e) {
+    throw with_caret(e, shape, "--shape ");
+  }
+  try {
+    return parse_digit_spec(opts.spec, extents, "--shape");
+  } catch (const SpecError& e) {
+    throw with_caret(e, opts.spec);
+  }
+}
+
+std::optional<Bmmc> bmmc_face(const DigitMap& map, int elem_bytes) {
+  if (!supported_elem_bytes(elem_bytes)) return std::nullopt;
+  return map.as_bmmc();
 }
 
 std::uint64_t parse_number_arg(const std::string& text, const std::string& what) {

@@ -1,5 +1,5 @@
-// Helpers shared by the bmmc subcommands: the SPEC + --n options, number arguments, the --backend option and
-// JSON output. Everything else — backend dispatch, host/device staging, array files — is the library's
+// Helpers shared by the bmmc subcommands: the SPEC + --n options (and --shape, which makes SPEC a map of an
+// array of any shape), number arguments, the --backend option and JSON output. Everything else — backend dispatch, host/device staging, array files — is the library's
 // (bmmc/permute.hpp, bmmc/dispatch/array_file.hpp), so every command and the fuzzer run the same code.
 //
 // Errors are exceptions; UsageError and std::invalid_argument map to exit code 2 (commands.hpp).
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/core/digit_map.hpp"
 #include "bmmc/dispatch/backend.hpp"
 #include "commands.hpp"
 
@@ -33,6 +34,17 @@ void add_spec_footer(CLI::App* sub);
 /// Parses the spec with --n. A SpecError becomes a UsageError whose message shows the spec with a caret
 /// under the offending column.
 Bmmc parse_spec_options(const SpecOptions& opts);
+
+/// Adds --shape S to `sub`: with it, SPEC is an any-shape map (a digit spec) of an array of shape S.
+void add_shape_option(CLI::App* sub, std::string& shape);
+
+/// SPEC as a digit spec on the array of shape `shape` (the --shape text). --n is refused beside --shape (both
+/// would give the array's size); a malformed shape or spec is a UsageError with a caret under the column.
+DigitMap parse_shape_spec_options(const SpecOptions& opts, const std::string& shape);
+
+/// The Bmmc the front door runs `map` as (bmmc::Permuter(const DigitMap&, ...)): the map's as_bmmc() when the
+/// element size is one the bit planner takes (1, 2, 4, 8 or 16 bytes); else nothing (the digit planner runs it).
+std::optional<Bmmc> bmmc_face(const DigitMap& map, int elem_bytes);
 
 /// A number argument in the spec language's formats (decimal, 0x…, 0b…); `what` names it in errors.
 std::uint64_t parse_number_arg(const std::string& text, const std::string& what);

@@ -5,12 +5,18 @@
 // The library's permute_file does the work: everything is validated (element size, input size, backend)
 // before the output is touched, and the output is written through a temporary file and a rename, so an
 // error never leaves a truncated or partial file.
+//
+// With --shape S the file is an array of shape S (C order) of B-byte elements, any B >= 1, and SPEC an any-shape
+// map (bmmc/core/digit_spec.hpp). A map that is a BMMC runs as one (permute_file, any backend); any other through
+// bmmc::Permuter(const DigitMap&, ...) on the host array (the cpu backend), read and written with the same file
+// rules (read_array_file, write_file_atomic) and validated in the same order: everything before the input is read.
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bmmc/dispatch/array_file.hpp"
 #include "cli_common.hpp"
@@ -20,6 +26,7 @@ namespace {
 
 struct PermuteCommandOptions {
   SpecOptions spec;
+  std::string shape;  ///< --shape: SPEC is an any-shape map of an array of this shape
   int elem_bytes = 0;
   std::string in, out, backend = "auto";
   std::uint64_t ranks = 0;  // 0: not distributed
@@ -29,15 +36,65 @@ struct PermuteCommandOptions {
   bool in_place = false;
 };
 
-void permute(const PermuteCommandOptions& o) {
-  const Bmmc b = parse_spec_options(o.spec);
-  // One file as both --in and --out is what --in-place is for; without it, likely a slip of the shell. (The
-  // distributed path's output, in place or not, replaces the file only after everything succeeded.)
+// One file as both --in and --out is what --in-place is for; without it, likely a slip of the shell. (The
+// distributed path's output, in place or not, replaces the file only after everything succeeded.)
+void refuse_same_file(const PermuteCommandOptions& o) {
   std::error_code ec;
   if (!o.in_place && o.ranks == 0 && o.in != "-" && o.out != "-" && std::filesystem::equivalent(o.in, o.out, ec))
     throw UsageError(fmt::format("--in and --out name the same file ('{}'): give --in-place to permute it in place, "
                                  "or another --out",
                                  o.out));
+}
+
+// --shape: an array of any shape and element size.
+void permute_shape(const PermuteCommandOptions& o) {
+  const DigitMap map = parse_shape_spec_options(o.spec, o.shape);
+  if (o.ranks != 0 || o.pieces != 1 || o.depth != 2 || o.engine != "auto")
+    throw UsageError("--ranks, --pieces, --depth and --engine split arrays of 2^n elements given by SPEC and --n; "
+                     "they do not apply to --shape");
+  if (o.elem_bytes < 1) throw UsageError(fmt::format("--elem-bytes {}: expected 1 byte or more", o.elem_bytes));
+  if (map.size() > kMaxDigitElements / o.elem_bytes)
+    throw UsageError(fmt::format("an array of shape {} of {}-byte elements has more than 2^62 bytes",
+                                 shape_to_string(map.shape()), o.elem_bytes));
+  refuse_same_file(o);
+  // The input's size in the array's own terms (a stream's is checked as it is read).
+  const auto bytes = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(o.elem_bytes);
+  std::error_code ec;
+  const std::uintmax_t size = o.in == "-" ? 0 : std::filesystem::file_size(o.in, ec);
+  if (o.in != "-" && !ec && size != bytes)
+    throw UsageError(fmt::format("'{}' has {} bytes, but an array of shape {} of {}-byte elements has {} bytes",
+                                 o.in, size, shape_to_string(map.shape()), o.elem_bytes, bytes));
+  PermuterOptions options;
+  options.backend = cli_backend(o.backend);
+  options.in_place = o.in_place;
+  if (const auto b = bmmc_face(map, o.elem_bytes)) {
+    permute_file(*b, o.elem_bytes, o.in, o.out, options);  // any backend, in place for any BMMC
+    return;
+  }
+  // The front door runs a digit plan where the array lives; a file is read into host memory, so on the CPU.
+  if (parse_backend(o.backend) == Backend::Cuda)
+    throw UsageError(fmt::format(
+        "--backend cuda: '{}' on shape {} is not a BMMC, and a file's array of any shape runs on the cpu backend "
+        "(give --backend cpu or auto; `bmmc bench --shape` times it on the GPU)",
+        o.spec.spec, o.shape));
+  options.backend = Backend::Cpu;
+  // Built before the input is read: the element size and in place (an involution only) are checked here.
+  const Permuter permuter(map, o.elem_bytes, options);
+  std::vector<std::byte> in = read_array_file(o.in, bytes);
+  if (permuter.in_place()) {
+    permuter(in.data());
+    write_file_atomic(o.out, in.data(), in.size());
+    return;
+  }
+  std::vector<std::byte> out(bytes);
+  permuter(in.data(), out.data());
+  write_file_atomic(o.out, out.data(), out.size());
+}
+
+void permute(const PermuteCommandOptions& o) {
+  if (!o.shape.empty()) return permute_shape(o);
+  const Bmmc b = parse_spec_options(o.spec);
+  refuse_same_file(o);
   if (o.ranks != 0) {
     Backend requested;
     try {
@@ -80,12 +137,17 @@ void add_permute_command(CLI::App& app, Action& run) {
   auto opts = std::make_shared<PermuteCommandOptions>();
   CLI::App* sub = app.add_subcommand(
       "permute",
-      "Permute a raw little-endian array file of 2^n elements: out[A·x ^ c] = in[x]. The input must have "
-      "exactly 2^n * B bytes; the output is replaced only after everything succeeded");
+      "Permute a raw little-endian array file of 2^n elements: out[A·x ^ c] = in[x] (with --shape: an array of "
+      "any shape, permuted by an any-shape map). The input must have exactly 2^n * B bytes (with --shape, the "
+      "product of the extents * B); the output is replaced only after everything succeeded");
   add_spec_options(sub, opts->spec);
-  sub->add_option("--elem-bytes,-b", opts->elem_bytes, "Element size B in bytes: 1, 2, 4, 8 or 16")->required();
-  sub->add_option("--in,-i", opts->in, "Input file (2^n * B bytes); - reads standard input (all of it is read and "
-                  "its size checked before anything is written)")
+  add_shape_option(sub, opts->shape);
+  sub->add_option("--elem-bytes,-b", opts->elem_bytes,
+                  "Element size B in bytes: 1, 2, 4, 8 or 16; with --shape any B >= 1")
+      ->required();
+  sub->add_option("--in,-i", opts->in,
+                  "Input file (2^n * B bytes; with --shape S the product of S's extents * B); - reads standard input "
+                  "(all of it is read and its size checked before anything is written)")
       ->required()
       ->check(file_name());
   sub->add_option("--out,-o", opts->out, "Output file (created or replaced); - writes standard output (in order, "

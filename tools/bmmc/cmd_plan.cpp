@@ -1,17 +1,24 @@
 // `bmmc plan SPEC` — print the kernel plan, optionally proved by the plan checker (--check); with --ranks G the
 // distributed plan of docs/DESIGN.md §9 (k, groups, chunks, pre/post-pass, per-rank schedules); with --in-place
-// the in-place plan of §8 (the involution passes, each a tile pass with its partner map).
+// the in-place plan of §8 (the involution passes, each a tile pass with its partner map). With --shape S, SPEC is
+// an any-shape map: one that is a BMMC is planned as above (and says so), any other by the digit planner
+// (plan/digit_plan.hpp), its plan proved by the digit plan checker where it is small enough.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <variant>
 
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
+#include "bmmc/plan/digit_plan.hpp"
+#include "bmmc/plan/digit_plan_check.hpp"
 #include "bmmc/plan/inplace_plan.hpp"
 #include "bmmc/plan/plan_check.hpp"
 #include "cli_common.hpp"
@@ -74,7 +81,15 @@ nlohmann::ordered_json inplace_pass_json(const InPlacePass& pass) {
   return j;
 }
 
-void print_inplace_plan(const Bmmc& b, const PlanCliOptions& po, bool json, bool check) {
+// --json: `head` (what --shape adds: how the map runs) first, then the plan's own keys.
+void print_json_after(const nlohmann::ordered_json& head, const nlohmann::ordered_json& j) {
+  nlohmann::ordered_json all = head.is_object() ? head : nlohmann::ordered_json::object();
+  for (const auto& [key, value] : j.items()) all[key] = value;
+  print_json(all);
+}
+
+void print_inplace_plan(const Bmmc& b, const PlanCliOptions& po, bool json, bool check,
+                        const nlohmann::ordered_json& head) {
   const InPlacePlan plan = make_inplace_plan(b, po.elem_bytes, gpu_plan_options(to_gpu_policy(po), b.n(), default_caps()));
   std::optional<CheckReport> report;
   if (check) {
@@ -95,7 +110,7 @@ void print_inplace_plan(const Bmmc& b, const PlanCliOptions& po, bool json, bool
       j["max_bank_conflict"] = report->max_bank_conflict;
       if (!report->correct) j["error"] = report->first_error;
     }
-    return print_json(j);
+    return print_json_after(head, j);
   }
   fmt::print("{}", describe(plan));
   if (report)
@@ -177,9 +192,10 @@ nlohmann::ordered_json dist_plan_json(const DistPlan& p) {
   return j;
 }
 
-void print_dist_plan(const Bmmc& b, std::uint64_t ranks, int elem_bytes, bool json) {
+void print_dist_plan(const Bmmc& b, std::uint64_t ranks, int elem_bytes, bool json,
+                     const nlohmann::ordered_json& head) {
   const DistPlan p = make_dist_plan(b, dist_rank_bits(ranks, b.n()), elem_bytes);
-  if (json) return print_json(dist_plan_json(p));
+  if (json) return print_json_after(head, dist_plan_json(p));
   fmt::print("{}", describe(p));
   const DistTraffic t = dist_traffic(p);
   fmt::print(" traffic: {} bytes per rank, {}..{} of them to other ranks; {} ranks keep one chunk\n",
@@ -197,66 +213,133 @@ void print_dist_plan(const Bmmc& b, std::uint64_t ranks, int elem_bytes, bool js
   fmt::print("{}", describe(make_gpu_push_plan(b, p.rank_bits, elem_bytes)));
 }
 
+struct PlanCommand {
+  SpecOptions spec;
+  std::string shape;
+  PlanCliOptions po;
+  bool json = false, check = false, in_place = false;
+  std::uint64_t ranks = 0;
+};
+
+// The plan of a Bmmc, as every option asks. `head`: the keys --shape puts first in --json.
+void plan_bmmc(const Bmmc& b, const PlanCommand& c, const nlohmann::ordered_json& head = {}) {
+  const PlanCliOptions& po = c.po;
+  if (po.longer_runs != "read" && (c.in_place || c.ranks != 0))
+    throw UsageError("--longer-runs applies to out-of-place kernel plans, not to --in-place or --ranks");
+  if (c.in_place) {
+    if (c.ranks != 0) throw UsageError("--in-place and --ranks do not combine (yet): pick one");
+    return print_inplace_plan(b, po, c.json, c.check, head);
+  }
+  if (c.ranks != 0) {
+    if (c.check) throw UsageError("--check proves kernel plans; it does not apply to --ranks");
+    return print_dist_plan(b, c.ranks, po.elem_bytes, c.json, head);
+  }
+  const Plan plan = make_plan(b, po.elem_bytes, default_caps(), to_gpu_policy(po));
+  std::optional<CheckReport> report;
+  if (c.check) {
+    if (plan.n() > 28) throw UsageError(fmt::format("--check executes every element; n = {} is too large (at most 28)", plan.n()));
+    report = check_plan(plan);
+  }
+  if (c.json) {
+    nlohmann::ordered_json j;
+    j["variant"] = to_string(plan.variant);
+    j["n"] = plan.n();
+    j["elem_bytes"] = plan.elem_bytes;
+    j["passes"] = nlohmann::ordered_json::array();
+    for (const Pass& p : plan.passes) j["passes"].push_back(pass_json(p));
+    if (report) {
+      j["correct"] = report->correct;
+      j["coalesced"] = report->coalesced;
+      j["max_bank_conflict"] = report->max_bank_conflict;
+      if (!report->correct) j["error"] = report->first_error;
+    }
+    print_json_after(head, j);
+  } else {
+    fmt::print("{}", describe(plan));
+    if (report)
+      fmt::print("check: correct {}, coalesced {}, max_bank_conflict {}{}\n", report->correct ? "yes" : "NO",
+                 report->coalesced ? "yes" : "no", report->max_bank_conflict,
+                 report->correct ? "" : " (" + report->first_error + ")");
+  }
+}
+
+// The digit plan checker executes every element: plans up to this many elements are checked.
+constexpr Extent kCheckDigitsUpTo = Extent{1} << 22;
+
+// --shape: a map that is a Bmmc runs as one (bmmc_face, as the front door decides); any other on the digit planner.
+void plan_shape(const PlanCommand& c) {
+  const DigitMap map = parse_shape_spec_options(c.spec, c.shape);
+  const std::string what = fmt::format("'{}' on shape {}", c.spec.spec, c.shape);
+  if (const auto b = bmmc_face(map, c.po.elem_bytes)) {
+    if (!c.json)
+      fmt::print("{} runs as the BMMC on n = {} bits, class {} (bmmc show --shape {} '{}' prints its matrix)\n", what,
+                 b->n(), to_string(b->classify()), c.shape, c.spec.spec);
+    return plan_bmmc(*b, c, {{"runs_as", "bmmc"}, {"map", map.to_string()}, {"shape", map.shape()},
+                             {"bmmc", bmmc_json(*b)}});
+  }
+  refuse_bit_planner_options(c.po, what, {{c.in_place, "--in-place"}, {c.ranks != 0, "--ranks"}});
+  const DigitPlan plan = plan_digits(map, c.po.elem_bytes);
+  std::optional<DigitPlanReport> report;
+  std::string unchecked;
+  if (plan.elements() <= kCheckDigitsUpTo)
+    report = check_digit_plan(plan, kCheckDigitsUpTo);
+  else if (c.check)
+    throw UsageError(fmt::format("--check executes every element; this plan moves {} elements (at most 2^22)",
+                                 plan.elements()));
+  else
+    unchecked = fmt::format("not checked: the checker executes every element, and this plan moves {} elements "
+                            "(more than 2^22)",
+                            plan.elements());
+  if (c.json) {
+    nlohmann::ordered_json check;
+    check["checked"] = report.has_value();
+    if (report) {
+      check["ok"] = report->ok;
+      if (!report->ok) check["error"] = report->error;
+      check["writes"] = report->writes;
+      check["read_conflicts"] = report->read_conflicts;
+      check["write_conflicts"] = report->write_conflicts;
+      check["read_run"] = report->read_run;
+      check["write_run"] = report->write_run;
+    } else {
+      check["why"] = unchecked;
+    }
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(to_json(plan));
+    j["check"] = check;
+    return print_json_after({{"runs_as", "digits"}}, j);
+  }
+  fmt::print("{}", to_string(plan));
+  if (report)
+    fmt::print("check: correct {}, {} writes, bank conflicts {}-way (read) {}-way (write), longest runs {} (read) "
+               "{} (write) elements{}\n",
+               report->ok ? "yes" : "NO", report->writes, report->read_conflicts, report->write_conflicts,
+               report->read_run, report->write_run, report->ok ? "" : " (" + report->error + ")");
+  else
+    fmt::print("check: {}\n", unchecked);
+}
+
 void add_plan(CLI::App& app, Action& run) {
-  auto* sub = app.add_subcommand("plan", "Print the kernel plan for SPEC (V basis, q, rows, swizzle, geometry)");
-  auto spec = std::make_shared<SpecOptions>();
-  auto po = std::make_shared<PlanCliOptions>();
-  auto json = std::make_shared<bool>(false);
-  auto check = std::make_shared<bool>(false);
-  auto ranks = std::make_shared<std::uint64_t>(0);
-  auto in_place = std::make_shared<bool>(false);
-  add_spec_options(sub, *spec);
-  add_plan_options(sub, *po);
-  sub->add_flag("--json", *json, "print the plan as JSON");
-  sub->add_flag("--check", *check,
+  auto* sub = app.add_subcommand("plan", "Print the kernel plan for SPEC (V basis, q, rows, swizzle, geometry; with "
+                                         "--shape an any-shape map's digit plan, checked)");
+  auto c = std::make_shared<PlanCommand>();
+  add_spec_options(sub, c->spec);
+  add_shape_option(sub, c->shape);
+  add_plan_options(sub, c->po);
+  sub->add_flag("--json", c->json, "print the plan as JSON");
+  sub->add_flag("--check", c->check,
                 "run the plan checker (CPU interpreter of every block, warp and lane): correct, coalesced, "
-                "max_bank_conflict");
-  sub->add_option("--ranks", *ranks,
+                "max_bank_conflict; a digit plan (--shape) is checked whenever it has at most 2^22 elements");
+  sub->add_option("--ranks", c->ranks,
                   "print the distributed plan over G ranks (a power of two; rank = the top log2(G) index bits): "
                   "k, groups, chunks, pre/post-pass and the schedule of rank 0 (every rank when G <= 16)");
-  sub->add_flag("--in-place", *in_place,
+  sub->add_flag("--in-place", c->in_place,
                 "print the in-place plan: the BMMC as a product of involutions, one pass each (\"passes\", "
                 "\"involution\" in --json); --check proves it race-free");
-  sub->callback([&run, spec, po, json, check, ranks, in_place] {
-    run = [spec, po, json, check, ranks, in_place] {
-      const Bmmc b = parse_spec_options(*spec);
-      if (po->longer_runs != "read" && (*in_place || *ranks != 0))
-        throw UsageError("--longer-runs applies to out-of-place kernel plans, not to --in-place or --ranks");
-      if (*in_place) {
-        if (*ranks != 0) throw UsageError("--in-place and --ranks do not combine (yet): pick one");
-        return print_inplace_plan(b, *po, *json, *check);
-      }
-      if (*ranks != 0) {
-        if (*check) throw UsageError("--check proves kernel plans; it does not apply to --ranks");
-        return print_dist_plan(b, *ranks, po->elem_bytes, *json);
-      }
-      const Plan plan = make_plan(b, po->elem_bytes, default_caps(), to_gpu_policy(*po));
-      std::optional<CheckReport> report;
-      if (*check) {
-        if (plan.n() > 28) throw UsageError(fmt::format("--check executes every element; n = {} is too large (at most 28)", plan.n()));
-        report = check_plan(plan);
-      }
-      if (*json) {
-        nlohmann::ordered_json j;
-        j["variant"] = to_string(plan.variant);
-        j["n"] = plan.n();
-        j["elem_bytes"] = plan.elem_bytes;
-        j["passes"] = nlohmann::ordered_json::array();
-        for (const Pass& p : plan.passes) j["passes"].push_back(pass_json(p));
-        if (report) {
-          j["correct"] = report->correct;
-          j["coalesced"] = report->coalesced;
-          j["max_bank_conflict"] = report->max_bank_conflict;
-          if (!report->correct) j["error"] = report->first_error;
-        }
-        print_json(j);
-      } else {
-        fmt::print("{}", describe(plan));
-        if (report)
-          fmt::print("check: correct {}, coalesced {}, max_bank_conflict {}{}\n", report->correct ? "yes" : "NO",
-                     report->coalesced ? "yes" : "no", report->max_bank_conflict,
-                     report->correct ? "" : " (" + report->first_error + ")");
-      }
+  add_spec_footer(sub);
+  sub->callback([&run, c] {
+    run = [c] {
+      if (!c->shape.empty()) return plan_shape(*c);
+      plan_bmmc(parse_spec_options(c->spec), *c);
     };
   });
 }

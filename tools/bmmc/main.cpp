@@ -1,4 +1,4 @@
-// bmmc: permute arrays of 2^n elements by BMMC permutations. See commands.hpp for the exit-code contract.
+// bmmc: permute arrays of 2^n elements by BMMC permutations, and arrays of any shape (--shape). See commands.hpp for the exit-code contract.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,7 +26,8 @@ Registrar::Registrar(int order, AddCommand add) { registry().emplace_back(order,
 
 int main(int argc, char** argv) {
   using namespace bmmc::cli;
-  CLI::App app{"bmmc: permute arrays of 2^n elements by BMMC permutations y = A·x ^ c (GPU or CPU)"};
+  CLI::App app{"bmmc: permute arrays of 2^n elements by BMMC permutations y = A·x ^ c, and arrays of any shape by "
+               "axis permutations, flips and rolls (--shape; GPU or CPU)"};
   app.footer(std::string(kSpecHelp) + "\n");  // the help text ends without a newline
   app.require_subcommand(1);
   Action run;

@@ -2,7 +2,11 @@
 // GpuPolicy knobs, so every command spells them the same way.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "bmmc/plan/gpu_policy.hpp"
 #include "commands.hpp"
@@ -37,6 +41,26 @@ inline void add_plan_options(CLI::App* sub, PlanCliOptions& o) {
                   "larger than the permutation forces has such rows (e.g. --elems-per-thread 32)")
       ->capture_default_str()
       ->check(CLI::IsMember({"read", "write", "both"}));
+}
+
+/// For a map the digit planner runs (--shape, not a BMMC): the bit planner's options are refused rather than
+/// ignored, naming the option and `what` (the map and its shape). `others` are the caller's own such options.
+inline void refuse_bit_planner_options(const PlanCliOptions& o, const std::string& what,
+                                       std::initializer_list<std::pair<bool, const char*>> others = {}) {
+  const PlanCliOptions d;
+  const std::pair<bool, const char*> bit_only[] = {
+      {o.variant != d.variant, "--variant"},           {o.elems_per_thread != d.elems_per_thread, "--elems-per-thread"},
+      {o.threads != d.threads, "--threads"},           {o.vector_bits != d.vector_bits, "--vector-bits"},
+      {o.swizzle != d.swizzle, "--swizzle"},           {o.block_order != d.block_order, "--block-order"},
+      {o.longer_runs != d.longer_runs, "--longer-runs"}};
+  const auto refuse = [&](const std::pair<bool, const char*>& option) {
+    if (option.first)
+      throw UsageError(fmt::format("{} applies to BMMC plans; {} is not a BMMC and runs on the digit planner, which "
+                                   "takes no such option",
+                                   option.second, what));
+  };
+  for (const auto& option : bit_only) refuse(option);
+  for (const auto& option : others) refuse(option);
 }
 
 inline GpuPolicy to_gpu_policy(const PlanCliOptions& o) {
