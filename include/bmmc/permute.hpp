@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -142,6 +143,13 @@ void swap_index_bits(void* data, int n, int elem_bytes, const std::vector<std::p
 /// Host buffers on any backend: the CPU directly; CUDA through device buffers (copy in, permute, copy out,
 /// synchronous). Returns the backend that ran (Auto resolved as for a Permuter).
 Backend permute_host(const Bmmc& bmmc, const void* in, void* out, int elem_bytes, const PermuterOptions& options = {});
+
+/// Any shape on host buffers, any backend (the CPU directly; CUDA through device buffers, synchronous). in == out
+/// permutes in place (involutions only). Returns the backend that ran.
+Backend permute_host(const DigitMap& map, const void* in, void* out, int elem_bytes, const PermuterOptions& options = {});
+/// The Bmmc the front door runs `map` as (every extent a power of two, rolls of half an axis at most, and an element
+/// size of 1, 2, 4, 8 or 16 bytes), or nothing: then it runs the digit planner.
+std::optional<Bmmc> bit_face(const DigitMap& map, int elem_bytes);
 
 /// In place on a host array, any backend: the CPU directly; CUDA through one device buffer (copy in, permute in
 /// place, copy out, synchronous). Returns the backend that ran.

@@ -279,6 +279,32 @@ Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_pat
   return ran;
 }
 
+Backend permute_file(const DigitMap& map, int elem_bytes, const std::string& in_path, const std::string& out_path,
+                     const PermuterOptions& options) {
+  if (const auto b = bit_face(map, elem_bytes)) return permute_file(*b, elem_bytes, in_path, out_path, options);
+  PermuterOptions o = options;
+  o.backend = resolve_backend(options.backend);  // an unavailable backend fails before any file is touched
+  if (elem_bytes < 1 || elem_bytes > (1 << 20) || map.size() > kMaxDigitElements / elem_bytes)
+    throw std::invalid_argument(fmt::format("an array of shape {} of {}-byte elements: expected elements of 1 to {} "
+                                            "bytes and at most 2^62 bytes in all",
+                                            shape_to_string(map.shape()), elem_bytes, 1 << 20));
+  if (o.in_place && !map.is_involution())
+    throw std::invalid_argument(fmt::format("in place needs a map that is its own inverse; {} on shape {} is not: "
+                                            "write another file",
+                                            map.to_string(), shape_to_string(map.shape())));
+  const auto bytes = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(elem_bytes);
+  std::vector<std::byte> in = read_array_file(in_path, bytes);
+  if (o.in_place) {
+    const Backend ran = permute_host(map, in.data(), in.data(), elem_bytes, o);
+    write_file_atomic(out_path, in.data(), in.size());
+    return ran;
+  }
+  std::vector<std::byte> out(bytes);
+  const Backend ran = permute_host(map, in.data(), out.data(), elem_bytes, o);
+  write_file_atomic(out_path, out.data(), out.size());
+  return ran;
+}
+
 Backend permute_file_distributed(const Bmmc& bmmc, int elem_bytes, const std::string& in_path,
                                  const std::string& out_path, std::uint64_t ranks, Backend backend,
                                  const DistributedOptions& options) {

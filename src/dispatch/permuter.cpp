@@ -158,16 +158,10 @@ Permuter::Permuter(Plan plan, const PermuterOptions& options)
           state.template emplace<CudaState>(std::move(plan), policy);
       })) {}
 
-namespace {
-
-// The Bmmc a DigitMap is, when the bit planner can run it (every extent a power of two, rolls of half an axis at
-// most, and an element size the bit planner takes).
 std::optional<Bmmc> bit_face(const DigitMap& map, int elem_bytes) {
   if (!supported_elem_bytes(elem_bytes)) return std::nullopt;
   return map.as_bmmc();
 }
-
-}  // namespace
 
 Permuter::Permuter(const DigitMap& map, int elem_bytes, const PermuterOptions& options) {
   if (const auto b = bit_face(map, elem_bytes)) {
@@ -479,6 +473,46 @@ Backend permute_host(const Bmmc& bmmc, const void* in, void* out, int elem_bytes
   din.upload(in, bytes);
   permute(bmmc, din.get(), dout.get(), elem_bytes, o);
   dout.download(out, bytes);
+#endif
+  return o.backend;
+}
+
+Backend permute_host(const DigitMap& map, const void* in, void* out, int elem_bytes, const PermuterOptions& options) {
+  if (const auto b = bit_face(map, elem_bytes))
+    return in == out ? permute_host_inplace(*b, out, elem_bytes, options) : permute_host(*b, in, out, elem_bytes, options);
+  if (elem_bytes < 1 || elem_bytes > (1 << 20) || map.size() > kMaxDigitElements / elem_bytes)
+    throw std::invalid_argument(fmt::format("an array of shape {} of {}-byte elements: expected elements of 1 to {} "
+                                            "bytes and at most 2^62 bytes in all",
+                                            shape_to_string(map.shape()), elem_bytes, 1 << 20));
+  const auto bytes = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(elem_bytes);
+  check_byte_buffers(in, out, bytes, 1, true);
+  PermuterOptions o = options;
+  o.backend = resolve_backend(options.backend);
+  o.in_place = options.in_place || in == out;
+  if (o.backend == Backend::Cpu) {
+    o.gpu = {};
+    const Permuter p(map, elem_bytes, o);  // refuses in place for a map that is not an involution
+    if (p.in_place())
+      p(out);
+    else
+      p(in, out);
+    return Backend::Cpu;
+  }
+#if BMMC_HAS_CUDA
+  const ScopedDevice on(o.gpu.device);
+  if (o.in_place && !map.is_involution())
+    throw std::invalid_argument(fmt::format("in place needs a map that is its own inverse; {} on shape {} is not",
+                                            map.to_string(), shape_to_string(map.shape())));
+  DeviceBuffer din(bytes);
+  din.upload(in, bytes);
+  if (o.in_place) {
+    permute(map, din.get(), din.get(), elem_bytes, o);
+    din.download(out, bytes);
+  } else {
+    DeviceBuffer dout(bytes);
+    permute(map, din.get(), dout.get(), elem_bytes, o);
+    dout.download(out, bytes);
+  }
 #endif
   return o.backend;
 }

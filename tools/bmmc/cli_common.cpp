@@ -73,11 +73,6 @@ DigitMap parse_shape_spec_options(const SpecOptions& opts, const std::string& sh
   }
 }
 
-std::optional<Bmmc> bmmc_face(const DigitMap& map, int elem_bytes) {
-  if (!supported_elem_bytes(elem_bytes)) return std::nullopt;
-  return map.as_bmmc();
-}
-
 std::uint64_t parse_number_arg(const std::string& text, const std::string& what) {
   try {
     return parse_spec_number(text);

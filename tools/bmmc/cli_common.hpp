@@ -42,9 +42,6 @@ void add_shape_option(CLI::App* sub, std::string& shape);
 /// would give the array's size); a malformed shape or spec is a UsageError with a caret under the column.
 DigitMap parse_shape_spec_options(const SpecOptions& opts, const std::string& shape);
 
-/// The Bmmc the front door runs `map` as (bmmc::Permuter(const DigitMap&, ...)): the map's as_bmmc() when the
-/// element size is one the bit planner takes (1, 2, 4, 8 or 16 bytes); else nothing (the digit planner runs it).
-std::optional<Bmmc> bmmc_face(const DigitMap& map, int elem_bytes);
 
 /// A number argument in the spec language's formats (decimal, 0x…, 0b…); `what` names it in errors.
 std::uint64_t parse_number_arg(const std::string& text, const std::string& what);

@@ -10,6 +10,7 @@
 #include "bmmc/codegen/digit_source.hpp"
 #include "bmmc/plan/digit_plan.hpp"
 #include "bmmc/dispatch/array_file.hpp"
+#include "bmmc/permute.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
 
@@ -38,10 +39,10 @@ std::string bmmc_source(const Bmmc& b, const GenCommand& c) {
   return text;
 }
 
-// --shape: the kernel the front door runs for the map (bmmc_face decides, as bmmc::Permuter does).
+// --shape: the kernel the front door runs for the map (bit_face, bmmc/permute.hpp).
 std::string shape_source(const GenCommand& c) {
   const DigitMap map = parse_shape_spec_options(c.spec, c.shape);
-  if (const auto b = bmmc_face(map, c.po.elem_bytes)) return bmmc_source(*b, c);
+  if (const auto b = bit_face(map, c.po.elem_bytes)) return bmmc_source(*b, c);
   refuse_bit_planner_options(c.po, fmt::format("'{}' on shape {}", c.spec.spec, c.shape));
   return generate_digit_cuda(plan_digits(map, c.po.elem_bytes), CodegenOptions{c.streaming}).source;
 }

@@ -67,28 +67,7 @@ void permute_shape(const PermuteCommandOptions& o) {
   PermuterOptions options;
   options.backend = cli_backend(o.backend);
   options.in_place = o.in_place;
-  if (const auto b = bmmc_face(map, o.elem_bytes)) {
-    permute_file(*b, o.elem_bytes, o.in, o.out, options);  // any backend, in place for any BMMC
-    return;
-  }
-  // The front door runs a digit plan where the array lives; a file is read into host memory, so on the CPU.
-  if (parse_backend(o.backend) == Backend::Cuda)
-    throw UsageError(fmt::format(
-        "--backend cuda: '{}' on shape {} is not a BMMC, and a file's array of any shape runs on the cpu backend "
-        "(give --backend cpu or auto; `bmmc bench --shape` times it on the GPU)",
-        o.spec.spec, o.shape));
-  options.backend = Backend::Cpu;
-  // Built before the input is read: the element size and in place (an involution only) are checked here.
-  const Permuter permuter(map, o.elem_bytes, options);
-  std::vector<std::byte> in = read_array_file(o.in, bytes);
-  if (permuter.in_place()) {
-    permuter(in.data());
-    write_file_atomic(o.out, in.data(), in.size());
-    return;
-  }
-  std::vector<std::byte> out(bytes);
-  permuter(in.data(), out.data());
-  write_file_atomic(o.out, out.data(), out.size());
+  permute_file(map, o.elem_bytes, o.in, o.out, options);  // a BMMC's face or the digit planner, on any backend
 }
 
 void permute(const PermuteCommandOptions& o) {

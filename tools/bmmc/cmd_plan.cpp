@@ -21,6 +21,7 @@
 #include "bmmc/plan/digit_plan_check.hpp"
 #include "bmmc/plan/inplace_plan.hpp"
 #include "bmmc/plan/plan_check.hpp"
+#include "bmmc/permute.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
 
@@ -266,11 +267,11 @@ void plan_bmmc(const Bmmc& b, const PlanCommand& c, const nlohmann::ordered_json
 // The digit plan checker executes every element: plans up to this many elements are checked.
 constexpr Extent kCheckDigitsUpTo = Extent{1} << 22;
 
-// --shape: a map that is a Bmmc runs as one (bmmc_face, as the front door decides); any other on the digit planner.
+// --shape: a map that is a Bmmc runs as one (bit_face, as the front door decides); any other on the digit planner.
 void plan_shape(const PlanCommand& c) {
   const DigitMap map = parse_shape_spec_options(c.spec, c.shape);
   const std::string what = fmt::format("'{}' on shape {}", c.spec.spec, c.shape);
-  if (const auto b = bmmc_face(map, c.po.elem_bytes)) {
+  if (const auto b = bit_face(map, c.po.elem_bytes)) {
     if (!c.json)
       fmt::print("{} runs as the BMMC on n = {} bits, class {} (bmmc show --shape {} '{}' prints its matrix)\n", what,
                  b->n(), to_string(b->classify()), c.shape, c.spec.spec);

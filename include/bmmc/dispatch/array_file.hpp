@@ -44,6 +44,12 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t by
 Backend permute_file(const Bmmc& bmmc, int elem_bytes, const std::string& in_path, const std::string& out_path,
                      const PermuterOptions& options = {});
 
+/// Any shape on a file: reads `in_path` (map.size() · elem_bytes bytes), permutes it on options.backend
+/// (permute_host(DigitMap…); in place with options.in_place, involutions only) and writes `out_path` atomically.
+/// Checks the map, the element size and in place before a file is read.
+Backend permute_file(const DigitMap& map, int elem_bytes, const std::string& in_path, const std::string& out_path,
+                     const PermuterOptions& options = {});
+
 /// The distributed path (docs/DESIGN.md §9) on a file: reads the array, runs the distributed plan on `ranks` ranks —
 /// rank r holds elements [r·2^m, (r+1)·2^m), m = n − log2(ranks) — and writes the output atomically: the same
 /// bytes as permute_file. `ranks` must be a power of two, at most 2^n and 2^kMaxRankBits (dist_rank_bits). The
