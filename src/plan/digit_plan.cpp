@@ -53,11 +53,16 @@ DigitMap fold_inner_axis(DigitMap m, int& elem, int max_elem) {
   return m;
 }
 
-// The chunk of an axis taken partly: at least `want`, rounded up to a multiple of `align` (the elements of a
-// 32-byte DRAM sector, so that runs of neighbouring tiles do not share sectors where rows are aligned).
+// The chunk of an axis taken partly: the whole axis when it is at most half as long again as `want` (a last tile
+// of a few elements would run nearly empty); else the axis split evenly into tiles of about `want`, each rounded up
+// to a multiple of `align` (the elements of a 32-byte DRAM sector, so that runs of neighbouring tiles do not share
+// sectors where rows are aligned).
 Extent part_chunk(Extent extent, Extent want, Extent align) {
   want = std::clamp<Extent>(want, 1, extent);
-  return std::min(extent, (want + align - 1) / align * align);
+  if (2 * extent <= 3 * want) return extent;
+  const Extent tiles = (extent + want - 1) / want;
+  const Extent even = (extent + tiles - 1) / tiles;
+  return std::min(extent, (even + align - 1) / align * align);
 }
 
 // Walks `order` (axes, innermost last) taking whole axes until `run` elements are covered; the axis where the
@@ -205,13 +210,13 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
     if (it == in_order.rend()) break;
     DigitAxis& ax = plan.axes[*it];
     const Extent factor = tile_bytes / (volume(plan.axes) * elem);
-    ax.chunk = part_chunk(ax.extent, ax.chunk * std::max<Extent>(2, factor), 1);
+    ax.chunk = part_chunk(ax.extent, ax.chunk * std::max<Extent>(2, factor), sector);
   }
   // Shrink the largest chunk until the tile fits.
   while (volume(plan.axes) * elem > max_tile_bytes) {
     auto big = std::max_element(plan.axes.begin(), plan.axes.end(),
                                 [](const DigitAxis& x, const DigitAxis& y) { return x.chunk < y.chunk; });
-    big->chunk = part_chunk(big->extent, (big->chunk + 1) / 2, 1);
+    big->chunk = part_chunk(big->extent, (big->chunk + 1) / 2, big->chunk > 2 * sector ? sector : 1);
   }
 
   for (int a : in_order)
