@@ -150,6 +150,45 @@ def t_python_transpose(R):
     return "\n".join(out)
 
 
+def t_gpu_any_shape(R):
+    """The any-shape suite (h200/any_shape.csv and any_shape_torch.csv): the front door's kernel beside the
+    generic kernel, in place, torch eager and torch.compile, each as % of its own run's copy."""
+    path = os.path.join(R["dir"], "h200", "any_shape.csv")
+    tpath = os.path.join(R["dir"], "h200", "any_shape_torch.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    torch_rows = []
+    if os.path.exists(tpath):
+        with open(tpath, newline="") as f:
+            torch_rows = list(csv.DictReader(f))
+    machine = first_line(os.path.join(R["dir"], "h200", "any_shape.txt"), "H200")
+    names = list(dict.fromkeys(r["name"] for r in rows))
+    out = [f"`h200/any_shape.csv`, `h200/any_shape_torch.csv` ({machine}); % of the copy of the same bytes in the "
+           "same run (`cudaMemcpy` D2D for bmmc, `copy_` for torch); every bmmc row verified:", "",
+           "| case | shape → spec | B | bmmc (kernel) | generic | in place | torch eager | torch.compile |",
+           "|---|---|---|---|---|---|---|---|"]
+    pcts = []
+    for n in names:
+        mine = {r["variant"]: r for r in rows if r["name"] == n}
+        theirs = {r["variant"]: r for r in torch_rows if r["name"] == n}
+        door = next((r for v, r in mine.items() if v.startswith("door:")), None)
+        if door is None:
+            continue
+        pcts.append(float(door["pct_memcpy"]))
+        cell = lambda r: f"{float(r['pct_memcpy']):.1f}%" if r else "–"
+        out.append(f"| {n} | `{door['spec']}` | {door['elem_bytes']} | {float(door['median_ms']):.3f} ms, "
+                   f"{float(door['pct_memcpy']):.1f}% ({door['variant'][5:]}) | {cell(mine.get('digit-generic'))} | "
+                   f"{cell(mine.get('digit-inplace'))} | {cell(theirs.get('torch-eager'))} | "
+                   f"{cell(theirs.get('torch-compile'))} |")
+    pcts.sort()
+    if pcts:
+        out += ["", f"bmmc over the suite: median {pcts[len(pcts) // 2]:.1f}%, worst {pcts[0]:.1f}%, best {pcts[-1]:.1f}%."]
+    bad = [f"{r['name']} {r['variant']}" for r in rows if r["verified"].lower() not in ("true", "yes")]
+    return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
+
+
 # ---- CPU ------------------------------------------------------------------------------------------------
 def cpu_machine(R):
     path = os.path.join(R["dir"], "cpu", "cpu.txt")
@@ -280,6 +319,7 @@ TABLES = {
     "cpu-random": t_cpu_random,
     "cpu-sizes": t_cpu_sizes,
     "readme-speed": t_readme_speed,
+    "gpu-any-shape": t_gpu_any_shape,
 }
 
 
