@@ -81,7 +81,7 @@ class Permuter {
   void operator()(void* data, StreamHandle stream = nullptr) const;
   /// operator()(in, out, stream) for pointers the caller vouches for: on CUDA, in and out are memory of this
   /// Permuter's device (a framework tensor's data pointers whose device the caller has checked), so the two
-  /// cudaPointerGetAttributes queries of every call (~1 µs each) are skipped; null, overlapping, misaligned
+  /// cudaPointerGetAttributes queries of every call are skipped; null, overlapping, misaligned
   /// and multi-pass calls are still checked as operator() checks them. CPU and in-place Permuters run
   /// operator() itself. Handing it host memory or another device's memory is undefined behaviour.
   void run_trusted(const void* in, void* out, StreamHandle stream = nullptr) const;
