@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <stdexcept>
 
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
+#include "digit_blocks.hpp"
 #include "tuning.hpp"
 
 namespace bmmc {
@@ -131,6 +133,77 @@ void run_tile_rows(const DigitPlan& p, const TileCursor& c, const std::byte* in,
   }
 }
 
+// The innermost output axis W and innermost input axis R of a plan whose tiles are 2-D blocks (both tile axes,
+// W ≠ R, R contiguous in the input, W contiguous in the output), or {-1, -1}.
+std::pair<int, int> block_axes(const DigitPlan& p) {
+  if (p.write_order.empty() || p.read_order.empty()) return {-1, -1};
+  const int w = p.write_order.back(), r = p.read_order.back();
+  if (w == r || p.axes[r].in_stride != 1 || p.axes[w].out_stride != 1) return {-1, -1};
+  return {w, r};
+}
+
+// A tile of a block plan, edge tiles and tiles a roll wraps included: for each coordinate of its other tile axes
+// (an odometer), the nw × nr block of W and R, cut where a roll wraps W or R into at most 2 × 2 blocks whose
+// images are consecutive.
+void run_tile_blocks(const DigitPlan& p, const TileCursor& c, int eb, cpu_detail::DigitBlockFn fn, int W, int R,
+                     const std::byte* in, std::byte* out) {
+  const std::size_t k = p.axes.size();
+  Extent in_base = 0, out_base = 0;
+  for (std::size_t a = 0; a < k; ++a)
+    if (p.axes[a].chunk == 1) {
+      in_base += c.origin[a] * p.axes[a].in_stride;
+      out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
+    }
+  int outer[kMaxAxes];
+  std::size_t m = 0;
+  for (int a : p.write_order)
+    if (a != W && a != R) outer[m++] = a;
+  // W: output-ascending runs, as in run_tile_rows.
+  const DigitAxis& wa = p.axes[W];
+  const Extent wce = c.ce[W];
+  const Extent wi = wa.flip ? c.origin[W] + wce - 1 : c.origin[W];
+  const std::ptrdiff_t wstep = wa.flip ? -wa.in_stride : wa.in_stride;
+  const Extent wo = out_coord(wa, wi);
+  const Extent wn = std::min(wce, wa.extent - wo);
+  // R: input-ascending; its images descend for a flip and wrap at most once.
+  const DigitAxis& ra = p.axes[R];
+  const Extent rce = c.ce[R];
+  const Extent ro = out_coord(ra, c.origin[R]);
+  const Extent rn = ra.flip ? std::min(rce, ro + 1) : std::min(rce, ra.extent - ro);
+  const Extent ro2 = ra.flip ? ra.extent - 1 : 0;
+  const std::ptrdiff_t rstep = ra.flip ? -ra.out_stride : ra.out_stride;
+  Extent w[kMaxAxes] = {};
+  for (;;) {
+    Extent ii = in_base, oo = out_base;
+    for (std::size_t j = 0; j < m; ++j) {
+      const DigitAxis& ax = p.axes[outer[j]];
+      const Extent ce = c.ce[outer[j]];
+      const Extent i = c.origin[outer[j]] + (ax.flip ? ce - 1 - w[j] : w[j]);
+      ii += i * ax.in_stride;
+      oo += out_coord(ax, i) * ax.out_stride;
+    }
+    for (int ws = 0; ws < 2; ++ws) {
+      const Extent n_w = ws ? wce - wn : wn;
+      if (n_w == 0) continue;
+      const Extent src_w = (wi + (ws ? wn * (wa.flip ? -1 : 1) : 0)) * wa.in_stride;
+      const Extent dst_w = ws ? 0 : wo;
+      for (int rs = 0; rs < 2; ++rs) {
+        const Extent n_r = rs ? rce - rn : rn;
+        if (n_r == 0) continue;
+        const Extent src_r = c.origin[R] + (rs ? rn : 0);
+        const Extent dst_r = (rs ? ro2 : ro) * ra.out_stride;
+        fn(in + (ii + src_w + src_r) * eb, wstep, out + (oo + dst_w + dst_r) * eb, rstep, n_w, n_r);
+      }
+    }
+    std::size_t j = m;
+    for (; j-- > 0;) {
+      if (++w[j] < c.ce[outer[j]]) break;
+      w[j] = 0;
+    }
+    if (j == static_cast<std::size_t>(-1)) return;
+  }
+}
+
 template <int EB>
 void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, const std::vector<std::ptrdiff_t>& out_off,
                const void* in_v, void* out_v, int threads) {
@@ -142,10 +215,19 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
   const int inner = p.write_order.empty() ? -1 : p.write_order.back();
   const Extent row_len = inner < 0 ? 1 : p.axes[inner].chunk;
   const std::ptrdiff_t step = inner < 0 ? 0 : (p.axes[inner].flip ? -p.axes[inner].in_stride : p.axes[inner].in_stride);
+  const auto [W, R] = block_axes(p);
+  const cpu_detail::DigitBlockFn fn = cpu_detail::digit_block_fn(EB);
+  const Extent nw = W < 0 ? 0 : p.axes[W].chunk, nr = R < 0 ? 0 : p.axes[R].chunk;
+  const std::ptrdiff_t rstep = R < 0 ? 0 : (p.axes[R].flip ? -p.axes[R].out_stride : p.axes[R].out_stride);
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
     TileCursor c;
     for (std::uint64_t t = begin; t < end; ++t) {
-      if (!locate_tile(p, static_cast<Extent>(t), c) || inner < 0) {
+      const bool regular = locate_tile(p, static_cast<Extent>(t), c);
+      if (W >= 0 && !regular) {
+        run_tile_blocks(p, c, EB, fn, W, R, in, out);
+        continue;
+      }
+      if (!regular || inner < 0) {
         run_tile_rows<EB>(p, c, in, out);
         continue;
       }
@@ -156,6 +238,10 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
       }
       const std::byte* src = in + in_base * EB;
       std::byte* dst = out + out_base * EB;
+      if (W >= 0) {
+        for (std::size_t r = 0; r < rows; ++r) fn(src + in_off[r] * EB, step, dst + out_off[r] * EB, rstep, nw, nr);
+        continue;
+      }
       for (std::size_t r = 0; r < rows; ++r)
         strided_row<EB>(src + in_off[r] * EB, step, dst + out_off[r] * EB, row_len);
     }
@@ -232,7 +318,12 @@ CpuDigitPermuter::CpuDigitPermuter(DigitPlan plan, const CpuPolicy& policy) : pl
                                             plan_.axes.size(), kMaxAxes));
   // The row tables of a full tile whose rolls do not wrap: per row (outer write-order coordinates), the offsets of
   // the input element whose image comes first in the row and of that image, relative to the tile's bases.
-  const auto& order = plan_.write_order;
+  // For a block plan (block_axes) the rows are the coordinates of the tile axes other than W and R, and the
+  // offsets those of the block's first input row (W's first image) and of its image.
+  const int R = block_axes(plan_).second;
+  std::vector<int> order;
+  for (int a : plan_.write_order)
+    if (a != R) order.push_back(a);
   if (order.empty()) return;
   const std::size_t m = order.size() - 1;
   const DigitAxis& ia = plan_.axes[order.back()];

@@ -1,0 +1,162 @@
+// The 2-D sub-block transposes of the digit executor (digit_blocks.hpp).
+#include "digit_blocks.hpp"
+
+#include <cstring>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+
+#include "avx2_transpose.hpp"
+#define BMMC_DIGIT_X86 1
+#endif
+
+namespace bmmc::cpu_detail {
+
+namespace {
+
+// The element-by-element part: reads ascending (r inner) when the block is short in r, writes ascending (w
+// inner) otherwise.
+template <int EB>
+inline void block_scalar(const std::byte* src, std::ptrdiff_t sstride, std::byte* dst, std::ptrdiff_t dstride,
+                         Extent nw, Extent nr) {
+  const std::ptrdiff_t sb = sstride * EB, db = dstride * EB;
+  if (nr < nw) {
+    for (Extent w = 0; w < nw; ++w)
+      for (Extent r = 0; r < nr; ++r) std::memcpy(dst + r * db + w * EB, src + w * sb + r * EB, EB);
+  } else {
+    for (Extent r = 0; r < nr; ++r)
+      for (Extent w = 0; w < nw; ++w) std::memcpy(dst + r * db + w * EB, src + w * sb + r * EB, EB);
+  }
+}
+
+// The squares of B × B elements through `square` (src, sb, dst, db in bytes), then the edges element by element.
+using SquareFn = void (*)(const std::byte*, std::ptrdiff_t, std::byte*, std::ptrdiff_t);
+template <int EB, int B, SquareFn square>
+__attribute__((always_inline)) inline void blocked(const std::byte* src, std::ptrdiff_t sstride, std::byte* dst,
+                                                  std::ptrdiff_t dstride, Extent nw, Extent nr) {
+  const std::ptrdiff_t sb = sstride * EB, db = dstride * EB;
+  const Extent bw = nw / B * B, br = nr / B * B;
+  for (Extent r = 0; r < br; r += B) {
+    for (Extent w = 0; w < bw; w += B) square(src + w * sb + r * EB, sb, dst + r * db + w * EB, db);
+    if (bw < nw) block_scalar<EB>(src + bw * sb + r * EB, sstride, dst + r * db + bw * EB, dstride, nw - bw, B);
+  }
+  if (br < nr) block_scalar<EB>(src + br * EB, sstride, dst + br * db, dstride, nw, nr - br);
+}
+
+template <int EB, int B>
+void square_portable(const std::byte* s, std::ptrdiff_t sb, std::byte* d, std::ptrdiff_t db) {
+  unsigned char t[B][B][EB];  // t[w][r]
+  for (int w = 0; w < B; ++w) std::memcpy(t[w], s + w * sb, B * EB);
+  for (int r = 0; r < B; ++r)
+    for (int w = 0; w < B; ++w) std::memcpy(d + r * db + w * EB, t[w][r], EB);
+}
+
+template <int EB>
+void digit_block_portable(const std::byte* src, std::ptrdiff_t sstride, std::byte* dst, std::ptrdiff_t dstride,
+                          Extent nw, Extent nr) {
+  constexpr int B = EB >= 8 ? 4 : 8;
+  blocked<EB, B, square_portable<EB, B>>(src, sstride, dst, dstride, nw, nr);
+}
+
+#ifdef BMMC_DIGIT_X86
+
+// 8 × 8 bytes: rows of 8 bytes in the low halves, interleaved by bytes, 16-bit pairs, 32-bit quads.
+__attribute__((always_inline)) inline void square_u8(const std::byte* s, std::ptrdiff_t sb, std::byte* d, std::ptrdiff_t db) {
+  __m128i r[8];
+  for (int w = 0; w < 8; ++w) r[w] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s + w * sb));
+  const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
+  const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
+  const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
+  const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
+  const __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2), _mm_unpacklo_epi32(b1, b3),
+                        _mm_unpackhi_epi32(b1, b3)};
+  for (int k = 0; k < 4; ++k) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(d + (2 * k) * db), c[k]);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(d + (2 * k + 1) * db), _mm_unpackhi_epi64(c[k], c[k]));
+  }
+}
+
+// 8 × 8 of 2 bytes: 16-bit pairs, 32-bit quads, 64-bit halves.
+__attribute__((always_inline)) inline void square_u16(const std::byte* s, std::ptrdiff_t sb, std::byte* d, std::ptrdiff_t db) {
+  __m128i r[8];
+  for (int w = 0; w < 8; ++w) r[w] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + w * sb));
+  __m128i a[8], b[8];
+  for (int k = 0; k < 4; ++k) {
+    a[2 * k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);      // columns 0-3 of rows 2k, 2k+1
+    a[2 * k + 1] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);  // columns 4-7
+  }
+  for (int h = 0; h < 2; ++h)      // rows 0-3 (h = 0) and 4-7 (h = 1)
+    for (int q = 0; q < 2; ++q) {  // columns 0-3 (q = 0) and 4-7
+      const __m128i x = a[4 * h + q], y = a[4 * h + 2 + q];
+      b[4 * h + 2 * q] = _mm_unpacklo_epi32(x, y);      // columns 4q, 4q+1 of rows 4h..4h+3
+      b[4 * h + 2 * q + 1] = _mm_unpackhi_epi32(x, y);  // columns 4q+2, 4q+3
+    }
+  for (int k = 0; k < 4; ++k) {  // b[k]: columns 2k, 2k+1 of rows 0-3; b[4 + k]: of rows 4-7
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k) * db), _mm_unpacklo_epi64(b[k], b[4 + k]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k + 1) * db), _mm_unpackhi_epi64(b[k], b[4 + k]));
+  }
+}
+
+// 8 × 8 of 4 bytes: transpose8 (avx2_transpose.hpp).
+__attribute__((target("avx2"))) inline void square_u32(const std::byte* s, std::ptrdiff_t sb,
+                                                                      std::byte* d, std::ptrdiff_t db) {
+  __m256i r[8];
+  for (int w = 0; w < 8; ++w) r[w] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + w * sb));
+  transpose8(r);
+  for (int k = 0; k < 8; ++k) _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k * db), r[k]);
+}
+
+// 4 × 4 of 8 bytes: 64-bit pairs, then 128-bit halves.
+__attribute__((target("avx2"))) inline void square_u64(const std::byte* s, std::ptrdiff_t sb,
+                                                                      std::byte* d, std::ptrdiff_t db) {
+  __m256i r[4];
+  for (int w = 0; w < 4; ++w) r[w] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + w * sb));
+  const __m256i t0 = _mm256_unpacklo_epi64(r[0], r[1]), t1 = _mm256_unpackhi_epi64(r[0], r[1]);
+  const __m256i t2 = _mm256_unpacklo_epi64(r[2], r[3]), t3 = _mm256_unpackhi_epi64(r[2], r[3]);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_permute2x128_si256(t0, t2, 0x20));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + db), _mm256_permute2x128_si256(t1, t3, 0x20));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 2 * db), _mm256_permute2x128_si256(t0, t2, 0x31));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 3 * db), _mm256_permute2x128_si256(t1, t3, 0x31));
+}
+
+void block_u8(const std::byte* src, std::ptrdiff_t ss, std::byte* dst, std::ptrdiff_t ds, Extent nw, Extent nr) {
+  blocked<1, 8, square_u8>(src, ss, dst, ds, nw, nr);
+}
+void block_u16(const std::byte* src, std::ptrdiff_t ss, std::byte* dst, std::ptrdiff_t ds, Extent nw, Extent nr) {
+  blocked<2, 8, square_u16>(src, ss, dst, ds, nw, nr);
+}
+__attribute__((target("avx2"))) void block_u32(const std::byte* src, std::ptrdiff_t ss, std::byte* dst,
+                                               std::ptrdiff_t ds, Extent nw, Extent nr) {
+  blocked<4, 8, square_u32>(src, ss, dst, ds, nw, nr);
+}
+__attribute__((target("avx2"))) void block_u64(const std::byte* src, std::ptrdiff_t ss, std::byte* dst,
+                                               std::ptrdiff_t ds, Extent nw, Extent nr) {
+  blocked<8, 4, square_u64>(src, ss, dst, ds, nw, nr);
+}
+
+#endif
+
+}  // namespace
+
+DigitBlockFn digit_block_fn(int elem_bytes, bool portable) {
+#ifdef BMMC_DIGIT_X86
+  if (!portable) {
+    switch (elem_bytes) {
+      case 1: return block_u8;
+      case 2: return block_u16;
+      case 4: if (has_avx2()) return block_u32; break;
+      case 8: if (has_avx2()) return block_u64; break;
+      default: break;
+    }
+  }
+#endif
+  switch (elem_bytes) {
+    case 1: return digit_block_portable<1>;
+    case 2: return digit_block_portable<2>;
+    case 4: return digit_block_portable<4>;
+    case 8: return digit_block_portable<8>;
+    default: return digit_block_portable<16>;
+  }
+}
+
+}  // namespace bmmc::cpu_detail
