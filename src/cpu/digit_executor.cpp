@@ -206,7 +206,8 @@ void run_tile_blocks(const DigitPlan& p, const TileCursor& c, int eb, cpu_detail
 
 template <int EB>
 void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, const std::vector<std::ptrdiff_t>& out_off,
-               const void* in_v, void* out_v, int threads) {
+               const std::vector<std::ptrdiff_t>& gather, std::ptrdiff_t gather_out0, const void* in_v, void* out_v,
+               int threads) {
   const auto* in = static_cast<const std::byte*>(in_v);
   auto* out = static_cast<std::byte*>(out_v);
   const std::size_t k = p.axes.size();
@@ -238,6 +239,15 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
       }
       const std::byte* src = in + in_base * EB;
       std::byte* dst = out + out_base * EB;
+      if (!gather.empty()) {
+        const std::size_t len = gather.size();
+        for (std::size_t r = 0; r < rows; ++r) {
+          const std::byte* s = src + in_off[r] * EB;
+          std::byte* d = dst + (out_off[r] + gather_out0) * EB;
+          for (std::size_t j = 0; j < len; ++j) std::memcpy(d + j * EB, s + gather[j] * EB, EB);
+        }
+        continue;
+      }
       if (W >= 0) {
         for (std::size_t r = 0; r < rows; ++r) fn(src + in_off[r] * EB, step, dst + out_off[r] * EB, rstep, nw, nr);
         continue;
@@ -319,24 +329,65 @@ CpuDigitPermuter::CpuDigitPermuter(DigitPlan plan, const CpuPolicy& policy) : pl
   // The row tables of a full tile whose rolls do not wrap: per row (outer write-order coordinates), the offsets of
   // the input element whose image comes first in the row and of that image, relative to the tile's bases.
   // For a block plan (block_axes) the rows are the coordinates of the tile axes other than W and R, and the
-  // offsets those of the block's first input row (W's first image) and of its image.
-  const int R = block_axes(plan_).second;
-  std::vector<int> order;
-  for (int a : plan_.write_order)
-    if (a != R) order.push_back(a);
-  if (order.empty()) return;
-  const std::size_t m = order.size() - 1;
-  const DigitAxis& ia = plan_.axes[order.back()];
-  const Extent first_l = ia.flip ? ia.chunk - 1 : 0;
+  // offsets those of the block's first input row (W's first image) and of its image. Where the innermost output
+  // axis is short, the rows are gathers instead: the innermost write-order axes whose images are one contiguous
+  // output run (each inner one whole in the tile) make the gather table, the input offset of each element of
+  // the run in output order, and the rows are the coordinates of the other tile axes.
+  const auto& wo = plan_.write_order;
+  if (wo.empty()) return;
+  std::vector<int> outer(wo.begin(), wo.end());
+  int inner = -1;
+  const DigitAxis& last = plan_.axes[wo.back()];
+  std::size_t g = wo.size() - 1;
+  Extent run = last.chunk;
+  if (last.chunk < cpu_tuning::kDigitGatherBelow && last.out_stride == 1) {
+    while (g > 0 && run < cpu_tuning::kDigitGatherRun) {
+      const DigitAxis& in_ax = plan_.axes[wo[g]];
+      const DigitAxis& out_ax = plan_.axes[wo[g - 1]];
+      if (in_ax.chunk != in_ax.extent || out_ax.out_stride != in_ax.out_stride * in_ax.extent) break;
+      run *= out_ax.chunk;
+      --g;
+    }
+  }
+  if (run >= 2 * last.chunk) {
+    outer.assign(wo.begin(), wo.begin() + static_cast<std::ptrdiff_t>(g));
+    gather_.resize(static_cast<std::size_t>(run));
+    for (Extent j = 0; j < run; ++j) {
+      Extent rest = j, ii = 0;
+      for (std::size_t q = wo.size(); q-- > g;) {
+        const DigitAxis& ax = plan_.axes[wo[q]];
+        const Extent u = rest % ax.chunk;
+        rest /= ax.chunk;
+        ii += (ax.flip ? ax.chunk - 1 - u : u) * ax.in_stride;
+        if (j == 0 && ax.flip) gather_out0_ -= (ax.chunk - 1) * ax.out_stride;
+      }
+      gather_[static_cast<std::size_t>(j)] = ii;
+    }
+  } else {
+    const int R = block_axes(plan_).second;
+    outer.clear();
+    for (int a : wo)
+      if (a != R) outer.push_back(a);
+    inner = outer.back();
+    outer.pop_back();
+  }
+  const std::size_t m = outer.size();
+  std::ptrdiff_t ii0 = 0, oo0 = 0;
+  if (inner >= 0) {
+    const DigitAxis& ia = plan_.axes[inner];
+    const Extent first_l = ia.flip ? ia.chunk - 1 : 0;
+    ii0 = first_l * ia.in_stride;
+    oo0 = ia.flip ? -first_l * ia.out_stride : first_l * ia.out_stride;
+  }
   std::vector<Extent> w(m, 0);
   Extent rows = 1;
-  for (std::size_t j = 0; j < m; ++j) rows *= plan_.axes[order[j]].chunk;
+  for (std::size_t j = 0; j < m; ++j) rows *= plan_.axes[outer[j]].chunk;
   in_off_.reserve(static_cast<std::size_t>(rows));
   out_off_.reserve(static_cast<std::size_t>(rows));
   for (Extent r = 0; r < rows; ++r) {
-    std::ptrdiff_t ii = first_l * ia.in_stride, oo = ia.flip ? -first_l * ia.out_stride : first_l * ia.out_stride;
+    std::ptrdiff_t ii = ii0, oo = oo0;
     for (std::size_t j = 0; j < m; ++j) {
-      const DigitAxis& ax = plan_.axes[order[j]];
+      const DigitAxis& ax = plan_.axes[outer[j]];
       const Extent l = ax.flip ? ax.chunk - 1 - w[j] : w[j];
       ii += l * ax.in_stride;
       oo += (ax.flip ? -l : l) * ax.out_stride;
@@ -344,7 +395,7 @@ CpuDigitPermuter::CpuDigitPermuter(DigitPlan plan, const CpuPolicy& policy) : pl
     in_off_.push_back(ii);
     out_off_.push_back(oo);
     for (std::size_t j = m; j-- > 0;) {
-      if (++w[j] < plan_.axes[order[j]].chunk) break;
+      if (++w[j] < plan_.axes[outer[j]].chunk) break;
       w[j] = 0;
     }
   }
@@ -363,7 +414,8 @@ void CpuDigitPermuter::operator()(const void* in, void* out) const {
     return;
   }
   with_elem(plan_.elem_bytes,
-            [&](auto eb) { run_tiles<decltype(eb)::value>(plan_, in_off_, out_off_, in, out, threads_); });
+            [&](auto eb) { run_tiles<decltype(eb)::value>(plan_, in_off_, out_off_, gather_, gather_out0_, in, out, threads_);
+            });
 }
 
 }  // namespace bmmc

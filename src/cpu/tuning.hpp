@@ -45,6 +45,16 @@ inline constexpr std::size_t kDirectMinChunkBytes = std::size_t{128} << 10;
 inline constexpr int kTileMinChunkBlocks = 16;
 inline constexpr int kChunksPerThread = 32;
 
+// ---- The digit executor (any-shape maps) -------------------------------------------------------------------
+
+// A full digit tile whose innermost output axis takes fewer than kDigitGatherBelow elements is written as gathered
+// output runs of at least kDigitGatherRun elements (the innermost output axes whose images are contiguous) through
+// one offset table, instead of 2-D blocks that short. Reason: a block of 3 × 3 elements costs a call and its
+// loop set-up per 9 elements; a gather costs a table load per element.
+// Reproduce: python3 bench/any_shape_cpu.py --bmmc build/bin/bmmc --only reversal
+inline constexpr long kDigitGatherBelow = 16;
+inline constexpr long kDigitGatherRun = 64;
+
 // ---- The tile loop -----------------------------------------------------------------------------------------
 
 // Runs of 2^kRunBytesBits bytes (two cache lines) where 32 elements are smaller. Reason: whole lines on both

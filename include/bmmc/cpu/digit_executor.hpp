@@ -33,6 +33,8 @@ class CpuDigitPermuter {
   int threads_ = 1;
   bool involution_ = false;
   std::vector<std::ptrdiff_t> in_off_, out_off_;  // per row of a full unwrapped tile (see digit_executor.cpp)
+  std::vector<std::ptrdiff_t> gather_;            // per element of a gathered output run (empty: no gathers)
+  std::ptrdiff_t gather_out0_ = 0;                // the run's first image, relative to its row's
 };
 
 }  // namespace bmmc
