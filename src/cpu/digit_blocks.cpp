@@ -58,7 +58,41 @@ void digit_block_portable(const std::byte* src, std::ptrdiff_t sstride, std::byt
   blocked<EB, B, square_portable<EB, B>>(src, sstride, dst, dstride, nw, nr);
 }
 
+template <int EB>
+void reverse_portable(const std::byte* src, std::byte* dst, Extent count) {
+  for (Extent t = 0; t < count; ++t) std::memcpy(dst + t * EB, src - t * EB, EB);
+}
+
 #ifdef BMMC_DIGIT_X86
+
+// Reverses the EB-byte elements of a 32-byte vector.
+template <int EB>
+__attribute__((target("avx2"), always_inline)) inline __m256i reverse_lanes(__m256i v) {
+  if constexpr (EB == 1 || EB == 2) {
+    const __m256i m = EB == 1 ? _mm256_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12,
+                                                  11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+                              : _mm256_setr_epi8(14, 15, 12, 13, 10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1, 14, 15, 12, 13,
+                                                  10, 11, 8, 9, 6, 7, 4, 5, 2, 3, 0, 1);
+    return _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, m), 0x4E);
+  } else if constexpr (EB == 4) {
+    return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0));
+  } else if constexpr (EB == 8) {
+    return _mm256_permute4x64_epi64(v, 0x1B);
+  } else {
+    return _mm256_permute4x64_epi64(v, 0x4E);
+  }
+}
+
+template <int EB>
+__attribute__((target("avx2"))) void reverse_avx2(const std::byte* src, std::byte* dst, Extent count) {
+  constexpr Extent V = 32 / EB;
+  Extent t = 0;
+  for (; t + V <= count; t += V) {  // elements t .. t+V−1 are read from src − (t+V−1) upwards
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src - (t + V - 1) * EB));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + t * EB), reverse_lanes<EB>(v));
+  }
+  for (; t < count; ++t) std::memcpy(dst + t * EB, src - t * EB, EB);
+}
 
 // 8 × 8 bytes: rows of 8 bytes in the low halves, interleaved by bytes, 16-bit pairs, 32-bit quads.
 __attribute__((always_inline)) inline void square_u8(const std::byte* s, std::ptrdiff_t sb, std::byte* d, std::ptrdiff_t db) {
@@ -137,6 +171,27 @@ __attribute__((target("avx2"))) void block_u64(const std::byte* src, std::ptrdif
 #endif
 
 }  // namespace
+
+DigitReverseFn digit_reverse_fn(int elem_bytes, bool portable) {
+#ifdef BMMC_DIGIT_X86
+  if (!portable && has_avx2()) {
+    switch (elem_bytes) {
+      case 1: return reverse_avx2<1>;
+      case 2: return reverse_avx2<2>;
+      case 4: return reverse_avx2<4>;
+      case 8: return reverse_avx2<8>;
+      default: return reverse_avx2<16>;
+    }
+  }
+#endif
+  switch (elem_bytes) {
+    case 1: return reverse_portable<1>;
+    case 2: return reverse_portable<2>;
+    case 4: return reverse_portable<4>;
+    case 8: return reverse_portable<8>;
+    default: return reverse_portable<16>;
+  }
+}
 
 DigitBlockFn digit_block_fn(int elem_bytes, bool portable) {
 #ifdef BMMC_DIGIT_X86

@@ -38,18 +38,10 @@ inline void strided_row(const std::byte* src, std::ptrdiff_t stride, std::byte* 
     std::memcpy(dst, src, static_cast<std::size_t>(count) * EB);
     return;
   }
-  if constexpr (EB <= 8) {
-    if (stride == -1) {  // a reversed run: whole words, which the compiler vectorises
-      using W = std::conditional_t<EB == 1, std::uint8_t,
-                                   std::conditional_t<EB == 2, std::uint16_t,
-                                                      std::conditional_t<EB == 4, std::uint32_t, std::uint64_t>>>;
-      for (Extent t = 0; t < count; ++t) {
-        W v;
-        std::memcpy(&v, src - t * EB, EB);
-        std::memcpy(dst + t * EB, &v, EB);
-      }
-      return;
-    }
+  if (stride == -1) {  // a reversed run: whole vectors reversed in registers
+    static const cpu_detail::DigitReverseFn reverse = cpu_detail::digit_reverse_fn(EB);
+    reverse(src, dst, count);
+    return;
   }
   for (Extent t = 0; t < count; ++t) move<EB>(src + t * stride * EB, dst + t * EB);
 }
