@@ -1,7 +1,9 @@
 // The 2-D sub-block transposes of the digit executor (digit_blocks.hpp).
 #include "digit_blocks.hpp"
 
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
@@ -56,6 +58,67 @@ void digit_block_portable(const std::byte* src, std::ptrdiff_t sstride, std::byt
                           Extent nw, Extent nr) {
   constexpr int B = EB >= 8 ? 4 : 8;
   blocked<EB, B, square_portable<EB, B>>(src, sstride, dst, dstride, nw, nr);
+}
+
+// Blocks with 2, 3 or 4 elements on one side that are dense on the other: a de-interleave (nr ≤ 4 rows of the
+// output from one input run, sstride = nr) or an interleave (nw ≤ 4 input rows into one output run, dstride = nw),
+// loops the compiler vectorises with the count known.
+template <int EB>
+using Word = std::conditional_t<EB == 1, std::uint8_t,
+                                std::conditional_t<EB == 2, std::uint16_t,
+                                                   std::conditional_t<EB == 4, std::uint32_t, std::uint64_t>>>;
+
+template <int EB, int NR>
+__attribute__((optimize("tree-vectorize"))) void deinterleave(const std::byte* src, std::byte* dst,
+                                                               std::ptrdiff_t db, Extent nw) {
+  std::byte* d[NR];
+  for (int r = 0; r < NR; ++r) d[r] = dst + r * db;
+#pragma GCC ivdep
+  for (Extent w = 0; w < nw; ++w)
+    for (int r = 0; r < NR; ++r) {
+      Word<EB> v;  // memcpy: the pointers need not be aligned
+      std::memcpy(&v, src + (w * NR + r) * EB, EB);
+      std::memcpy(d[r] + w * EB, &v, EB);
+    }
+}
+
+template <int EB, int NW>
+__attribute__((optimize("tree-vectorize"))) void interleave(const std::byte* src, std::ptrdiff_t sb, std::byte* dst,
+                                                             Extent nr) {
+  const std::byte* s[NW];
+  for (int w = 0; w < NW; ++w) s[w] = src + w * sb;
+#pragma GCC ivdep
+  for (Extent r = 0; r < nr; ++r)
+    for (int w = 0; w < NW; ++w) {
+      Word<EB> v;
+      std::memcpy(&v, s[w] + r * EB, EB);
+      std::memcpy(dst + (r * NW + w) * EB, &v, EB);
+    }
+}
+
+// The dense short cases above, or false.
+template <int EB>
+inline bool short_side(const std::byte* src, std::ptrdiff_t sstride, std::byte* dst, std::ptrdiff_t dstride,
+                       Extent nw, Extent nr) {
+  if constexpr (EB <= 8) {
+    if (sstride == nr && nr <= 4 && nw > nr) {
+      switch (nr) {
+        case 2: deinterleave<EB, 2>(src, dst, dstride * EB, nw); return true;
+        case 3: deinterleave<EB, 3>(src, dst, dstride * EB, nw); return true;
+        case 4: deinterleave<EB, 4>(src, dst, dstride * EB, nw); return true;
+        default: return false;
+      }
+    }
+    if (dstride == nw && nw <= 4 && nr > nw) {
+      switch (nw) {
+        case 2: interleave<EB, 2>(src, sstride * EB, dst, nr); return true;
+        case 3: interleave<EB, 3>(src, sstride * EB, dst, nr); return true;
+        case 4: interleave<EB, 4>(src, sstride * EB, dst, nr); return true;
+        default: return false;
+      }
+    }
+  }
+  return false;
 }
 
 template <int EB>
@@ -154,18 +217,18 @@ __attribute__((target("avx2"))) inline void square_u64(const std::byte* s, std::
 }
 
 void block_u8(const std::byte* src, std::ptrdiff_t ss, std::byte* dst, std::ptrdiff_t ds, Extent nw, Extent nr) {
-  blocked<1, 8, square_u8>(src, ss, dst, ds, nw, nr);
+  if (!short_side<1>(src, ss, dst, ds, nw, nr)) blocked<1, 8, square_u8>(src, ss, dst, ds, nw, nr);
 }
 void block_u16(const std::byte* src, std::ptrdiff_t ss, std::byte* dst, std::ptrdiff_t ds, Extent nw, Extent nr) {
-  blocked<2, 8, square_u16>(src, ss, dst, ds, nw, nr);
+  if (!short_side<2>(src, ss, dst, ds, nw, nr)) blocked<2, 8, square_u16>(src, ss, dst, ds, nw, nr);
 }
 __attribute__((target("avx2"))) void block_u32(const std::byte* src, std::ptrdiff_t ss, std::byte* dst,
                                                std::ptrdiff_t ds, Extent nw, Extent nr) {
-  blocked<4, 8, square_u32>(src, ss, dst, ds, nw, nr);
+  if (!short_side<4>(src, ss, dst, ds, nw, nr)) blocked<4, 8, square_u32>(src, ss, dst, ds, nw, nr);
 }
 __attribute__((target("avx2"))) void block_u64(const std::byte* src, std::ptrdiff_t ss, std::byte* dst,
                                                std::ptrdiff_t ds, Extent nw, Extent nr) {
-  blocked<8, 4, square_u64>(src, ss, dst, ds, nw, nr);
+  if (!short_side<8>(src, ss, dst, ds, nw, nr)) blocked<8, 4, square_u64>(src, ss, dst, ds, nw, nr);
 }
 
 #endif

@@ -101,7 +101,7 @@ TEST(CpuDigit, BadBuffersAreRefusedBeforeAnyWrite) {
 }
 
 // The register kernels against the definition: blocks of every size around the square (8 × 8 or 4 × 4) and its
-// multiples, strides positive and negative, written into a poisoned buffer (nothing outside the block written).
+// multiples, strides positive and negative or dense, buffers at odd addresses, written into a poisoned buffer (nothing outside the block written).
 TEST(CpuDigit, BlockAndReverseKernelsMatchTheirDefinition) {
   std::mt19937_64 rng(11);
   int checked = 0;
@@ -111,19 +111,24 @@ TEST(CpuDigit, BlockAndReverseKernelsMatchTheirDefinition) {
       const auto reverse = cpu_detail::digit_reverse_fn(eb, portable);
       for (Extent nw : {1, 2, 3, 4, 7, 8, 9, 16, 17, 33}) {
         for (Extent nr : {1, 2, 3, 5, 8, 12, 16, 19}) {
-          const std::ptrdiff_t sstride = (rng() % 2 ? 1 : -1) * static_cast<std::ptrdiff_t>(nr + rng() % 5);
-          const std::ptrdiff_t dstride = (rng() % 2 ? 1 : -1) * static_cast<std::ptrdiff_t>(nw + rng() % 5);
+          // Dense strides (sstride = nr, dstride = nw: the de-interleaves and interleaves) a third of the time.
+          const std::ptrdiff_t sstride =
+              rng() % 3 == 0 ? nr : (rng() % 2 ? 1 : -1) * static_cast<std::ptrdiff_t>(nr + rng() % 5);
+          const std::ptrdiff_t dstride =
+              rng() % 3 == 0 ? nw : (rng() % 2 ? 1 : -1) * static_cast<std::ptrdiff_t>(nw + rng() % 5);
           const std::size_t span_in = static_cast<std::size_t>(std::abs(sstride) * nw + nr);
           const std::size_t span_out = static_cast<std::size_t>(std::abs(dstride) * nr + nw);
-          const auto in = random_bytes(span_in * static_cast<std::size_t>(eb), rng);
-          std::vector<unsigned char> out(span_out * static_cast<std::size_t>(eb), 0xA5), want = out;
-          const std::ptrdiff_t s0 = sstride < 0 ? -sstride * (nw - 1) : 0, d0 = dstride < 0 ? -dstride * (nr - 1) : 0;
+          // One byte past the start of each buffer: the kernels take pointers of any alignment.
+          const auto in = random_bytes(span_in * static_cast<std::size_t>(eb) + 1, rng);
+          std::vector<unsigned char> out(span_out * static_cast<std::size_t>(eb) + 1, 0xA5), want = out;
+          const std::ptrdiff_t s0 = (sstride < 0 ? -sstride * (nw - 1) : 0) * eb + 1;
+          const std::ptrdiff_t d0 = (dstride < 0 ? -dstride * (nr - 1) : 0) * eb + 1;
           for (Extent w = 0; w < nw; ++w)
             for (Extent r = 0; r < nr; ++r)
-              std::memcpy(want.data() + (d0 + r * dstride + w) * eb, in.data() + (s0 + w * sstride + r) * eb,
+              std::memcpy(want.data() + d0 + (r * dstride + w) * eb, in.data() + s0 + (w * sstride + r) * eb,
                           static_cast<std::size_t>(eb));
-          block(reinterpret_cast<const std::byte*>(in.data()) + s0 * eb, sstride,
-                reinterpret_cast<std::byte*>(out.data()) + d0 * eb, dstride, nw, nr);
+          block(reinterpret_cast<const std::byte*>(in.data()) + s0, sstride,
+                reinterpret_cast<std::byte*>(out.data()) + d0, dstride, nw, nr);
           ASSERT_EQ(out, want) << "elem " << eb << " portable " << portable << " block " << nw << "x" << nr
                                << " strides " << sstride << ", " << dstride;
           ++checked;
