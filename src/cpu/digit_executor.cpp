@@ -196,10 +196,46 @@ void run_tile_blocks(const DigitPlan& p, const TileCursor& c, int eb, cpu_detail
   }
 }
 
+// A tile of a plan whose gathered axes (the last write-order axes from `g` on) are whole and not rolled, edge tiles
+// and tiles a roll wraps included: the rows are the coordinates of the other tile axes (an odometer, each image
+// computed from its coordinate), each one gathered output run that starts at the row's image.
+template <int EB>
+void run_tile_gathers(const DigitPlan& p, const TileCursor& c, std::size_t g, const std::vector<std::ptrdiff_t>& gather,
+                      const std::byte* in, std::byte* out) {
+  const std::size_t k = p.axes.size();
+  Extent in_base = 0, out_base = 0;
+  for (std::size_t a = 0; a < k; ++a)
+    if (p.axes[a].chunk == 1) {
+      in_base += c.origin[a] * p.axes[a].in_stride;
+      out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
+    }
+  const auto& order = p.write_order;
+  const std::size_t len = gather.size();
+  Extent w[kMaxAxes] = {};
+  for (;;) {
+    Extent ii = in_base, oo = out_base;
+    for (std::size_t j = 0; j < g; ++j) {
+      const DigitAxis& ax = p.axes[order[j]];
+      const Extent i = c.origin[order[j]] + w[j];
+      ii += i * ax.in_stride;
+      oo += out_coord(ax, i) * ax.out_stride;
+    }
+    const std::byte* s = in + ii * EB;
+    std::byte* d = out + oo * EB;
+    for (std::size_t j = 0; j < len; ++j) std::memcpy(d + j * EB, s + gather[j] * EB, EB);
+    std::size_t j = g;
+    for (; j-- > 0;) {
+      if (++w[j] < c.ce[order[j]]) break;
+      w[j] = 0;
+    }
+    if (j == static_cast<std::size_t>(-1)) return;
+  }
+}
+
 template <int EB>
 void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, const std::vector<std::ptrdiff_t>& out_off,
-               const std::vector<std::ptrdiff_t>& gather, std::ptrdiff_t gather_out0, const void* in_v, void* out_v,
-               int threads) {
+               const std::vector<std::ptrdiff_t>& gather, std::ptrdiff_t gather_out0, int gather_outer,
+               const void* in_v, void* out_v, int threads) {
   const auto* in = static_cast<const std::byte*>(in_v);
   auto* out = static_cast<std::byte*>(out_v);
   const std::size_t k = p.axes.size();
@@ -216,6 +252,10 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
     TileCursor c;
     for (std::uint64_t t = begin; t < end; ++t) {
       const bool regular = locate_tile(p, static_cast<Extent>(t), c);
+      if (gather_outer >= 0 && !regular) {
+        run_tile_gathers<EB>(p, c, static_cast<std::size_t>(gather_outer), gather, in, out);
+        continue;
+      }
       if (W >= 0 && !regular) {
         run_tile_blocks(p, c, EB, fn, W, R, in, out);
         continue;
@@ -344,6 +384,11 @@ CpuDigitPermuter::CpuDigitPermuter(DigitPlan plan, const CpuPolicy& policy) : pl
   if (run >= 2 * last.chunk) {
     outer.assign(wo.begin(), wo.begin() + static_cast<std::ptrdiff_t>(g));
     gather_.resize(static_cast<std::size_t>(run));
+    // Every tile gathers where the gathered axes are whole and not rolled (then no tile cuts or wraps them).
+    bool everywhere = true;
+    for (std::size_t q = g; q < wo.size(); ++q)
+      everywhere = everywhere && plan_.axes[wo[q]].chunk == plan_.axes[wo[q]].extent && plan_.axes[wo[q]].roll == 0;
+    if (everywhere) gather_outer_ = static_cast<int>(g);
     for (Extent j = 0; j < run; ++j) {
       Extent rest = j, ii = 0;
       for (std::size_t q = wo.size(); q-- > g;) {
@@ -406,7 +451,8 @@ void CpuDigitPermuter::operator()(const void* in, void* out) const {
     return;
   }
   with_elem(plan_.elem_bytes,
-            [&](auto eb) { run_tiles<decltype(eb)::value>(plan_, in_off_, out_off_, gather_, gather_out0_, in, out, threads_);
+            [&](auto eb) { run_tiles<decltype(eb)::value>(plan_, in_off_, out_off_, gather_, gather_out0_, gather_outer_, in,
+                                                          out, threads_);
             });
 }
 

@@ -35,6 +35,7 @@ class CpuDigitPermuter {
   std::vector<std::ptrdiff_t> in_off_, out_off_;  // per row of a full unwrapped tile (see digit_executor.cpp)
   std::vector<std::ptrdiff_t> gather_;            // per element of a gathered output run (empty: no gathers)
   std::ptrdiff_t gather_out0_ = 0;                // the run's first image, relative to its row's
+  int gather_outer_ = -1;                         // write-order axes before the gathered ones, when every tile gathers
 };
 
 }  // namespace bmmc
