@@ -161,6 +161,10 @@ TEST(CpuDigit, LargeTilesOnEveryPathMatchTheDefinition) {
       DigitMap::flip({211, 1031}, {0, 1}),
       DigitMap(std::vector<Extent>{1001, 2, 131}, {1, 2, 0}, {0, 1, 1}, {1, 50, 17}),
       DigitMap(std::vector<Extent>{37, 41, 43}, {2, 1, 0}, {0, 0, 0}, {18, 20, 21}),
+      // A digit reversal whose input runs end inside an axis of 7 (edge tiles), flipped and rolled outside the
+      // gathered axes.
+      DigitMap(std::vector<Extent>{2, 2, 2, 2, 2, 2, 3, 3, 7, 7}, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0},
+               {1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 3, 0, 0, 0, 0, 0, 0, 0, 0}),
   };
   for (const DigitMap& m : maps)
     for (int eb : {1, 2, 4, 8, 16}) {
