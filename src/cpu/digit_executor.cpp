@@ -235,7 +235,8 @@ void run_tile_gathers(const DigitPlan& p, const TileCursor& c, std::size_t g, co
 template <int EB>
 void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, const std::vector<std::ptrdiff_t>& out_off,
                const std::vector<std::ptrdiff_t>& gather, std::ptrdiff_t gather_out0, int gather_outer,
-               const void* in_v, void* out_v, int threads) {
+               const std::vector<std::ptrdiff_t>& prefetch, Extent prefetch_bytes, const void* in_v, void* out_v,
+               int threads) {
   const auto* in = static_cast<const std::byte*>(in_v);
   auto* out = static_cast<std::byte*>(out_v);
   const std::size_t k = p.axes.size();
@@ -250,8 +251,21 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
   const std::ptrdiff_t rstep = R < 0 ? 0 : (p.axes[R].flip ? -p.axes[R].out_stride : p.axes[R].out_stride);
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
     TileCursor c;
+    TileCursor next;
+    bool next_regular = begin < end && locate_tile(p, static_cast<Extent>(begin), next);
     for (std::uint64_t t = begin; t < end; ++t) {
-      const bool regular = locate_tile(p, static_cast<Extent>(t), c);
+      c = next;
+      const bool regular = next_regular;
+      // The next tile's input runs are fetched while this one is moved (too many streams for the hardware's
+      // prefetchers); a full tile only, whose runs all lie inside the array.
+      if (t + 1 < end) next_regular = locate_tile(p, static_cast<Extent>(t + 1), next);
+      if (t + 1 < end && next_regular) {
+        Extent nb = 0;
+        for (std::size_t a = 0; a < k; ++a) nb += next.origin[a] * p.axes[a].in_stride;
+        const std::byte* ns = in + nb * EB;
+        for (const std::ptrdiff_t off : prefetch)
+          for (Extent b = 0; b < prefetch_bytes; b += 64) __builtin_prefetch(ns + off * EB + b);
+      }
       if (gather_outer >= 0 && !regular) {
         run_tile_gathers<EB>(p, c, static_cast<std::size_t>(gather_outer), gather, in, out);
         continue;
@@ -365,6 +379,26 @@ CpuDigitPermuter::CpuDigitPermuter(DigitPlan plan, const CpuPolicy& policy) : pl
   // axis is short, the rows are gathers instead: the innermost write-order axes whose images are one contiguous
   // output run (each inner one whole in the tile) make the gather table, the input offset of each element of
   // the run in output order, and the rows are the coordinates of the other tile axes.
+  // The input runs of a full tile (for the prefetch of the next tile): the innermost read-order axes that make
+  // one contiguous run (each inner one whole), from every coordinate of the other tile axes.
+  const auto& ro = plan_.read_order;
+  if (!ro.empty()) {
+    std::size_t q = ro.size() - 1;
+    Extent run_elems = plan_.axes[ro[q]].chunk;
+    while (q > 0 && plan_.axes[ro[q]].chunk == plan_.axes[ro[q]].extent &&
+           plan_.axes[ro[q - 1]].in_stride == plan_.axes[ro[q]].in_stride * plan_.axes[ro[q]].extent) {
+      --q;
+      run_elems *= plan_.axes[ro[q]].chunk;
+    }
+    prefetch_bytes_ = run_elems * plan_.elem_bytes;
+    prefetch_.push_back(0);
+    for (std::size_t a = 0; a < q; ++a) {
+      const DigitAxis& ax = plan_.axes[ro[a]];
+      const std::size_t before = prefetch_.size();
+      for (Extent l = 1; l < ax.chunk; ++l)
+        for (std::size_t i = 0; i < before; ++i) prefetch_.push_back(prefetch_[i] + l * ax.in_stride);
+    }
+  }
   const auto& wo = plan_.write_order;
   if (wo.empty()) return;
   std::vector<int> outer(wo.begin(), wo.end());
@@ -451,8 +485,8 @@ void CpuDigitPermuter::operator()(const void* in, void* out) const {
     return;
   }
   with_elem(plan_.elem_bytes,
-            [&](auto eb) { run_tiles<decltype(eb)::value>(plan_, in_off_, out_off_, gather_, gather_out0_, gather_outer_, in,
-                                                          out, threads_);
+            [&](auto eb) { run_tiles<decltype(eb)::value>(plan_, in_off_, out_off_, gather_, gather_out0_, gather_outer_,
+                                                          prefetch_, prefetch_bytes_, in, out, threads_);
             });
 }
 

@@ -36,6 +36,8 @@ class CpuDigitPermuter {
   std::vector<std::ptrdiff_t> gather_;            // per element of a gathered output run (empty: no gathers)
   std::ptrdiff_t gather_out0_ = 0;                // the run's first image, relative to its row's
   int gather_outer_ = -1;                         // write-order axes before the gathered ones, when every tile gathers
+  std::vector<std::ptrdiff_t> prefetch_;          // the input runs of a full tile, relative to its input base
+  Extent prefetch_bytes_ = 0;                     // the bytes of each
 };
 
 }  // namespace bmmc
