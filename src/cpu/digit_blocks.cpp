@@ -96,6 +96,77 @@ __attribute__((optimize("tree-vectorize"))) void interleave(const std::byte* src
     }
 }
 
+#ifdef BMMC_DIGIT_X86
+// Three rows through byte shuffles, 48 bytes at a time (SSSE3): output row c's byte b of a vector is input byte
+// (3·p + c)·EB + e of the 48 (element p = b / EB, byte e = b mod EB), gathered from the three input vectors with
+// one shuffle each (bytes of the other vectors zeroed) and ORed. The interleave is the same table read backwards.
+template <int EB>
+struct Shuffles3 {
+  alignas(16) std::int8_t m[3][3][16];  // [row c][input vector k][byte b]
+  Shuffles3() {
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 3; ++k)
+        for (int b = 0; b < 16; ++b) {
+          const int src = (3 * (b / EB) + c) * EB + b % EB;
+          m[c][k][b] = static_cast<std::int8_t>(src / 16 == k ? src % 16 : -128);
+        }
+  }
+};
+
+template <int EB>
+__attribute__((target("ssse3"))) void deinterleave3(const std::byte* src, std::byte* dst, std::ptrdiff_t db, Extent nw) {
+  static const Shuffles3<EB> t;
+  constexpr Extent V = 16 / EB;  // elements of a row per vector
+  Extent w = 0;
+  for (; w + V <= nw; w += V) {
+    const std::byte* s = src + w * 3 * EB;
+    const __m128i v[3] = {_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32))};
+    for (int c = 0; c < 3; ++c) {
+      __m128i o = _mm_setzero_si128();
+      for (int k = 0; k < 3; ++k)
+        o = _mm_or_si128(o, _mm_shuffle_epi8(v[k], _mm_load_si128(reinterpret_cast<const __m128i*>(t.m[c][k]))));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + c * db + w * EB), o);
+    }
+  }
+  for (; w < nw; ++w)
+    for (int c = 0; c < 3; ++c) std::memcpy(dst + c * db + w * EB, src + (w * 3 + c) * EB, EB);
+}
+
+template <int EB>
+__attribute__((target("ssse3"))) void interleave3(const std::byte* src, std::ptrdiff_t sb, std::byte* dst, Extent nr) {
+  // Output vector k's byte b is byte (3·p + c)·EB + e of the 48 = input row c's byte p·EB + e: the inverse table.
+  struct Inverse {
+    alignas(16) std::int8_t m[3][3][16];  // [output vector k][input row c][byte b]
+    Inverse() {
+      for (int k = 0; k < 3; ++k)
+        for (int c = 0; c < 3; ++c)
+          for (int b = 0; b < 16; ++b) {
+            const int g = 16 * k + b, e = g % EB, el = g / EB;
+            m[k][c][b] = static_cast<std::int8_t>(el % 3 == c ? (el / 3) * EB + e : -128);
+          }
+    }
+  };
+  static const Inverse t;
+  constexpr Extent V = 16 / EB;
+  Extent r = 0;
+  for (; r + V <= nr; r += V) {
+    const __m128i v[3] = {_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + r * EB)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + sb + r * EB)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * sb + r * EB))};
+    for (int k = 0; k < 3; ++k) {
+      __m128i o = _mm_setzero_si128();
+      for (int c = 0; c < 3; ++c)
+        o = _mm_or_si128(o, _mm_shuffle_epi8(v[c], _mm_load_si128(reinterpret_cast<const __m128i*>(t.m[k][c]))));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + r * 3 * EB + 16 * k), o);
+    }
+  }
+  for (; r < nr; ++r)
+    for (int c = 0; c < 3; ++c) std::memcpy(dst + (r * 3 + c) * EB, src + c * sb + r * EB, EB);
+}
+#endif
+
 // The dense short cases above, or false.
 template <int EB>
 inline bool short_side(const std::byte* src, std::ptrdiff_t sstride, std::byte* dst, std::ptrdiff_t dstride,
@@ -104,7 +175,12 @@ inline bool short_side(const std::byte* src, std::ptrdiff_t sstride, std::byte* 
     if (sstride == nr && nr <= 4 && nw > nr) {
       switch (nr) {
         case 2: deinterleave<EB, 2>(src, dst, dstride * EB, nw); return true;
-        case 3: deinterleave<EB, 3>(src, dst, dstride * EB, nw); return true;
+        case 3:
+#ifdef BMMC_DIGIT_X86
+          if (EB <= 4 && has_avx2()) return deinterleave3<EB>(src, dst, dstride * EB, nw), true;
+#endif
+          deinterleave<EB, 3>(src, dst, dstride * EB, nw);
+          return true;
         case 4: deinterleave<EB, 4>(src, dst, dstride * EB, nw); return true;
         default: return false;
       }
@@ -112,7 +188,12 @@ inline bool short_side(const std::byte* src, std::ptrdiff_t sstride, std::byte* 
     if (dstride == nw && nw <= 4 && nr > nw) {
       switch (nw) {
         case 2: interleave<EB, 2>(src, sstride * EB, dst, nr); return true;
-        case 3: interleave<EB, 3>(src, sstride * EB, dst, nr); return true;
+        case 3:
+#ifdef BMMC_DIGIT_X86
+          if (EB <= 4 && has_avx2()) return interleave3<EB>(src, sstride * EB, dst, nr), true;
+#endif
+          interleave<EB, 3>(src, sstride * EB, dst, nr);
+          return true;
         case 4: interleave<EB, 4>(src, sstride * EB, dst, nr); return true;
         default: return false;
       }
