@@ -1,6 +1,7 @@
 // The 2-D sub-block transposes of the digit executor (digit_blocks.hpp).
 #include "digit_blocks.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -315,6 +316,25 @@ __attribute__((target("avx2"))) void block_u64(const std::byte* src, std::ptrdif
 #endif
 
 }  // namespace
+
+void digit_stream_copy(const std::byte* src, std::byte* dst, std::size_t bytes) {
+#ifdef BMMC_DIGIT_X86
+  const std::size_t head = std::min(bytes, (16 - reinterpret_cast<std::uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  std::size_t i = head;
+  for (; i + 16 <= bytes; i += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+  std::memcpy(dst + i, src + i, bytes - i);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+void digit_stream_fence() {
+#ifdef BMMC_DIGIT_X86
+  _mm_sfence();
+#endif
+}
 
 DigitReverseFn digit_reverse_fn(int elem_bytes, bool portable) {
 #ifdef BMMC_DIGIT_X86

@@ -24,6 +24,11 @@ using DigitReverseFn = void (*)(const std::byte* src, std::byte* dst, Extent cou
 /// The fastest reversed row this CPU runs for EB-byte elements (`portable`: the loop without intrinsics).
 DigitReverseFn digit_reverse_fn(int elem_bytes, bool portable = false);
 
+/// dst[0, bytes) = src[0, bytes) with non-temporal stores where the CPU has them (large outputs: no read for
+/// ownership of the lines written); digit_stream_fence() orders them before the caller's return.
+void digit_stream_copy(const std::byte* src, std::byte* dst, std::size_t bytes);
+void digit_stream_fence();
+
 /// The fastest block transpose this CPU runs for EB-byte elements; `portable` forces the loop without
 /// intrinsics (tests compare the two).
 DigitBlockFn digit_block_fn(int elem_bytes, bool portable = false);

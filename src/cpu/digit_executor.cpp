@@ -249,7 +249,15 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
   const cpu_detail::DigitBlockFn fn = cpu_detail::digit_block_fn(EB);
   const Extent nw = W < 0 ? 0 : p.axes[W].chunk, nr = R < 0 ? 0 : p.axes[R].chunk;
   const std::ptrdiff_t rstep = R < 0 ? 0 : (p.axes[R].flip ? -p.axes[R].out_stride : p.axes[R].out_stride);
+  // Rows copied whole into an output too large for the caches are stored past them (cpu_tuning::kStreamingBytes).
+  const bool stream = static_cast<std::size_t>(p.elements()) * EB >= cpu_tuning::kStreamingBytes;
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
+    struct Fence {
+      bool on;
+      ~Fence() {
+        if (on) cpu_detail::digit_stream_fence();
+      }
+    } fence{stream};
     TileCursor c;
     TileCursor next;
     bool next_regular = begin < end && locate_tile(p, static_cast<Extent>(begin), next);
@@ -296,6 +304,12 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
       }
       if (W >= 0) {
         for (std::size_t r = 0; r < rows; ++r) fn(src + in_off[r] * EB, step, dst + out_off[r] * EB, rstep, nw, nr);
+        continue;
+      }
+      if (stream && step == 1 && row_len * EB >= cpu_tuning::kDigitStreamRowBytes) {
+        for (std::size_t r = 0; r < rows; ++r)
+          cpu_detail::digit_stream_copy(src + in_off[r] * EB, dst + out_off[r] * EB,
+                                        static_cast<std::size_t>(row_len) * EB);
         continue;
       }
       for (std::size_t r = 0; r < rows; ++r)

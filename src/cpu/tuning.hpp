@@ -55,6 +55,13 @@ inline constexpr int kChunksPerThread = 32;
 inline constexpr long kDigitGatherBelow = 16;
 inline constexpr long kDigitGatherRun = 64;
 
+// Rows copied whole (the innermost axis stays innermost) into an output of at least kStreamingBytes are stored
+// past the caches when a row has at least kDigitStreamRowBytes. Reason: the lines are then written whole, with no
+// read for ownership; shorter runs leave partial lines, and the gathers (runs of 324 bytes on a 3^15 reversal)
+// became twice as slow when streamed.
+// Reproduce: python3 bench/any_shape_cpu.py --bmmc build/bin/bmmc --only "fp16"
+inline constexpr long kDigitStreamRowBytes = 256;
+
 // ---- The tile loop -----------------------------------------------------------------------------------------
 
 // Runs of 2^kRunBytesBits bytes (two cache lines) where 32 elements are smaller. Reason: whole lines on both

@@ -148,6 +148,31 @@ TEST(CpuDigit, BlockAndReverseKernelsMatchTheirDefinition) {
   EXPECT_EQ(checked, 5 * 2 * 10 * 8);
 }
 
+// The streaming copy at every alignment and length around a vector, nothing outside its bytes written; and an
+// array past the streaming threshold (8 MiB) whose rows are copied whole, against the definition.
+TEST(CpuDigit, StreamedRowsMatchTheDefinition) {
+  std::mt19937_64 rng(17);
+  for (std::size_t offset = 0; offset < 16; ++offset)
+    for (std::size_t bytes : {0, 1, 15, 16, 17, 31, 64, 100, 257}) {
+      const auto in = random_bytes(bytes + 16, rng);
+      std::vector<unsigned char> out(bytes + 32, 0xA5), want = out;
+      std::memcpy(want.data() + offset, in.data() + 3, bytes);
+      cpu_detail::digit_stream_copy(reinterpret_cast<const std::byte*>(in.data()) + 3,
+                                    reinterpret_cast<std::byte*>(out.data()) + offset, bytes);
+      cpu_detail::digit_stream_fence();
+      ASSERT_EQ(out, want) << bytes << " bytes at offset " << offset;
+    }
+  const DigitMap m(std::vector<Extent>{33, 1021, 65}, {1, 0, 2}, {0, 1, 0}, {0, 7, 0});
+  const int eb = 4;  // 8.3 MiB, rows of 65 elements
+  CpuPolicy pol;
+  pol.threads = 2;
+  const CpuDigitPermuter p(m, eb, pol);
+  const auto in = random_bytes(static_cast<std::size_t>(m.size() * eb), rng);
+  std::vector<unsigned char> out(in.size(), 0xA5);
+  p(in.data(), out.data());
+  ASSERT_EQ(out, reference(m, in, eb));
+}
+
 // Shapes large enough for full tiles of many register squares, edge tiles and rolls that wrap inside tiles, on
 // the paths of the executor: 2-D blocks (transposes), gathered runs (short innermost output axes), reversed rows.
 TEST(CpuDigit, LargeTilesOnEveryPathMatchTheDefinition) {
