@@ -196,8 +196,8 @@ void run_tile_blocks(const DigitPlan& p, const TileCursor& c, int eb, cpu_detail
   }
 }
 
-// A tile of a plan whose gathered axes (the last write-order axes from `g` on) are whole and not rolled, edge tiles
-// and tiles a roll wraps included: the rows are the coordinates of the other tile axes (an odometer, each image
+// A tile of a plan whose gathered axes (the last write-order axes from `g` on) are not rolled, and whole but for the
+// outermost, which is then not flipped, edge tiles and tiles a roll wraps included: the rows are the coordinates of the other tile axes (an odometer, each image
 // computed from its coordinate), each one gathered output run that starts at the row's image.
 template <int EB>
 void run_tile_gathers(const DigitPlan& p, const TileCursor& c, std::size_t g, const std::vector<std::ptrdiff_t>& gather,
@@ -210,7 +210,12 @@ void run_tile_gathers(const DigitPlan& p, const TileCursor& c, std::size_t g, co
       out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
     }
   const auto& order = p.write_order;
-  const std::size_t len = gather.size();
+  // The outermost gathered axis may be cut by the tile (then it is neither flipped nor rolled): the run is the
+  // table's first ce / chunk, from its origin.
+  const DigitAxis& go = p.axes[order[g]];
+  const std::size_t len = gather.size() / static_cast<std::size_t>(go.chunk) * static_cast<std::size_t>(c.ce[order[g]]);
+  in_base += c.origin[order[g]] * go.in_stride;
+  out_base += c.origin[order[g]] * go.out_stride;
   Extent w[kMaxAxes] = {};
   for (;;) {
     Extent ii = in_base, oo = out_base;
@@ -435,10 +440,14 @@ CpuDigitPermuter::CpuDigitPermuter(DigitPlan plan, const CpuPolicy& policy) : pl
   if (run >= 2 * last.chunk) {
     outer.assign(wo.begin(), wo.begin() + static_cast<std::ptrdiff_t>(g));
     gather_.resize(static_cast<std::size_t>(run));
-    // Every tile gathers where the gathered axes are whole and not rolled (then no tile cuts or wraps them).
+    // Every tile gathers where the gathered axes are not rolled and whole, but for the outermost if it is not
+    // flipped (then a tile cuts the run short at most, and wraps nothing in it).
     bool everywhere = true;
-    for (std::size_t q = g; q < wo.size(); ++q)
-      everywhere = everywhere && plan_.axes[wo[q]].chunk == plan_.axes[wo[q]].extent && plan_.axes[wo[q]].roll == 0;
+    for (std::size_t q = g; q < wo.size(); ++q) {
+      const DigitAxis& ax = plan_.axes[wo[q]];
+      const bool whole = ax.chunk == ax.extent;
+      everywhere = everywhere && ax.roll == 0 && (whole || (q == g && !ax.flip));
+    }
     if (everywhere) gather_outer_ = static_cast<int>(g);
     for (Extent j = 0; j < run; ++j) {
       Extent rest = j, ii = 0;

@@ -186,6 +186,9 @@ TEST(CpuDigit, LargeTilesOnEveryPathMatchTheDefinition) {
       DigitMap::flip({211, 1031}, {0, 1}),
       DigitMap(std::vector<Extent>{1001, 2, 131}, {1, 2, 0}, {0, 1, 1}, {1, 50, 17}),
       DigitMap(std::vector<Extent>{37, 41, 43}, {2, 1, 0}, {0, 0, 0}, {18, 20, 21}),
+      // Extent-5 axes reversed: the outermost gathered axis is cut by the tiles (edge tiles gather shorter runs).
+      DigitMap(std::vector<Extent>{5, 5, 5, 5, 5, 5, 5}, {6, 5, 4, 3, 2, 1, 0}, {1, 0, 0, 0, 0, 0, 0},
+               {0, 2, 0, 0, 0, 0, 0}),
       DigitMap::transpose({5, 3, 1000}, {0, 2, 1}),  // channels last: three rows interleaved
       DigitMap::transpose({5, 1000, 3}, {0, 2, 1}),  // channels first: one run de-interleaved into three
       // A digit reversal whose input runs end inside an axis of 7 (edge tiles), flipped and rolled outside the
