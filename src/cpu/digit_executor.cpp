@@ -256,6 +256,8 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
   const std::ptrdiff_t rstep = R < 0 ? 0 : (p.axes[R].flip ? -p.axes[R].out_stride : p.axes[R].out_stride);
   // Rows copied whole into an output too large for the caches are stored past them (cpu_tuning::kStreamingBytes).
   const bool stream = static_cast<std::size_t>(p.elements()) * EB >= cpu_tuning::kStreamingBytes;
+  const auto in_addr = reinterpret_cast<std::uintptr_t>(in_v);
+  const std::uintptr_t in_end = in_addr + static_cast<std::uintptr_t>(p.elements()) * EB;
   auto body = [&](std::uint64_t begin, std::uint64_t end, int) {
     struct Fence {
       bool on;
@@ -270,14 +272,17 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
       c = next;
       const bool regular = next_regular;
       // The next tile's input runs are fetched while this one is moved (too many streams for the hardware's
-      // prefetchers); a full tile only, whose runs all lie inside the array.
-      if (t + 1 < end) next_regular = locate_tile(p, static_cast<Extent>(t + 1), next);
-      if (t + 1 < end && next_regular) {
+      // prefetchers); an edge tile's runs are those of a full tile, cut at the end of the array.
+      if (t + 1 < end) {
+        next_regular = locate_tile(p, static_cast<Extent>(t + 1), next);
         Extent nb = 0;
         for (std::size_t a = 0; a < k; ++a) nb += next.origin[a] * p.axes[a].in_stride;
-        const std::byte* ns = in + nb * EB;
+        const std::uintptr_t ns = in_addr + static_cast<std::uintptr_t>(nb) * EB;
         for (const std::ptrdiff_t off : prefetch)
-          for (Extent b = 0; b < prefetch_bytes; b += 64) __builtin_prefetch(ns + off * EB + b);
+          for (Extent b = 0; b < prefetch_bytes; b += 64) {
+            const std::uintptr_t at = ns + static_cast<std::uintptr_t>(off * EB + b);
+            if (at < in_end) __builtin_prefetch(reinterpret_cast<const void*>(at));
+          }
       }
       if (gather_outer >= 0 && !regular) {
         run_tile_gathers<EB>(p, c, static_cast<std::size_t>(gather_outer), gather, in, out);
