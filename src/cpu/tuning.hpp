@@ -45,6 +45,23 @@ inline constexpr std::size_t kDirectMinChunkBytes = std::size_t{128} << 10;
 inline constexpr int kTileMinChunkBlocks = 16;
 inline constexpr int kChunksPerThread = 32;
 
+// ---- The digit executor (any-shape maps) -------------------------------------------------------------------
+
+// A full digit tile whose innermost output axis takes fewer than kDigitGatherBelow elements is written as gathered
+// output runs of at least kDigitGatherRun elements (the innermost output axes whose images are contiguous) through
+// one offset table, instead of 2-D blocks that short. Reason: a block of 3 × 3 elements costs a call and its
+// loop set-up per 9 elements; a gather costs a table load per element.
+// Reproduce: python3 bench/any_shape_cpu.py --bmmc build/bin/bmmc --only reversal
+inline constexpr long kDigitGatherBelow = 16;
+inline constexpr long kDigitGatherRun = 64;
+
+// Rows copied whole (the innermost axis stays innermost) into an output of at least kStreamingBytes are stored
+// past the caches when a row has at least kDigitStreamRowBytes. Reason: the lines are then written whole, with no
+// read for ownership; shorter runs leave partial lines, and the gathers (runs of 324 bytes on a 3^15 reversal)
+// became twice as slow when streamed.
+// Reproduce: python3 bench/any_shape_cpu.py --bmmc build/bin/bmmc --only "fp16"
+inline constexpr long kDigitStreamRowBytes = 256;
+
 // ---- The tile loop -----------------------------------------------------------------------------------------
 
 // Runs of 2^kRunBytesBits bytes (two cache lines) where 32 elements are smaller. Reason: whole lines on both

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "../../src/cpu/digit_blocks.hpp"
 #include "bmmc/cpu/digit_executor.hpp"
 
 namespace bmmc {
@@ -97,6 +98,114 @@ TEST(CpuDigit, BadBuffersAreRefusedBeforeAnyWrite) {
   EXPECT_THROW(p(buf.data(), nullptr), std::invalid_argument);
   EXPECT_THROW(p(buf.data(), buf.data() + 8), std::invalid_argument);  // 60-byte arrays 8 bytes apart
   EXPECT_EQ(buf, before);
+}
+
+// The register kernels against the definition: blocks of every size around the square (8 × 8 or 4 × 4) and its
+// multiples, strides positive and negative or dense, buffers at odd addresses, written into a poisoned buffer (nothing outside the block written).
+TEST(CpuDigit, BlockAndReverseKernelsMatchTheirDefinition) {
+  std::mt19937_64 rng(11);
+  int checked = 0;
+  for (int eb : {1, 2, 4, 8, 16}) {
+    for (bool portable : {false, true}) {
+      const auto block = cpu_detail::digit_block_fn(eb, portable);
+      const auto reverse = cpu_detail::digit_reverse_fn(eb, portable);
+      for (Extent nw : {1, 2, 3, 4, 7, 8, 9, 16, 17, 33}) {
+        for (Extent nr : {1, 2, 3, 5, 8, 12, 16, 19}) {
+          // Dense strides (sstride = nr, dstride = nw: the de-interleaves and interleaves) a third of the time.
+          const std::ptrdiff_t sstride =
+              rng() % 3 == 0 ? nr : (rng() % 2 ? 1 : -1) * static_cast<std::ptrdiff_t>(nr + rng() % 5);
+          const std::ptrdiff_t dstride =
+              rng() % 3 == 0 ? nw : (rng() % 2 ? 1 : -1) * static_cast<std::ptrdiff_t>(nw + rng() % 5);
+          const std::size_t span_in = static_cast<std::size_t>(std::abs(sstride) * nw + nr);
+          const std::size_t span_out = static_cast<std::size_t>(std::abs(dstride) * nr + nw);
+          // One byte past the start of each buffer: the kernels take pointers of any alignment.
+          const auto in = random_bytes(span_in * static_cast<std::size_t>(eb) + 1, rng);
+          std::vector<unsigned char> out(span_out * static_cast<std::size_t>(eb) + 1, 0xA5), want = out;
+          const std::ptrdiff_t s0 = (sstride < 0 ? -sstride * (nw - 1) : 0) * eb + 1;
+          const std::ptrdiff_t d0 = (dstride < 0 ? -dstride * (nr - 1) : 0) * eb + 1;
+          for (Extent w = 0; w < nw; ++w)
+            for (Extent r = 0; r < nr; ++r)
+              std::memcpy(want.data() + d0 + (r * dstride + w) * eb, in.data() + s0 + (w * sstride + r) * eb,
+                          static_cast<std::size_t>(eb));
+          block(reinterpret_cast<const std::byte*>(in.data()) + s0, sstride,
+                reinterpret_cast<std::byte*>(out.data()) + d0, dstride, nw, nr);
+          ASSERT_EQ(out, want) << "elem " << eb << " portable " << portable << " block " << nw << "x" << nr
+                               << " strides " << sstride << ", " << dstride;
+          ++checked;
+        }
+        // A reversed row of nw · 3 elements.
+        const Extent count = nw * 3;
+        const auto in = random_bytes(static_cast<std::size_t>(count * eb), rng);
+        std::vector<unsigned char> out(in.size() + 2 * static_cast<std::size_t>(eb), 0xA5), want = out;
+        for (Extent t = 0; t < count; ++t)
+          std::memcpy(want.data() + (t + 1) * eb, in.data() + (count - 1 - t) * eb, static_cast<std::size_t>(eb));
+        reverse(reinterpret_cast<const std::byte*>(in.data()) + (count - 1) * eb,
+                reinterpret_cast<std::byte*>(out.data()) + eb, count);
+        ASSERT_EQ(out, want) << "elem " << eb << " portable " << portable << " reversed row of " << count;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 5 * 2 * 10 * 8);
+}
+
+// The streaming copy at every alignment and length around a vector, nothing outside its bytes written; and an
+// array past the streaming threshold (8 MiB) whose rows are copied whole, against the definition.
+TEST(CpuDigit, StreamedRowsMatchTheDefinition) {
+  std::mt19937_64 rng(17);
+  for (std::size_t offset = 0; offset < 16; ++offset)
+    for (std::size_t bytes : {0, 1, 15, 16, 17, 31, 64, 100, 257}) {
+      const auto in = random_bytes(bytes + 16, rng);
+      std::vector<unsigned char> out(bytes + 32, 0xA5), want = out;
+      std::memcpy(want.data() + offset, in.data() + 3, bytes);
+      cpu_detail::digit_stream_copy(reinterpret_cast<const std::byte*>(in.data()) + 3,
+                                    reinterpret_cast<std::byte*>(out.data()) + offset, bytes);
+      cpu_detail::digit_stream_fence();
+      ASSERT_EQ(out, want) << bytes << " bytes at offset " << offset;
+    }
+  const DigitMap m(std::vector<Extent>{33, 1021, 65}, {1, 0, 2}, {0, 1, 0}, {0, 7, 0});
+  const int eb = 4;  // 8.3 MiB, rows of 65 elements
+  CpuPolicy pol;
+  pol.threads = 2;
+  const CpuDigitPermuter p(m, eb, pol);
+  const auto in = random_bytes(static_cast<std::size_t>(m.size() * eb), rng);
+  std::vector<unsigned char> out(in.size(), 0xA5);
+  p(in.data(), out.data());
+  ASSERT_EQ(out, reference(m, in, eb));
+}
+
+// Shapes large enough for full tiles of many register squares, edge tiles and rolls that wrap inside tiles, on
+// the paths of the executor: 2-D blocks (transposes), gathered runs (short innermost output axes), reversed rows.
+TEST(CpuDigit, LargeTilesOnEveryPathMatchTheDefinition) {
+  std::mt19937_64 rng(13);
+  const std::vector<DigitMap> maps = {
+      DigitMap::transpose({301, 517}, {1, 0}),
+      DigitMap(std::vector<Extent>{67, 129, 3}, {2, 0, 1}, {1, 0, 1}, {0, 100, 2}),
+      DigitMap(std::vector<Extent>{3, 3, 3, 3, 3, 3, 3, 3}, {7, 6, 5, 4, 3, 2, 1, 0}, {0, 1, 0, 0, 0, 0, 0, 1},
+               {0, 0, 0, 0, 0, 0, 0, 0}),
+      DigitMap(std::vector<Extent>{2, 2, 3, 3, 5, 7, 7}, {6, 5, 4, 3, 2, 1, 0}),
+      DigitMap::flip({211, 1031}, {0, 1}),
+      DigitMap(std::vector<Extent>{1001, 2, 131}, {1, 2, 0}, {0, 1, 1}, {1, 50, 17}),
+      DigitMap(std::vector<Extent>{37, 41, 43}, {2, 1, 0}, {0, 0, 0}, {18, 20, 21}),
+      // Extent-5 axes reversed: the outermost gathered axis is cut by the tiles (edge tiles gather shorter runs).
+      DigitMap(std::vector<Extent>{5, 5, 5, 5, 5, 5, 5}, {6, 5, 4, 3, 2, 1, 0}, {1, 0, 0, 0, 0, 0, 0},
+               {0, 2, 0, 0, 0, 0, 0}),
+      DigitMap::transpose({5, 3, 1000}, {0, 2, 1}),  // channels last: three rows interleaved
+      DigitMap::transpose({5, 1000, 3}, {0, 2, 1}),  // channels first: one run de-interleaved into three
+      // A digit reversal whose input runs end inside an axis of 7 (edge tiles), flipped and rolled outside the
+      // gathered axes.
+      DigitMap(std::vector<Extent>{2, 2, 2, 2, 2, 2, 3, 3, 7, 7}, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0},
+               {1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 3, 0, 0, 0, 0, 0, 0, 0, 0}),
+  };
+  for (const DigitMap& m : maps)
+    for (int eb : {1, 2, 4, 8, 16}) {
+      CpuPolicy pol;
+      pol.threads = 2;
+      const CpuDigitPermuter p(m, eb, pol);
+      const auto in = random_bytes(static_cast<std::size_t>(m.size() * eb), rng);
+      std::vector<unsigned char> out(in.size(), 0xA5);
+      p(in.data(), out.data());
+      ASSERT_EQ(out, reference(m, in, eb)) << m.to_string() << " on " << shape_to_string(m.shape()) << " elem " << eb;
+    }
 }
 
 }  // namespace
