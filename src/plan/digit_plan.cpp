@@ -216,7 +216,10 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   while (volume(plan.axes) * elem > max_tile_bytes) {
     auto big = std::max_element(plan.axes.begin(), plan.axes.end(),
                                 [](const DigitAxis& x, const DigitAxis& y) { return x.chunk < y.chunk; });
-    big->chunk = part_chunk(big->extent, (big->chunk + 1) / 2, big->chunk > 2 * sector ? sector : 1);
+    // Halved (rounded to sectors while that still shrinks it): always smaller, so the loop ends.
+    const Extent half = (big->chunk + 1) / 2;
+    const Extent rounded = (half + sector - 1) / sector * sector;
+    big->chunk = rounded < big->chunk ? rounded : half;
   }
 
   for (int a : in_order)

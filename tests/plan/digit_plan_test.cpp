@@ -80,6 +80,16 @@ TEST(DigitPlan, HighRankExtentThreeReversal) {
   EXPECT_GE(r.write_run * 4, 256);
 }
 
+TEST(DigitPlan, TilesOfManySmallWholeAxesShrinkToFit) {
+  // Eight extent-3 axes on each side want 3^16 elements; the tile must shrink whole small axes to fit.
+  const DigitPlan p = plan_digits(DigitMap::transpose(std::vector<Extent>(16, 3), {}), 16);
+  EXPECT_LE(p.smem_bytes(), std::size_t{32 * 1024});
+  const DigitPlan q = plan_digits(DigitMap(std::vector<Extent>{3, 3, 3, 3, 3, 3, 3, 3}, {7, 6, 5, 4, 3, 2, 1, 0},
+                                           {0, 1, 0, 0, 0, 0, 0, 1}),
+                                  16);
+  expect_ok(q);
+}
+
 TEST(DigitPlan, RunsAndBanksAsPlannedOnATranspose) {
   const DigitPlan p = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 4);
   const auto r = check_digit_plan(p);
