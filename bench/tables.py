@@ -189,6 +189,27 @@ def t_gpu_any_shape(R):
     return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
 
 
+def t_cpu_any_shape(R):
+    """cpu/any_shape_cpu.csv (bench/any_shape_cpu.py): odd shapes on the CPU beside NumPy and a power-of-two shape."""
+    path = os.path.join(R["dir"], "cpu", "any_shape_cpu.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return None
+    out = [f"`cpu/any_shape_cpu.csv` ({rows[0]['machine']}, {rows[0]['threads']} threads, best median of "
+           f"{rows[0]['rounds']} rounds; arrays of about 64 MiB):", "",
+           "| case | shape → spec | bmmc ms (% memcpy) | NumPy ms | × NumPy | power-of-two shape ms | bmmc ÷ power of two |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['case']} ({r['dtype']}) | {r['shape']} → `{r['spec']}` | {float(r['bmmc_ms']):.2f} "
+                   f"({float(r['bmmc_pct_memcpy']):.0f}%) | {float(r['numpy_ms']):.2f} | {float(r['x_numpy']):.1f}× | "
+                   f"{float(r['pow2_ms']):.2f} | {float(r['vs_pow2']):.2f}× |")
+    bad = [r["case"] for r in rows if r["verified"].lower() not in ("true", "yes")]
+    return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
+
+
 # ---- CPU ------------------------------------------------------------------------------------------------
 def cpu_machine(R):
     path = os.path.join(R["dir"], "cpu", "cpu.txt")
@@ -320,6 +341,7 @@ TABLES = {
     "cpu-sizes": t_cpu_sizes,
     "readme-speed": t_readme_speed,
     "gpu-any-shape": t_gpu_any_shape,
+    "cpu-any-shape": t_cpu_any_shape,
 }
 
 
