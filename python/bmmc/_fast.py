@@ -282,21 +282,76 @@ _torch_empty_like = None
 
 
 def _release_at_exit() -> None:
-    """Drop, while the interpreter still runs, every reference that torch's process-wide state may hold to this
-    module's native objects: the entries here (prepared calls, shape templates), NumPy's native table, and
-    Dynamo's caches — compiled code, the guards (which keep the Bmmc values they compare with) and CUDA graph
-    trees (which keep the recorded callables and what they reach). torch keeps those caches in C++ objects
-    that are never destroyed, so anything they hold outlives the interpreter, and nanobind reports each native
-    object still alive at its own teardown as a leak ("nanobind: leaked 1 instances ... leaked 33 functions").
-    Registered when bmmc first sees a torch tensor."""
+    """Drop, while the interpreter still runs, every reference that this package's caches and torch's
+    process-wide state may hold to this module's native objects: the entries here (prepared calls, shape
+    templates), the any-shape Permuters (bmmc/_digit.py), NumPy's native table, and torch's compile state —
+    Dynamo's compiled code and guards (a guard on a Bmmc keeps the Bmmc it compares with), CUDA graph trees
+    (the recorded callables and what they reach) and Inductor's loaded modules. torch keeps some of those in
+    C++ objects that are never destroyed (a code object's extra data, thread-local storage), so anything they
+    hold outlives the interpreter, and nanobind reports each native object still alive at its own teardown as a
+    leak ("nanobind: leaked 1 instances ... leaked 33 functions"). Each release runs on its own, so one that
+    fails (an exit handler must not raise) leaves the others to run. Registered when bmmc first sees a torch
+    tensor; python/tests check that it leaves a Bmmc used by compiled code with no reference but the caller's."""
     _entries.clear()
     _bmmc._np_clear()
+    digit = sys.modules.get(__package__ + "._digit")
+    if digit is not None:
+        digit.clear()
+    for release in _TORCH_RELEASES:
+        try:
+            release()
+        except Exception:  # noqa: BLE001 - at worst nanobind reports a leak; the next release still runs
+            pass
+
+
+def _dynamo_reset() -> None:
     dynamo = sys.modules.get("torch._dynamo")
     if dynamo is not None:
-        try:
-            dynamo.reset()
-        except Exception:  # noqa: BLE001 - an exit handler must not raise; at worst nanobind reports a leak
-            pass
+        dynamo.reset()
+
+
+def _cudagraph_trees_reset() -> None:
+    # torch._dynamo.reset() does this only where CUDA is available / initialised (it differs by version) and
+    # only when nothing before it in reset() raised: here it runs whenever the trees' module was loaded.
+    trees = sys.modules.get("torch._inductor.cudagraph_trees")
+    if trees is not None:
+        trees.reset_cudagraph_trees()
+
+
+def _inductor_modules_clear() -> None:
+    codecache = sys.modules.get("torch._inductor.codecache")
+    if codecache is not None:
+        codecache.PyCodeCache.cache_clear()
+
+
+def _guard_trees_release() -> None:
+    # A guard tree outlives reset() where something still holds its Python wrapper: the weakref.finalize
+    # callbacks Dynamo puts on guarded objects (bound to the CheckFunctionManager, so the wrapper stays until
+    # the object dies), or a cycle through the C++ tree, which the garbage collector cannot see into. An
+    # EQUALS_MATCH guard's tree keeps the value it compares with — a Bmmc read by compiled code. Each wrapper
+    # left gets empty trees, which releases those values whatever still holds the wrapper.
+    import gc
+
+    guards = sys.modules.get("torch._dynamo.guards")
+    wrapper = getattr(guards, "GuardManagerWrapper", None)
+    if wrapper is None:
+        return
+    gc.collect()
+    for obj in gc.get_objects():
+        if type(obj) is wrapper:
+            for name in ("root", "diff_guard_root"):
+                tree = getattr(obj, name, None)
+                if tree is not None:
+                    setattr(obj, name, type(tree)())
+
+
+def _collect() -> None:
+    import gc
+
+    gc.collect()  # cycles through what the releases above let go of
+
+
+_TORCH_RELEASES = (_dynamo_reset, _cudagraph_trees_reset, _inductor_modules_clear, _guard_trees_release, _collect)
 
 
 def _init_torch(torch) -> None:
