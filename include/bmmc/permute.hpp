@@ -147,7 +147,7 @@ Backend permute_host(const Bmmc& bmmc, const void* in, void* out, int elem_bytes
 /// Any shape on host buffers, any backend (the CPU directly; CUDA through device buffers, synchronous). in == out
 /// permutes in place (involutions only). Returns the backend that ran.
 Backend permute_host(const DigitMap& map, const void* in, void* out, int elem_bytes, const PermuterOptions& options = {});
-/// The Bmmc the front door runs `map` as (every extent a power of two, rolls of half an axis at most, and an element
+/// The Bmmc the front door runs `map` as (every extent a power of two, each roll 0 or exactly half its axis, and an element
 /// size of 1, 2, 4, 8 or 16 bytes), or nothing: then it runs the digit planner.
 std::optional<Bmmc> bit_face(const DigitMap& map, int elem_bytes);
 

@@ -24,8 +24,11 @@ DigitPolicy digit_policy(int elem_bytes, const GpuOptions& options) {
     p.max_elem_bytes = elem_bytes;
     p.max_vector_elems = 1;
   }
-  else if (options.policy.vector_bits >= 0)
+  else if (options.policy.vector_bits >= 0) {
+    // The front door narrows vector_bits for offset pointers: neither the element nor a vector goes wider.
     p.max_elem_bytes = std::max(elem_bytes, std::min(16, elem_bytes << options.policy.vector_bits));
+    p.max_access_bytes = p.max_elem_bytes;
+  }
   if (options.policy.threads_per_block > 0) p.threads_per_block = options.policy.threads_per_block;
   return p;
 }

@@ -198,7 +198,10 @@ int Permuter::elem_bytes() const noexcept {
 std::size_t Permuter::temp_bytes() const noexcept { return plan().temp_bytes(); }
 
 std::size_t Permuter::alignment() const noexcept {
-  if (impl_->digits()) return static_cast<std::size_t>(impl_->backend == Backend::Cpu ? 1 : digit_plan().elem_bytes);
+#if BMMC_HAS_CUDA
+  if (const auto* c = std::get_if<CudaDigitState>(&impl_->state)) return c->alignment();
+#endif
+  if (impl_->digits()) return 1;
 #if BMMC_HAS_CUDA
   if (const auto* c = std::get_if<CudaState>(&impl_->state)) return c->alignment();
   if (const auto* c = std::get_if<CudaInPlaceState>(&impl_->state)) return c->alignment();
@@ -393,6 +396,9 @@ void permute(const DigitMap& map, const void* in, void* out, int elem_bytes, con
   if (map.size() > kMaxDigitElements / elem_bytes)
     throw std::invalid_argument(fmt::format("an array of shape {} with {}-byte elements exceeds 2^62 bytes",
                                             shape_to_string(map.shape()), elem_bytes));
+  if (options.in_place && in != out)
+    throw std::invalid_argument(fmt::format(
+        "options.in_place with two buffers ({} and {}): in place takes one buffer (in == out)", in, out));
   if (const auto b = bit_face(map, elem_bytes)) return permute(*b, in, out, elem_bytes, options, stream);
   const auto bytes = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(elem_bytes);
   check_byte_buffers(in, out, bytes, 1, true);
@@ -478,6 +484,9 @@ Backend permute_host(const Bmmc& bmmc, const void* in, void* out, int elem_bytes
 }
 
 Backend permute_host(const DigitMap& map, const void* in, void* out, int elem_bytes, const PermuterOptions& options) {
+  if (options.in_place && in != out)
+    throw std::invalid_argument(fmt::format(
+        "options.in_place with two buffers ({} and {}): in place takes one buffer (in == out)", in, out));
   if (const auto b = bit_face(map, elem_bytes))
     return in == out ? permute_host_inplace(*b, out, elem_bytes, options) : permute_host(*b, in, out, elem_bytes, options);
   if (elem_bytes < 1 || elem_bytes > (1 << 20) || map.size() > kMaxDigitElements / elem_bytes)
@@ -488,7 +497,7 @@ Backend permute_host(const DigitMap& map, const void* in, void* out, int elem_by
   check_byte_buffers(in, out, bytes, 1, true);
   PermuterOptions o = options;
   o.backend = resolve_backend(options.backend);
-  o.in_place = options.in_place || in == out;
+  o.in_place = in == out;
   if (o.backend == Backend::Cpu) {
     o.gpu = {};
     const Permuter p(map, elem_bytes, o);  // refuses in place for a map that is not an involution

@@ -108,7 +108,8 @@ int conflict_ways(const std::vector<Extent>& slots, int elem_bytes) {
 // The widest access (a power of two of elements, at most 16 bytes) of one side: the side's innermost tile axes
 // that are consecutive axes of that side (and, writing, have no roll) form a contiguous run; the vector must divide
 // the run's chunk product (so no vector crosses rows) and its extent product (so an edge tile ends on a vector).
-int side_vector(const DigitPlan& p, const std::vector<int>& order, const std::vector<int>& position, bool write) {
+int side_vector(const DigitPlan& p, const std::vector<int>& order, const std::vector<int>& position, bool write,
+                int max_access_bytes) {
   const int k = static_cast<int>(p.axes.size());
   Extent chunks = 1, extents = 1;
   int expect = k - 1;
@@ -119,7 +120,7 @@ int side_vector(const DigitPlan& p, const std::vector<int>& order, const std::ve
     extents *= ax.extent;
     if (ax.chunk != ax.extent) break;
   }
-  int v = 16 / p.elem_bytes;
+  int v = std::max(1, max_access_bytes / p.elem_bytes);
   while (v > 1 && (chunks % v != 0 || extents % v != 0 || (write && p.pad_period > 0 && p.pad_period % v != 0)))
     v /= 2;
   return v;
@@ -198,6 +199,9 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   const Extent max_tile_bytes = std::min<Extent>(
       policy.max_tile_bytes > 0 ? policy.max_tile_bytes : plan_tuning::kDigitMaxTileBytes,
       caps.max_shared_per_block / 2);
+  if (max_tile_bytes < elem)
+    throw std::invalid_argument(fmt::format("a tile of at most {} bytes cannot hold one {}-byte element",
+                                            max_tile_bytes, elem));
   const Extent run = std::max<Extent>(1, run_bytes / elem);
   const Extent sector = std::max(1, 32 / elem);
   cover_run(plan.axes, in_order, run, sector);
@@ -216,6 +220,7 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   while (volume(plan.axes) * elem > max_tile_bytes) {
     auto big = std::max_element(plan.axes.begin(), plan.axes.end(),
                                 [](const DigitAxis& x, const DigitAxis& y) { return x.chunk < y.chunk; });
+    if (big == plan.axes.end() || big->chunk == 1) break;  // one element: fits (checked above)
     // Halved (rounded to sectors while that still shrinks it): always smaller, so the loop ends.
     const Extent half = (big->chunk + 1) / 2;
     const Extent rounded = (half + sector - 1) / sector * sector;
@@ -274,8 +279,9 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   for (int a = 0; a < k; ++a) in_pos[a] = a;
   for (int j = 0; j < k; ++j) out_pos[out_order[j]] = j;
   const int max_vector = policy.max_vector_elems > 0 ? policy.max_vector_elems : 16;
-  plan.read_vector = std::min(max_vector, side_vector(plan, plan.read_order, in_pos, false));
-  plan.write_vector = std::min(max_vector, side_vector(plan, plan.write_order, out_pos, true));
+  const int max_access = policy.max_access_bytes > 0 ? std::min(policy.max_access_bytes, 16) : 16;
+  plan.read_vector = std::min(max_vector, side_vector(plan, plan.read_order, in_pos, false, max_access));
+  plan.write_vector = std::min(max_vector, side_vector(plan, plan.write_order, out_pos, true, max_access));
   return plan;
 }
 

@@ -2,6 +2,8 @@
 // the output poisoned, over random shapes, flips, rolls and element sizes; and through the front door.
 #include <gtest/gtest.h>
 
+#include <cuda_runtime_api.h>
+
 #include <numeric>
 
 #include "bmmc/cpu/digit_executor.hpp"
@@ -105,6 +107,29 @@ TEST(GpuDigit, FrontDoorRunsBothFaces) {
     EXPECT_EQ(got, want) << m.to_string();
     // A misaligned output is refused before anything runs.
     EXPECT_THROW(p(din.get(), static_cast<char*>(dout.get()) + 1), std::invalid_argument);
+  }
+}
+
+TEST(GpuDigit, OffsetViewsRunWithNarrowerAccesses) {
+  REQUIRE_GPU();
+  // An image transpose whose plan wants 16-byte lanes, called on pointers one element past an allocation: the
+  // one-call door narrows the element and the vectors to the pointers' alignment instead of faulting.
+  const DigitMap m = DigitMap::transpose({4, 720, 3}, {0, 2, 1});
+  for (int eb : {1, 2, 4}) {
+    const auto bytes = static_cast<std::size_t>(m.size() * eb);
+    const auto in = test::random_bytes(bytes, 21);
+    std::vector<unsigned char> want(bytes), got(bytes);
+    CpuDigitPermuter(m, eb)(in.data(), want.data());
+    DeviceBuffer din(bytes + 16), dout(bytes + 16);
+    auto* src = static_cast<unsigned char*>(din.get()) + eb;
+    auto* dst = static_cast<unsigned char*>(dout.get()) + eb;
+    ASSERT_EQ(cudaMemcpy(src, in.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    permute(m, src, dst, eb);
+    ASSERT_EQ(cudaMemcpy(got.data(), dst, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(got, want) << "elem " << eb;
+    // A Permuter planned for aligned pointers refuses them, before anything runs.
+    const Permuter p(m, eb, PermuterOptions{Backend::Cuda});
+    if (p.alignment() > static_cast<std::size_t>(eb)) EXPECT_THROW(p(src, dst), std::invalid_argument);
   }
 }
 

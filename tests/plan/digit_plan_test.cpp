@@ -127,6 +127,12 @@ TEST(DigitPlan, LanesMoveVectorsWhereRunsAllowThem) {
   DigitPolicy scalar;
   scalar.max_vector_elems = 1;
   EXPECT_EQ(plan_digits(DigitMap::transpose({100, 720 * 1280, 3}, {0, 2, 1}), 1, scalar).read_vector, 1);
+  // Offset pointers: vectors never exceed the access the alignment allows.
+  DigitPolicy aligned4;
+  aligned4.max_access_bytes = 4;
+  const DigitPlan a = plan_digits(DigitMap::transpose({100, 720 * 1280, 3}, {0, 2, 1}), 1, aligned4);
+  EXPECT_EQ(a.read_vector, 4) << to_string(a);
+  EXPECT_EQ(a.write_vector, 4) << to_string(a);
   // A roll on the innermost output axis breaks output runs at its wrap: no write vectors; reads keep theirs.
   const DigitPlan r = plan_digits(DigitMap::roll({512, 512}, {0, 7}), 4);
   EXPECT_EQ(r.write_vector, 1) << to_string(r);
@@ -138,6 +144,14 @@ TEST(DigitPlan, OddElementSizesBecomeBytes) {
   const DigitPlan p = plan_digits(DigitMap::transpose({5, 7}, {1, 0}), 3);
   EXPECT_EQ(p.elem_bytes, 1);
   expect_ok(p);
+}
+
+TEST(DigitPlan, RefusesATileLimitBelowOneElement) {
+  DigitPolicy tiny;
+  tiny.max_tile_bytes = 8;
+  EXPECT_THROW(plan_digits(DigitMap::flip({5}, {0}), 16, tiny), std::invalid_argument);
+  EXPECT_NO_THROW(plan_digits(DigitMap::flip({5}, {0}), 8, tiny));
+  EXPECT_NO_THROW(plan_digits(DigitMap(), 8, tiny));  // rank 0: one element
 }
 
 TEST(DigitPlan, RefusesBadElementSizes) {

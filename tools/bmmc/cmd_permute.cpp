@@ -7,9 +7,8 @@
 // error never leaves a truncated or partial file.
 //
 // With --shape S the file is an array of shape S (C order) of B-byte elements, any B >= 1, and SPEC an any-shape
-// map (bmmc/core/digit_spec.hpp). A map that is a BMMC runs as one (permute_file, any backend); any other through
-// bmmc::Permuter(const DigitMap&, ...) on the host array (the cpu backend), read and written with the same file
-// rules (read_array_file, write_file_atomic) and validated in the same order: everything before the input is read.
+// map (bmmc/core/digit_spec.hpp), run by the library's permute_file(const DigitMap&, ...) on any backend (a map that
+// is a BMMC as one), with the same file rules and the same order: everything validated before the input is read.
 #include <fmt/format.h>
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 
 #include "bmmc/codegen/cuda_source.hpp"
@@ -34,7 +35,11 @@ class CudaDigitPermuter {
   const DigitPlan& plan() const noexcept { return plan_; }
   bool jit() const noexcept { return static_cast<bool>(kernel_); }
   const KernelSource& source() const noexcept { return source_; }
-  std::size_t alignment() const noexcept { return static_cast<std::size_t>(plan_.elem_bytes); }
+  /// The alignment in and out need: the widest access of either side (a vector of elements).
+  std::size_t alignment() const noexcept {
+    return static_cast<std::size_t>(plan_.elem_bytes) *
+           static_cast<std::size_t>(std::max(plan_.read_vector, plan_.write_vector));
+  }
 
  private:
   DigitPlan plan_;

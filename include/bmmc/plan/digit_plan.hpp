@@ -56,6 +56,8 @@ struct DigitPolicy {
   int max_elem_bytes = 0;
   /// The most elements one global access may move (1 = scalar accesses, what the generic kernel does); 0 = 16 B.
   int max_vector_elems = 0;
+  /// The widest global access in bytes (the alignment the pointers have: vectors never exceed it); 0 = 16.
+  int max_access_bytes = 0;
 
   friend bool operator==(const DigitPolicy&, const DigitPolicy&) = default;
 };
@@ -88,7 +90,7 @@ struct DigitPlan {
 };
 
 /// Plans `map` for elements of `elem_bytes` bytes (1 to 1 << 20). Pure; throws std::invalid_argument for an
-/// element size out of range or an array of more than 2^62 bytes.
+/// element size out of range, an array of more than 2^62 bytes, or a tile limit smaller than one element.
 DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& policy = {},
                       const DeviceCaps& caps = default_caps());
 
