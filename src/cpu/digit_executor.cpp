@@ -250,7 +250,9 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
   const int inner = p.write_order.empty() ? -1 : p.write_order.back();
   const Extent row_len = inner < 0 ? 1 : p.axes[inner].chunk;
   const std::ptrdiff_t step = inner < 0 ? 0 : (p.axes[inner].flip ? -p.axes[inner].in_stride : p.axes[inner].in_stride);
-  const auto [W, R] = block_axes(p);
+  // Plain variables, not a structured binding: the lambda below captures them (clang before 16 cannot).
+  const auto block = block_axes(p);
+  const int W = block.first, R = block.second;
   const cpu_detail::DigitBlockFn fn = cpu_detail::digit_block_fn(EB);
   const Extent nw = W < 0 ? 0 : p.axes[W].chunk, nr = R < 0 ? 0 : p.axes[R].chunk;
   const std::ptrdiff_t rstep = R < 0 ? 0 : (p.axes[R].flip ? -p.axes[R].out_stride : p.axes[R].out_stride);
