@@ -66,7 +66,9 @@ inline Bmmc operator*(const Bmmc& f, const Bmmc& g) { return compose(f, g); }
 
 /// Hash over n, the rows and c, consistent with ==: the one way a Bmmc becomes a hash key (plan caches, the
 /// Python __hash__). Not stable across library versions; kernel caches on disk hash the generated source.
+/// \cond STD_HASH_SPECIALISATION
 template <>
 struct std::hash<bmmc::Bmmc> {
   std::size_t operator()(const bmmc::Bmmc& b) const noexcept;
 };
+/// \endcond

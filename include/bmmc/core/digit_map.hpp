@@ -105,7 +105,9 @@ std::string shape_to_string(const std::vector<Extent>& shape);
 
 }  // namespace bmmc
 
+/// \cond STD_HASH_SPECIALISATION
 template <>
 struct std::hash<bmmc::DigitMap> {
   std::size_t operator()(const bmmc::DigitMap& m) const noexcept;
 };
+/// \endcond
