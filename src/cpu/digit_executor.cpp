@@ -19,13 +19,6 @@ namespace bmmc {
 
 namespace {
 
-// The output coordinate of input coordinate i on an axis: ((flip ? d−1−i : i) + roll) mod d.
-inline Extent out_coord(const DigitAxis& ax, Extent i) {
-  Extent g = ax.flip ? ax.extent - 1 - i : i;
-  g += ax.roll;
-  return g >= ax.extent ? g - ax.extent : g;
-}
-
 template <int EB>
 inline void move(const std::byte* src, std::byte* dst) {
   std::memcpy(dst, src, EB);
@@ -68,7 +61,7 @@ bool locate_tile(const DigitPlan& p, Extent t, TileCursor& c) {
     if (ax.chunk > 1) {
       // The images of origin .. origin+chunk−1 are consecutive (ascending, or descending for a flip) unless the
       // roll wraps between them.
-      const Extent first = out_coord(ax, c.origin[a]);
+      const Extent first = ax.image(c.origin[a]);
       if (ax.flip ? first < c.ce[a] - 1 : first + c.ce[a] > ax.extent) regular = false;
     }
   }
@@ -85,7 +78,7 @@ void run_tile_rows(const DigitPlan& p, const TileCursor& c, const std::byte* in,
   for (std::size_t a = 0; a < k; ++a)
     if (p.axes[a].chunk == 1) {
       in_base += c.origin[a] * p.axes[a].in_stride;
-      out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
+      out_base += p.axes[a].image(c.origin[a]) * p.axes[a].out_stride;
     }
   const auto& order = p.write_order;
   if (order.empty()) {
@@ -104,12 +97,12 @@ void run_tile_rows(const DigitPlan& p, const TileCursor& c, const std::byte* in,
       const Extent ce = c.ce[order[j]];
       const Extent i = c.origin[order[j]] + (ax.flip ? ce - 1 - w[j] : w[j]);
       ii += i * ax.in_stride;
-      oo += out_coord(ax, i) * ax.out_stride;
+      oo += ax.image(i) * ax.out_stride;
     }
     // The inner axis: output coordinates o(i) for i = origin .. origin+ce−1, visited in ascending o.
     const Extent i_first = ia.flip ? c.origin[inner] + ce_in - 1 : c.origin[inner];
     const std::ptrdiff_t step = ia.flip ? -ia.in_stride : ia.in_stride;
-    const Extent o_first = out_coord(ia, i_first);
+    const Extent o_first = ia.image(i_first);
     const Extent before_wrap = std::min(ce_in, ia.extent - o_first);
     strided_row<EB>(in + (ii + i_first * ia.in_stride) * EB, step, out + (oo + o_first * ia.out_stride) * EB,
                     before_wrap);
@@ -144,7 +137,7 @@ void run_tile_blocks(const DigitPlan& p, const TileCursor& c, int eb, cpu_detail
   for (std::size_t a = 0; a < k; ++a)
     if (p.axes[a].chunk == 1) {
       in_base += c.origin[a] * p.axes[a].in_stride;
-      out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
+      out_base += p.axes[a].image(c.origin[a]) * p.axes[a].out_stride;
     }
   int outer[kMaxAxes];
   std::size_t m = 0;
@@ -155,12 +148,12 @@ void run_tile_blocks(const DigitPlan& p, const TileCursor& c, int eb, cpu_detail
   const Extent wce = c.ce[W];
   const Extent wi = wa.flip ? c.origin[W] + wce - 1 : c.origin[W];
   const std::ptrdiff_t wstep = wa.flip ? -wa.in_stride : wa.in_stride;
-  const Extent wo = out_coord(wa, wi);
+  const Extent wo = wa.image(wi);
   const Extent wn = std::min(wce, wa.extent - wo);
   // R: input-ascending; its images descend for a flip and wrap at most once.
   const DigitAxis& ra = p.axes[R];
   const Extent rce = c.ce[R];
-  const Extent ro = out_coord(ra, c.origin[R]);
+  const Extent ro = ra.image(c.origin[R]);
   const Extent rn = ra.flip ? std::min(rce, ro + 1) : std::min(rce, ra.extent - ro);
   const Extent ro2 = ra.flip ? ra.extent - 1 : 0;
   const std::ptrdiff_t rstep = ra.flip ? -ra.out_stride : ra.out_stride;
@@ -172,7 +165,7 @@ void run_tile_blocks(const DigitPlan& p, const TileCursor& c, int eb, cpu_detail
       const Extent ce = c.ce[outer[j]];
       const Extent i = c.origin[outer[j]] + (ax.flip ? ce - 1 - w[j] : w[j]);
       ii += i * ax.in_stride;
-      oo += out_coord(ax, i) * ax.out_stride;
+      oo += ax.image(i) * ax.out_stride;
     }
     for (int ws = 0; ws < 2; ++ws) {
       const Extent n_w = ws ? wce - wn : wn;
@@ -207,7 +200,7 @@ void run_tile_gathers(const DigitPlan& p, const TileCursor& c, std::size_t g, co
   for (std::size_t a = 0; a < k; ++a)
     if (p.axes[a].chunk == 1) {
       in_base += c.origin[a] * p.axes[a].in_stride;
-      out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
+      out_base += p.axes[a].image(c.origin[a]) * p.axes[a].out_stride;
     }
   const auto& order = p.write_order;
   // The outermost gathered axis may be cut by the tile (then it is neither flipped nor rolled): the run is the
@@ -223,7 +216,7 @@ void run_tile_gathers(const DigitPlan& p, const TileCursor& c, std::size_t g, co
       const DigitAxis& ax = p.axes[order[j]];
       const Extent i = c.origin[order[j]] + w[j];
       ii += i * ax.in_stride;
-      oo += out_coord(ax, i) * ax.out_stride;
+      oo += ax.image(i) * ax.out_stride;
     }
     const std::byte* s = in + ii * EB;
     std::byte* d = out + oo * EB;
@@ -301,7 +294,7 @@ void run_tiles(const DigitPlan& p, const std::vector<std::ptrdiff_t>& in_off, co
       Extent in_base = 0, out_base = 0;
       for (std::size_t a = 0; a < k; ++a) {
         in_base += c.origin[a] * p.axes[a].in_stride;
-        out_base += out_coord(p.axes[a], c.origin[a]) * p.axes[a].out_stride;
+        out_base += p.axes[a].image(c.origin[a]) * p.axes[a].out_stride;
       }
       const std::byte* src = in + in_base * EB;
       std::byte* dst = out + out_base * EB;
@@ -351,7 +344,7 @@ void run_inplace(const DigitPlan& p, void* data_v, int threads) {
     }
     for (Extent x = static_cast<Extent>(begin); x < static_cast<Extent>(end); ++x) {
       Extent y = 0;
-      for (std::size_t a = 0; a < k; ++a) y += out_coord(p.axes[a], i[a]) * p.axes[a].out_stride;
+      for (std::size_t a = 0; a < k; ++a) y += p.axes[a].image(i[a]) * p.axes[a].out_stride;
       if (y > x) {
         std::byte tmp[EB];
         std::memcpy(tmp, data + x * EB, EB);

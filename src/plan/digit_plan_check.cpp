@@ -12,12 +12,6 @@ namespace bmmc {
 
 namespace {
 
-Extent out_coord(const DigitAxis& ax, Extent i) {
-  Extent g = ax.flip ? ax.extent - 1 - i : i;
-  g += ax.roll;
-  return g >= ax.extent ? g - ax.extent : g;
-}
-
 int bank_ways(const std::vector<Extent>& slots, int elem_bytes) {
   const int per_wave = elem_bytes <= 4 ? 32 : 128 / elem_bytes;
   int worst = slots.empty() ? 0 : 1;
@@ -111,7 +105,7 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       Extent y = 0;
       for (std::size_t a = 0; a < k; ++a) {
         const Extent la = p.axes[a].chunk > 1 ? (p.axes[a].flip ? ce[a] - 1 - w[a] : w[a]) : 0;
-        y += out_coord(p.axes[a], origin[a] + la) * p.axes[a].out_stride;
+        y += p.axes[a].image(origin[a] + la) * p.axes[a].out_stride;
       }
       const Extent s = slot_of(e);
       if (s >= slots || smem[s] < 0)

@@ -8,31 +8,11 @@
 #include <vector>
 
 #include "../../src/cpu/digit_blocks.hpp"
+#include "plan/digit_map_support.hpp"
 #include "bmmc/cpu/digit_executor.hpp"
 
 namespace bmmc {
 namespace {
-
-DigitMap random_map(std::mt19937_64& rng, int max_rank, Extent max_extent, Extent max_size) {
-  const int k = std::uniform_int_distribution<int>(1, max_rank)(rng);
-  std::vector<Extent> shape;
-  Extent size = 1;
-  for (int a = 0; a < k; ++a) {
-    const Extent cap = std::max<Extent>(1, std::min<Extent>(max_extent, max_size / size));
-    shape.push_back(std::uniform_int_distribution<Extent>(1, cap)(rng));
-    size *= shape.back();
-  }
-  std::vector<int> axes(static_cast<std::size_t>(k));
-  std::iota(axes.begin(), axes.end(), 0);
-  std::shuffle(axes.begin(), axes.end(), rng);
-  std::vector<std::uint8_t> flip;
-  std::vector<Extent> roll;
-  for (int j = 0; j < k; ++j) {
-    flip.push_back(static_cast<std::uint8_t>(rng() % 2));
-    roll.push_back(rng() % 2 ? static_cast<Extent>(rng() % static_cast<std::uint64_t>(shape[axes[j]])) : 0);
-  }
-  return DigitMap(shape, axes, flip, roll);
-}
 
 std::vector<unsigned char> random_bytes(std::size_t n, std::mt19937_64& rng) {
   std::vector<unsigned char> v(n);
@@ -41,18 +21,11 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::mt19937_64& rng) {
 }
 
 // out[map(x)] = in[x], element by element from apply_linear.
-std::vector<unsigned char> reference(const DigitMap& m, const std::vector<unsigned char>& in, int eb) {
-  std::vector<unsigned char> out(in.size());
-  for (Extent x = 0; x < m.size(); ++x)
-    std::memcpy(out.data() + m.apply_linear(x) * eb, in.data() + x * eb, static_cast<std::size_t>(eb));
-  return out;
-}
-
 TEST(CpuDigit, RandomMapsMatchTheDefinition) {
   std::mt19937_64 rng(3);
   int checked = 0;
   for (int trial = 0; trial < 150; ++trial) {
-    const DigitMap m = random_map(rng, 7, 60, 1 << 16);
+    const DigitMap m = test::random_digit_map(rng, 7, 60, 1 << 16, 2);
     for (int eb : {1, 2, 4, 6, 8, 16}) {
       CpuPolicy pol;
       pol.threads = 1 + trial % 3;
@@ -61,7 +34,7 @@ TEST(CpuDigit, RandomMapsMatchTheDefinition) {
       const auto in = random_bytes(bytes, rng);
       std::vector<unsigned char> out(bytes, 0xA5);  // poisoned
       p(in.data(), out.data());
-      ASSERT_EQ(out, reference(m, in, eb)) << m.to_string() << " on " << shape_to_string(m.shape()) << " elem " << eb;
+      ASSERT_EQ(out, test::digit_reference(m, in, eb)) << m.to_string() << " on " << shape_to_string(m.shape()) << " elem " << eb;
       ++checked;
     }
   }
@@ -78,7 +51,7 @@ TEST(CpuDigit, InPlaceRunsInvolutionsAndRefusesTheRest) {
     for (int eb : {1, 4, 12}) {
       const CpuDigitPermuter p(m, eb);
       auto data = random_bytes(static_cast<std::size_t>(m.size() * eb), rng);
-      const auto want = reference(m, data, eb);
+      const auto want = test::digit_reference(m, data, eb);
       p(data.data(), data.data());
       EXPECT_EQ(data, want) << m.to_string();
     }
@@ -170,7 +143,7 @@ TEST(CpuDigit, StreamedRowsMatchTheDefinition) {
   const auto in = random_bytes(static_cast<std::size_t>(m.size() * eb), rng);
   std::vector<unsigned char> out(in.size(), 0xA5);
   p(in.data(), out.data());
-  ASSERT_EQ(out, reference(m, in, eb));
+  ASSERT_EQ(out, test::digit_reference(m, in, eb));
 }
 
 // Shapes large enough for full tiles of many register squares, edge tiles and rolls that wrap inside tiles, on
@@ -204,7 +177,7 @@ TEST(CpuDigit, LargeTilesOnEveryPathMatchTheDefinition) {
       const auto in = random_bytes(static_cast<std::size_t>(m.size() * eb), rng);
       std::vector<unsigned char> out(in.size(), 0xA5);
       p(in.data(), out.data());
-      ASSERT_EQ(out, reference(m, in, eb)) << m.to_string() << " on " << shape_to_string(m.shape()) << " elem " << eb;
+      ASSERT_EQ(out, test::digit_reference(m, in, eb)) << m.to_string() << " on " << shape_to_string(m.shape()) << " elem " << eb;
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include <numeric>
 
+#include "plan/digit_map_support.hpp"
 #include "bmmc/cpu/digit_executor.hpp"
 #include "bmmc/cuda/digit_permute.hpp"
 #include "bmmc/cuda/memory.hpp"
@@ -14,27 +15,6 @@
 
 namespace bmmc {
 namespace {
-
-DigitMap random_map(std::mt19937_64& rng, int max_rank, Extent max_extent, Extent max_size) {
-  const int k = std::uniform_int_distribution<int>(1, max_rank)(rng);
-  std::vector<Extent> shape;
-  Extent size = 1;
-  for (int a = 0; a < k; ++a) {
-    const Extent cap = std::max<Extent>(1, std::min<Extent>(max_extent, max_size / size));
-    shape.push_back(std::uniform_int_distribution<Extent>(1, cap)(rng));
-    size *= shape.back();
-  }
-  std::vector<int> axes(static_cast<std::size_t>(k));
-  std::iota(axes.begin(), axes.end(), 0);
-  std::shuffle(axes.begin(), axes.end(), rng);
-  std::vector<std::uint8_t> flip;
-  std::vector<Extent> roll;
-  for (int j = 0; j < k; ++j) {
-    flip.push_back(static_cast<std::uint8_t>(rng() % 2));
-    roll.push_back(rng() % 2 ? static_cast<Extent>(rng() % static_cast<std::uint64_t>(shape[axes[j]])) : 0);
-  }
-  return DigitMap(shape, axes, flip, roll);
-}
 
 void expect_gpu_matches_cpu(const DigitMap& m, int eb, bool jit) {
   const auto bytes = static_cast<std::size_t>(m.size() * eb);
@@ -57,7 +37,7 @@ TEST(GpuDigit, RandomMapsJitAndGeneric) {
   REQUIRE_GPU();
   std::mt19937_64 rng(17);
   for (int trial = 0; trial < 60; ++trial) {
-    const DigitMap m = random_map(rng, 6, 300, 1 << 18);
+    const DigitMap m = test::random_digit_map(rng, 6, 300, 1 << 18, 2);
     for (int eb : {1, 2, 3, 4, 8, 16}) {
       expect_gpu_matches_cpu(m, eb, true);
       if (trial % 4 == 0) expect_gpu_matches_cpu(m, eb, false);

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "plan/digit_map_support.hpp"
 #include "bmmc/dispatch/array_file.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/permute.hpp"
@@ -23,13 +24,6 @@ std::vector<unsigned char> random_bytes(std::size_t n, std::uint64_t seed) {
   std::vector<unsigned char> v(n);
   for (auto& b : v) b = static_cast<unsigned char>(rng());
   return v;
-}
-
-std::vector<unsigned char> reference(const DigitMap& m, const std::vector<unsigned char>& in, int eb) {
-  std::vector<unsigned char> out(in.size());
-  for (Extent x = 0; x < m.size(); ++x)
-    std::memcpy(out.data() + m.apply_linear(x) * eb, in.data() + x * eb, static_cast<std::size_t>(eb));
-  return out;
 }
 
 const PermuterOptions kCpu{Backend::Cpu};
@@ -51,7 +45,7 @@ TEST(DigitDoor, EveryEntryPointMatchesTheDefinition) {
   for (const DigitMap& m : maps)
     for (int eb : {1, 3, 4, 16}) {
       const auto in = random_bytes(static_cast<std::size_t>(m.size() * eb), static_cast<std::uint64_t>(eb));
-      const auto want = reference(m, in, eb);
+      const auto want = test::digit_reference(m, in, eb);
       std::vector<unsigned char> out(in.size(), 0xA5);
       Permuter(m, eb, kCpu)(in.data(), out.data());
       EXPECT_EQ(out, want) << m.to_string() << " elem " << eb;
@@ -76,7 +70,7 @@ TEST(DigitDoor, OneCallPermutesAreCached) {
 TEST(DigitDoor, InPlaceForInvolutionsOnly) {
   const DigitMap flip = DigitMap::flip({7, 9}, {0, 1});
   auto data = random_bytes(63 * 4, 1);
-  const auto want = reference(flip, data, 4);
+  const auto want = test::digit_reference(flip, data, 4);
   permute(flip, data.data(), data.data(), 4, kCpu);
   EXPECT_EQ(data, want);
   const DigitMap roll = DigitMap::roll({7, 9}, {1, 0});
@@ -106,7 +100,7 @@ TEST(DigitDoor, FilesOfAnyShape) {
   permute_file(m, 3, (dir / "in.bin").string(), (dir / "out.bin").string(), kCpu);
   std::ifstream f(dir / "out.bin", std::ios::binary);
   std::vector<unsigned char> got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(got, reference(m, in, 3));
+  EXPECT_EQ(got, test::digit_reference(m, in, 3));
   // A file of the wrong size is refused and the output left alone.
   EXPECT_THROW(permute_file(m, 4, (dir / "in.bin").string(), (dir / "other.bin").string(), kCpu), std::invalid_argument);
   EXPECT_FALSE(std::filesystem::exists(dir / "other.bin"));

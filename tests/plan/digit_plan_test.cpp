@@ -5,35 +5,12 @@
 #include <numeric>
 #include <random>
 
+#include "plan/digit_map_support.hpp"
 #include "bmmc/plan/digit_plan.hpp"
 #include "bmmc/plan/digit_plan_check.hpp"
 
 namespace bmmc {
 namespace {
-
-DigitMap random_map(std::mt19937_64& rng, int max_rank, Extent max_extent, Extent max_size) {
-  std::uniform_int_distribution<int> rank_d(1, max_rank);
-  const int k = rank_d(rng);
-  std::vector<Extent> shape;
-  Extent size = 1;
-  for (int a = 0; a < k; ++a) {
-    const Extent cap = std::max<Extent>(1, std::min<Extent>(max_extent, max_size / size));
-    const Extent d = std::uniform_int_distribution<Extent>(1, cap)(rng);
-    shape.push_back(d);
-    size *= d;
-  }
-  std::vector<int> axes(static_cast<std::size_t>(k));
-  std::iota(axes.begin(), axes.end(), 0);
-  std::shuffle(axes.begin(), axes.end(), rng);
-  std::vector<std::uint8_t> flip;
-  std::vector<Extent> roll;
-  for (int j = 0; j < k; ++j) {
-    flip.push_back(static_cast<std::uint8_t>(rng() % 3 == 0));
-    const Extent d = shape[axes[j]];
-    roll.push_back(rng() % 3 == 0 ? static_cast<Extent>(rng() % static_cast<std::uint64_t>(d)) : 0);
-  }
-  return DigitMap(shape, axes, flip, roll);
-}
 
 void expect_ok(const DigitPlan& p) {
   const DigitPlanReport r = check_digit_plan(p);
@@ -45,7 +22,7 @@ TEST(DigitPlan, RandomMapsEveryElementSizeAreExact) {
   std::mt19937_64 rng(7);
   int checked = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    const DigitMap m = random_map(rng, 6, 40, 1 << 14);
+    const DigitMap m = test::random_digit_map(rng, 6, 40, 1 << 14, 3);
     for (int eb : {1, 2, 3, 4, 8, 12, 16}) {
       SCOPED_TRACE(m.to_string() + " on " + shape_to_string(m.shape()) + " elem " + std::to_string(eb));
       expect_ok(plan_digits(m, eb));
@@ -58,7 +35,7 @@ TEST(DigitPlan, RandomMapsEveryElementSizeAreExact) {
 TEST(DigitPlan, SmallTilesLeaveEdgesOnEverySide) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 200; ++trial) {
-    const DigitMap m = random_map(rng, 5, 97, 1 << 15);
+    const DigitMap m = test::random_digit_map(rng, 5, 97, 1 << 15, 3);
     DigitPolicy pol;
     pol.run_bytes = 4 << (trial % 5);
     pol.tile_bytes = 64 << (trial % 4);

@@ -42,6 +42,11 @@ struct DigitAxis {
   Extent chunk = 1;       ///< the tile's extent along this axis (1 = not a tile axis)
 
   Extent tile_count() const { return (extent + chunk - 1) / chunk; }
+  /// The output coordinate of input coordinate i (0 <= i < extent): ((flip ? extent−1−i : i) + roll) mod extent.
+  Extent image(Extent i) const {
+    const Extent g = (flip ? extent - 1 - i : i) + roll;
+    return g >= extent ? g - extent : g;
+  }
   friend bool operator==(const DigitAxis&, const DigitAxis&) = default;
 };
 
