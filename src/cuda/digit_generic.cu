@@ -6,15 +6,16 @@
 #include <string>
 #include <type_traits>
 
+#include "../codegen/digit_tile.cuh"
 #include "bmmc/cuda/digit_permute.hpp"
 #include "bmmc/cuda/error.hpp"
+#include "bmmc/plan/digit_tile_view.hpp"
 
 namespace bmmc {
 
 namespace {
 
 constexpr int kMax = kDigitGenericMaxAxes;
-constexpr int kBatch = 4;  // loads a thread issues before their shared stores
 
 // n / d and n % d for 0 <= n < 2^31 by a multiply-high and a shift (d fixed per launch): the division the JIT
 // kernel gets from the compiler for its constants.
@@ -38,17 +39,10 @@ struct Axis {
   int flip;
 };
 
-struct Params {
+struct Params {  // the in-place swap's
   Axis axes[kMax];
-  int k = 0, nread = 0, nwrite = 0;
-  int read_order[kMax], write_order[kMax];
-  FastDiv read_div[kMax], write_div[kMax];  // the chunks of read_order / write_order
-  int read_slot_stride[kMax];               // the slot stride of read_order[j]'s axis
-  int smem_stride[kMax];
-  long long tiles = 0, elements = 0;
-  int vol = 0;
-  FastDiv pad_div;
-  int pad = 0;
+  int k = 0;
+  long long elements = 0;
 };
 
 __device__ __forceinline__ long long out_coord(const Axis& a, long long i) {
@@ -57,80 +51,39 @@ __device__ __forceinline__ long long out_coord(const Axis& a, long long i) {
   return g >= a.extent ? g - a.extent : g;
 }
 
-template <class T>
-__global__ void digit_tile(const __grid_constant__ Params p, const T* __restrict__ in,
-                                                  T* __restrict__ out) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* smem = reinterpret_cast<T*>(smem_raw);
-  __shared__ long long origin[kMax];
-  __shared__ int ce[kMax];
-  __shared__ long long bases[2];
-  for (long long t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-    if (threadIdx.x == 0) {
-      long long rest = t, in_base = 0, out_base = 0;
-      for (int a = p.k - 1; a >= 0; --a) {
-        const Axis& ax = p.axes[a];
-        origin[a] = (rest % ax.tile_count) * ax.chunk;
-        rest /= ax.tile_count;
-        ce[a] = static_cast<int>(min(ax.chunk, ax.extent - origin[a]));
-        in_base += origin[a] * ax.in_stride;
-        if (ax.chunk == 1) out_base += out_coord(ax, origin[a]) * ax.out_stride;
-      }
-      bases[0] = in_base;
-      bases[1] = out_base;
+// The tile pass's geometry read from the parameter block: the same names as the JIT kernel's constants.
+struct Geometry {
+  DigitTileAxis axes[kMax];
+  int run_r_[kMax], row_r_[kMax], run_w_[kMax], row_w_[kMax];
+  int k, threads, elem_bytes, nrun_r, nrows_r, nrun_w, nrows_w, cols_r, row_count_r, cols_w, row_count_w;
+  long long tiles, smem_slots;
+  bool col_table_r, rows_fixed, roll_run_w, small_tiles, vector_slots_w;
+  int col_pad_period, pad, vector_slots_r;
+  FastDiv units_r, units_w;
+  FastDiv suffix[kMax], count[kMax];  // the tile index's radices (small_tiles: below 2^31)
+  long long suffix_ll[kMax], count_ll[kMax];
+
+  __device__ __forceinline__ DigitTileAxis axis(int a) const { return axes[a]; }
+  __device__ __forceinline__ int run_r(int j) const { return run_r_[j]; }
+  __device__ __forceinline__ int row_r(int j) const { return row_r_[j]; }
+  __device__ __forceinline__ int run_w(int j) const { return run_w_[j]; }
+  __device__ __forceinline__ int row_w(int j) const { return row_w_[j]; }
+  __device__ __forceinline__ int div_units_r(int u) const { return static_cast<int>(units_r.div(static_cast<unsigned>(u))); }
+  __device__ __forceinline__ int div_units_w(int u) const { return static_cast<int>(units_w.div(static_cast<unsigned>(u))); }
+  __device__ __forceinline__ long long tile_coord(long long t, int a) const {
+    if (small_tiles) {
+      const unsigned q = suffix[a].div(static_cast<unsigned>(t));
+      return static_cast<long long>(q - count[a].div(q) * count[a].d);
     }
-    __syncthreads();
-    const long long in_base = bases[0], out_base = bases[1];
-    for (int e0 = threadIdx.x; e0 < p.vol; e0 += kBatch * blockDim.x) {
-      T v[kBatch];
-      int slot[kBatch];
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int e = e0 + b * blockDim.x;
-        slot[b] = -1;
-        if (e >= p.vol) continue;
-        unsigned r = static_cast<unsigned>(e);
-        long long off = 0;
-        int w = 0;
-        bool ok = true;
-        for (int j = p.nread - 1; j >= 0; --j) {
-          const int a = p.read_order[j];
-          const unsigned q = p.read_div[j].div(r);
-          const int l = static_cast<int>(r - q * p.read_div[j].d);
-          r = q;
-          ok = ok && l < ce[a];
-          off += l * p.axes[a].in_stride;
-          w += (p.axes[a].flip ? ce[a] - 1 - l : l) * p.read_slot_stride[j];
-        }
-        if (!ok) continue;
-        slot[b] = p.pad ? w + static_cast<int>(p.pad_div.div(static_cast<unsigned>(w))) * p.pad : w;
-        v[b] = in[in_base + off];
-      }
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b)
-        if (slot[b] >= 0) smem[slot[b]] = v[b];
-    }
-    __syncthreads();
-    for (int e = threadIdx.x; e < p.vol; e += blockDim.x) {
-      unsigned r = static_cast<unsigned>(e);
-      long long off = 0;
-      bool ok = true;
-      for (int j = p.nwrite - 1; j >= 0; --j) {
-        const int a = p.write_order[j];
-        const Axis& ax = p.axes[a];
-        const unsigned q = p.write_div[j].div(r);
-        const int w = static_cast<int>(r - q * p.write_div[j].d);
-        r = q;
-        ok = ok && w < ce[a];
-        const long long l = ax.flip ? ce[a] - 1 - w : w;
-        off += out_coord(ax, origin[a] + l) * ax.out_stride;
-      }
-      if (!ok) continue;
-      const int s = p.pad ? e + static_cast<int>(p.pad_div.div(static_cast<unsigned>(e))) * p.pad : e;
-      out[out_base + off] = smem[s];
-    }
-    __syncthreads();
+    return (t / suffix_ll[a]) % count_ll[a];
   }
+};
+
+template <int E, int VR, int VW>
+__global__ void digit_tile(const __grid_constant__ Geometry g, const unsigned char* __restrict__ in,
+                           unsigned char* __restrict__ out) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  digit_tile_pass<Geometry, E, VR, VW, long long>(g, in, out, smem_raw);
 }
 
 // One thread per element x: swaps x with its image y when y > x (the map is an involution).
@@ -152,38 +105,111 @@ __global__ void digit_inplace(const __grid_constant__ Params p, T* data) {
   }
 }
 
-Params params_of(const DigitPlan& plan) {
+void check_axes(const DigitPlan& plan) {
   if (plan.axes.size() > static_cast<std::size_t>(kMax))
     throw std::invalid_argument("the precompiled any-shape kernels take at most " + std::to_string(kMax) +
                                 " canonical axes; got " + std::to_string(plan.axes.size()));
+}
+
+Params params_of(const DigitPlan& plan) {
+  check_axes(plan);
   Params p;
   p.k = static_cast<int>(plan.axes.size());
   for (int a = 0; a < p.k; ++a) {
     const DigitAxis& x = plan.axes[a];
     p.axes[a] = Axis{x.extent, x.in_stride, x.out_stride, x.roll, x.chunk, x.tile_count(), x.flip ? 1 : 0};
   }
-  p.nread = static_cast<int>(plan.read_order.size());
-  p.nwrite = static_cast<int>(plan.write_order.size());
-  for (int j = 0; j < p.nwrite; ++j) {
-    p.write_order[j] = plan.write_order[j];
-    p.write_div[j] = FastDiv(static_cast<unsigned>(plan.axes[plan.write_order[j]].chunk));
-    p.smem_stride[j] = static_cast<int>(plan.smem_stride[j]);
-  }
-  for (int j = 0; j < p.nread; ++j) {
-    const int a = plan.read_order[j];
-    p.read_order[j] = a;
-    p.read_div[j] = FastDiv(static_cast<unsigned>(plan.axes[a].chunk));
-    const auto pos = std::find(plan.write_order.begin(), plan.write_order.end(), a) - plan.write_order.begin();
-    p.read_slot_stride[j] = static_cast<int>(plan.smem_stride[static_cast<std::size_t>(pos)]);
-  }
-  p.tiles = plan.tiles();
-  p.vol = static_cast<int>(plan.tile_elements());
   p.elements = plan.elements();
-  if (plan.pad_period > 0) {
-    p.pad_div = FastDiv(static_cast<unsigned>(plan.pad_period));
-    p.pad = plan.pad;
-  }
   return p;
+}
+
+Geometry geometry_of(const DigitPlan& plan, const DigitTileView& v) {
+  check_axes(plan);
+  Geometry g{};
+  g.k = static_cast<int>(plan.axes.size());
+  g.threads = plan.threads_per_block;
+  g.elem_bytes = plan.elem_bytes;
+  long long suffix = 1;
+  for (int a = g.k - 1; a >= 0; --a) {
+    const DigitAxis& x = plan.axes[a];
+    g.axes[a] = DigitTileAxis{x.extent, x.in_stride, x.out_stride, x.roll, x.chunk, x.tile_count(),
+                              v.slot_stride[a], x.flip ? 1 : 0};
+    g.suffix_ll[a] = suffix;
+    g.count_ll[a] = x.tile_count();
+    suffix *= x.tile_count();
+  }
+  g.tiles = plan.tiles();
+  g.small_tiles = g.tiles < (1LL << 31);
+  if (g.small_tiles)
+    for (int a = 0; a < g.k; ++a) {
+      g.suffix[a] = FastDiv(static_cast<unsigned>(g.suffix_ll[a]));
+      g.count[a] = FastDiv(static_cast<unsigned>(g.count_ll[a]));
+    }
+  g.smem_slots = plan.smem_elements();
+  const auto copy = [](const std::vector<int>& from, int* to) { std::copy(from.begin(), from.end(), to); };
+  copy(v.run_r, g.run_r_);
+  copy(v.rows_r, g.row_r_);
+  copy(v.run_w, g.run_w_);
+  copy(v.rows_w, g.row_w_);
+  g.nrun_r = static_cast<int>(v.run_r.size());
+  g.nrows_r = static_cast<int>(v.rows_r.size());
+  g.nrun_w = static_cast<int>(v.run_w.size());
+  g.nrows_w = static_cast<int>(v.rows_w.size());
+  g.cols_r = static_cast<int>(v.cols_r);
+  g.row_count_r = static_cast<int>(v.row_count_r);
+  g.cols_w = static_cast<int>(v.cols_w);
+  g.row_count_w = static_cast<int>(v.row_count_w);
+  g.col_table_r = v.run_r.size() >= 2 && v.cols_r <= 4096;
+  g.rows_fixed = v.rows_fixed;
+  g.roll_run_w = false;
+  for (int a : v.run_w) g.roll_run_w = g.roll_run_w || plan.axes[a].roll != 0;
+  g.col_pad_period = static_cast<int>(v.col_pad_period);
+  g.pad = v.pad;
+  g.vector_slots_r = v.vector_slots_r;
+  g.vector_slots_w = v.vector_slots_w;
+  g.units_r = FastDiv(static_cast<unsigned>(v.cols_r / plan.read_vector));
+  g.units_w = FastDiv(static_cast<unsigned>(v.cols_w / plan.write_vector));
+  return g;
+}
+
+// Calls f.template operator()<V>() for V = v (a power of two, 1 to 16 / e).
+template <int E, class F>
+void with_vector(int v, F&& f) {
+  switch (v) {
+    case 1: return f.template operator()<1>();
+    case 2: if constexpr (E * 2 <= 16) return f.template operator()<2>(); break;
+    case 4: if constexpr (E * 4 <= 16) return f.template operator()<4>(); break;
+    case 8: if constexpr (E * 8 <= 16) return f.template operator()<8>(); break;
+    case 16: if constexpr (E * 16 <= 16) return f.template operator()<16>(); break;
+  }
+  throw std::logic_error("digit plan with a vector of " + std::to_string(v) + " elements of " + std::to_string(E) +
+                         " bytes");
+}
+
+template <int E>
+void launch_tile(const DigitPlan& plan, const void* in, void* out, cudaStream_t stream) {
+  const DigitTileView v = tile_view(plan);
+  const Geometry g = geometry_of(plan, v);
+  const std::size_t smem = digit_kernel_smem_bytes(plan, v, 8, g.col_table_r);
+  with_vector<E>(plan.read_vector, [&]<int VR>() {
+    with_vector<E>(plan.write_vector, [&]<int VW>() {
+      auto* kernel = &digit_tile<E, VR, VW>;
+      if (smem > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+              "cudaFuncSetAttribute(digit_tile)");
+      // A resident grid, twice over, as the JIT kernel's (digit_permute.cpp).
+      int device = 0, sms = 1, per_sm = 1;
+      check(cudaGetDevice(&device), "cudaGetDevice");
+      check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, plan.threads_per_block, smem),
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor(digit_tile)");
+      const long long resident = static_cast<long long>(sms) * std::max(1, per_sm) * 2;
+      const auto grid = static_cast<unsigned>(std::min<long long>({g.tiles, resident, INT_MAX}));
+      kernel<<<grid, plan.threads_per_block, smem, stream>>>(g, static_cast<const unsigned char*>(in),
+                                                             static_cast<unsigned char*>(out));
+      check(cudaGetLastError(), "launching digit_tile");
+    });
+  });
 }
 
 template <class F>
@@ -201,18 +227,14 @@ void with_type(int eb, F&& f) {
 }  // namespace
 
 void launch_digit_generic(const DigitPlan& plan, const void* in, void* out, cudaStream_t stream) {
-  const Params p = params_of(plan);
-  with_type(plan.elem_bytes, [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    const std::size_t smem = plan.smem_bytes();
-    auto* kernel = &digit_tile<T>;
-    if (smem > 48 * 1024)
-      check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-            "cudaFuncSetAttribute(digit_tile)");
-    const auto grid = static_cast<unsigned>(std::min<long long>(p.tiles, INT_MAX));
-    kernel<<<grid, plan.threads_per_block, smem, stream>>>(p, static_cast<const T*>(in), static_cast<T*>(out));
-    check(cudaGetLastError(), "launching digit_tile");
-  });
+  switch (plan.elem_bytes) {
+    case 1: return launch_tile<1>(plan, in, out, stream);
+    case 2: return launch_tile<2>(plan, in, out, stream);
+    case 4: return launch_tile<4>(plan, in, out, stream);
+    case 8: return launch_tile<8>(plan, in, out, stream);
+    case 16: return launch_tile<16>(plan, in, out, stream);
+  }
+  throw std::logic_error("digit plan with a " + std::to_string(plan.elem_bytes) + "-byte element");
 }
 
 void launch_digit_inplace(const DigitPlan& plan, void* data, cudaStream_t stream) {

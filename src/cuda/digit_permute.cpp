@@ -9,6 +9,7 @@
 #include "bmmc/codegen/digit_source.hpp"
 #include "bmmc/core/buffers.hpp"
 #include "bmmc/cuda/device.hpp"
+#include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
 
@@ -17,14 +18,10 @@ namespace bmmc {
 namespace {
 
 // The widest element the plan may fold to: what the lanes the options allow (vector_bits, narrowed by the front
-// door for offset pointers) can carry; the generic kernel does not fold.
+// door for offset pointers) can carry. The JIT and the generic kernel run the same plans.
 DigitPolicy digit_policy(int elem_bytes, const GpuOptions& options) {
   DigitPolicy p;
-  if (!options.jit) {
-    p.max_elem_bytes = elem_bytes;
-    p.max_vector_elems = 1;
-  }
-  else if (options.policy.vector_bits >= 0) {
+  if (options.policy.vector_bits >= 0) {
     // The front door narrows vector_bits for offset pointers: neither the element nor a vector goes wider.
     p.max_elem_bytes = std::max(elem_bytes, std::min(16, elem_bytes << options.policy.vector_bits));
     p.max_access_bytes = p.max_elem_bytes;
@@ -47,9 +44,23 @@ CudaDigitPermuter::CudaDigitPermuter(DigitPlan plan, const GpuOptions& options) 
           kDigitGenericMaxAxes, plan_.axes.size()));
     return;
   }
+  if (plan_.axes.empty()) return;  // one element: a copy (run_on_device_pointers)
   KernelCache& cache = options.cache ? *options.cache : default_kernel_cache();
   source_ = generate_digit_cuda(plan_, options.codegen);
   kernel_ = cache.get(source_.source, source_.kernel_name, device_arch());
+  // A resident grid, twice over: each block walks several tiles, so its tables are built once and the next
+  // tile's record is ready before the tile starts (codegen/digit_tile.cuh).
+  int device = 0, sms = 1, smem_per_sm = 0, threads_per_sm = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  check(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
+        "cudaDeviceGetAttribute");
+  check(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device),
+        "cudaDeviceGetAttribute");
+  const long long per_sm = std::max<long long>(
+      1, std::min<long long>({threads_per_sm / static_cast<long long>(source_.block),
+                              smem_per_sm / static_cast<long long>(source_.shared_bytes + 1024), 32}));
+  source_.grid = static_cast<std::uint64_t>(std::min<long long>(static_cast<long long>(source_.grid), 2 * sms * per_sm));
 }
 
 void CudaDigitPermuter::operator()(const void* in, void* out, cudaStream_t stream) const {
@@ -70,6 +81,11 @@ void CudaDigitPermuter::run_on_device_pointers(const void* in, void* out, cudaSt
           "output array",
           plan_.map.to_string(), shape_to_string(plan_.map.shape())));
     launch_digit_inplace(plan_, out, stream);
+    return;
+  }
+  if (plan_.axes.empty()) {  // a map of one element: nothing to tile
+    check(cudaMemcpyAsync(out, in, static_cast<std::size_t>(plan_.elem_bytes), cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpyAsync (a one-element any-shape map)");
     return;
   }
   if (!kernel_) return launch_digit_generic(plan_, in, out, stream);

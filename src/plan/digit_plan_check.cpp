@@ -80,7 +80,7 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       for (std::size_t a = 0; a < k; ++a) x += (origin[a] + (p.axes[a].chunk > 1 ? l[a] : 0)) * p.axes[a].in_stride;
       for (std::size_t j = 0; j < p.write_order.size(); ++j) {
         const int a = p.write_order[j];
-        w += (p.axes[a].flip ? ce[a] - 1 - l[a] : l[a]) * p.smem_stride[j];
+        w += (p.axes[a].flip ? p.axes[a].chunk - 1 - l[a] : l[a]) * p.smem_stride[j];
       }
       const Extent s = slot_of(w);
       if (x < 0 || x >= n) return fail(fmt::format("tile {} reads element {} outside the array of {}", t, x, n));
@@ -99,12 +99,12 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
         const int a = p.write_order[j];
         w[a] = re % p.axes[a].chunk;
         re /= p.axes[a].chunk;
-        ok = ok && w[a] < ce[a];
+        ok = ok && (p.axes[a].flip ? w[a] >= p.axes[a].chunk - ce[a] : w[a] < ce[a]);
       }
       if (!ok) continue;
       Extent y = 0;
       for (std::size_t a = 0; a < k; ++a) {
-        const Extent la = p.axes[a].chunk > 1 ? (p.axes[a].flip ? ce[a] - 1 - w[a] : w[a]) : 0;
+        const Extent la = p.axes[a].chunk > 1 ? (p.axes[a].flip ? p.axes[a].chunk - 1 - w[a] : w[a]) : 0;
         y += p.axes[a].image(origin[a] + la) * p.axes[a].out_stride;
       }
       const Extent s = slot_of(e);

@@ -10,9 +10,11 @@
 //   Tile t (t < tiles(), decomposed over `tile_counts`, axis 0 outermost): origin_a = t_a · chunk_a,
 //     ce_a = min(chunk_a, extent_a − origin_a).
 //   Read: tile element e (in `read_order`, the last axis fastest) has local coordinates l; it is valid when every
-//     l_a < ce_a, reads in[Σ (origin_a + l_a)·in_stride_a] and stores it at shared slot(w), w_a = flip_a ? ce_a−1−l_a : l_a.
-//   Write: tile element e (in `write_order`) has local coordinates w; it loads shared slot(w) and writes
-//     out[Σ o_a·out_stride_a], o_a = ((flip_a ? extent_a−1−i_a : i_a) + roll_a) mod extent_a, i_a = origin_a + l_a.
+//     l_a < ce_a, reads in[Σ (origin_a + l_a)·in_stride_a] and stores it at shared slot(w), w_a = flip_a ? chunk_a−1−l_a : l_a
+//     (the same slots in every tile: an edge tile of a flipped axis leaves its first chunk_a − ce_a slots unused).
+//   Write: tile element e (in `write_order`) has slot coordinates w, valid when every w_a < ce_a (flipped:
+//     w_a ≥ chunk_a − ce_a); it loads shared slot(w) and writes out[Σ o_a·out_stride_a],
+//     o_a = ((flip_a ? extent_a−1−i_a : i_a) + roll_a) mod extent_a, i_a = origin_a + l_a.
 //   slot(w) = Σ w_a·smem_stride_a, the strides of the write order with one pad of `pad` elements every
 //     `pad_period` slots (so lanes of the read phase fall on distinct banks).
 //   Vectors: a lane moves `read_vector` (`write_vector`) consecutive tile elements in one global access of up to

@@ -1,0 +1,49 @@
+// DigitTileView: a digit plan's tile seen as two matrices, the form its GPU kernel executes (plan/digit_plan.hpp).
+//
+// Read phase: the tile is rows × cols, where the cols are the read run — the plan's innermost input axes that are
+// consecutive input axes, all whole but the outermost — so col c of a row is input element row_offset + c; the rows
+// are the other tile axes. Write phase: the same with the write run (innermost consecutive output axes) and the
+// output. A kernel then decomposes a lane's unit once (row = u / cols), takes a row's input offset, output offset
+// and slot from small per-row tables, and adds the col: no per-axis arithmetic per element. Slots are padded by
+// per-axis strides: the plan's pads (one every pad_period slots, a slot stride of the write order) are linear in
+// each slot coordinate above the period, and the write run's cols below it get col + col / col_pad_period · pad.
+// tile_view is pure; the plan tests check it against the plan's own formulas element by element.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "bmmc/plan/digit_plan.hpp"
+
+namespace bmmc {
+
+struct DigitTileView {
+  std::vector<int> run_r;   ///< the read run's axes, outermost first (consecutive innermost input axes)
+  std::vector<int> rows_r;  ///< the other tile axes in read order (row index: the last fastest)
+  std::vector<int> run_w;   ///< the write run's axes, outermost first (consecutive innermost output axes)
+  std::vector<int> rows_w;  ///< the other tile axes in write order
+  Extent cols_r = 1, row_count_r = 1, cols_w = 1, row_count_w = 1;
+  /// Per axis: the padded slot stride (0 for an axis that is not a tile axis).
+  std::vector<Extent> slot_stride;
+  Extent col_pad_period = 0;  ///< write cols: `pad` slots after every this many (0 = none within the run)
+  int pad = 0;
+  /// True when the row tables are the same for every tile: no row axis has an edge tile or a roll.
+  bool rows_fixed = true;
+  /// A read vector's elements fill consecutive aligned slots, ascending (1) or descending (−1: the innermost
+  /// read axis is the innermost slot axis and flipped), so it is stored as one vector; 0 = element by element.
+  int vector_slots_r = 0;
+  /// A write vector's elements come from consecutive aligned slots: loaded as one vector.
+  bool vector_slots_w = false;
+
+  /// The padded slot of write col c (before the row's part).
+  Extent col_slot_w(Extent c) const { return col_pad_period > 0 ? c + c / col_pad_period * pad : c; }
+};
+
+DigitTileView tile_view(const DigitPlan& plan);
+
+/// The shared memory the tile kernel (codegen/digit_tile.cuh) takes: the plan's slots, then two sets of 16-byte
+/// aligned tables — input and output offsets of `off_bytes` per row, an int slot per row, an int and a long long
+/// per axis, and the 32-byte tile record — then an int per read col when `col_table`.
+std::size_t digit_kernel_smem_bytes(const DigitPlan& plan, const DigitTileView& view, int off_bytes, bool col_table);
+
+}  // namespace bmmc

@@ -1,0 +1,206 @@
+// The two-matrix view of digit plans (bmmc/plan/digit_tile_view.hpp) and the device code that executes it
+// (src/codegen/digit_tile.cuh), run here on the host: one thread per block, blocks one after another, which visits
+// every unit the kernel's lanes would. Checked against the map's own definition over random shapes, maps, element
+// sizes, vectors and tile policies, and against the plan's formulas (the checker) for the slot convention.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "bmmc/plan/digit_plan.hpp"
+#include "bmmc/plan/digit_plan_check.hpp"
+#include "bmmc/plan/digit_tile_view.hpp"
+#include "digit_map_support.hpp"
+
+// The device file on the host: one thread, one block at a time.
+namespace host_cuda {
+struct Dim {
+  unsigned x = 0;
+};
+}  // namespace host_cuda
+static host_cuda::Dim threadIdx, blockIdx, gridDim{1};
+struct uint2 {
+  unsigned x, y;
+};
+struct uint4 {
+  unsigned x, y, z, w;
+};
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __syncthreads() ((void)0)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunknown-pragmas"
+#include "../../src/codegen/digit_tile.cuh"
+#pragma GCC diagnostic pop
+
+namespace bmmc {
+namespace {
+
+struct HostGeometry {
+  std::vector<DigitTileAxis> axes;
+  std::vector<int> run_r_, row_r_, run_w_, row_w_;
+  std::vector<long long> suffix;
+  int k = 0, threads = 1, elem_bytes = 1, nrun_r = 0, nrows_r = 0, nrun_w = 0, nrows_w = 0;
+  int cols_r = 1, row_count_r = 1, cols_w = 1, row_count_w = 1, cu_r = 1, cu_w = 1;
+  long long tiles = 1, smem_slots = 1;
+  bool col_table_r = false, rows_fixed = true, roll_run_w = false, vector_slots_w = false;
+  int col_pad_period = 0, pad = 0, vector_slots_r = 0;
+
+  DigitTileAxis axis(int a) const { return axes[static_cast<std::size_t>(a)]; }
+  int run_r(int j) const { return run_r_[static_cast<std::size_t>(j)]; }
+  int row_r(int j) const { return row_r_[static_cast<std::size_t>(j)]; }
+  int run_w(int j) const { return run_w_[static_cast<std::size_t>(j)]; }
+  int row_w(int j) const { return row_w_[static_cast<std::size_t>(j)]; }
+  int div_units_r(int u) const { return u / cu_r; }
+  int div_units_w(int u) const { return u / cu_w; }
+  long long tile_coord(long long t, int a) const { return t / suffix[static_cast<std::size_t>(a)] % axes[static_cast<std::size_t>(a)].tile_count; }
+};
+
+HostGeometry geometry(const DigitPlan& p, const DigitTileView& v, bool col_table) {
+  HostGeometry g;
+  g.k = static_cast<int>(p.axes.size());
+  g.elem_bytes = p.elem_bytes;
+  g.suffix.assign(p.axes.size(), 1);
+  long long suffix = 1;
+  g.axes.resize(p.axes.size());
+  for (int a = g.k - 1; a >= 0; --a) {
+    const DigitAxis& x = p.axes[a];
+    g.axes[a] = DigitTileAxis{x.extent, x.in_stride, x.out_stride, x.roll, x.chunk, x.tile_count(), v.slot_stride[a],
+                              x.flip ? 1 : 0};
+    g.suffix[a] = suffix;
+    suffix *= x.tile_count();
+  }
+  g.run_r_ = v.run_r, g.row_r_ = v.rows_r, g.run_w_ = v.run_w, g.row_w_ = v.rows_w;
+  g.nrun_r = static_cast<int>(v.run_r.size()), g.nrows_r = static_cast<int>(v.rows_r.size());
+  g.nrun_w = static_cast<int>(v.run_w.size()), g.nrows_w = static_cast<int>(v.rows_w.size());
+  g.cols_r = static_cast<int>(v.cols_r), g.row_count_r = static_cast<int>(v.row_count_r);
+  g.cols_w = static_cast<int>(v.cols_w), g.row_count_w = static_cast<int>(v.row_count_w);
+  g.cu_r = static_cast<int>(v.cols_r / p.read_vector), g.cu_w = static_cast<int>(v.cols_w / p.write_vector);
+  g.tiles = p.tiles(), g.smem_slots = p.smem_elements();
+  g.col_table_r = col_table, g.rows_fixed = v.rows_fixed;
+  for (int a : v.run_w) g.roll_run_w = g.roll_run_w || p.axes[a].roll != 0;
+  g.col_pad_period = static_cast<int>(v.col_pad_period), g.pad = v.pad;
+  g.vector_slots_r = v.vector_slots_r, g.vector_slots_w = v.vector_slots_w;
+  return g;
+}
+
+template <int E, int VR, int VW>
+void pass(const DigitPlan& p, const DigitTileView& v, bool col_table, const unsigned char* in, unsigned char* out) {
+  const HostGeometry g = geometry(p, v, col_table);
+  std::vector<unsigned char> smem(digit_kernel_smem_bytes(p, v, 8, col_table) + 16, 0xCD);
+  unsigned char* base = smem.data() + (16 - reinterpret_cast<std::uintptr_t>(smem.data()) % 16) % 16;
+  gridDim.x = 1;
+  blockIdx.x = 0;
+  threadIdx.x = 0;
+  digit_tile_pass<HostGeometry, E, VR, VW, long long>(g, in, out, base);
+}
+
+template <int E, int VR>
+void with_write_vector(const DigitPlan& p, const DigitTileView& v, bool t, const unsigned char* in, unsigned char* out) {
+  switch (p.write_vector) {
+    case 1: return pass<E, VR, 1>(p, v, t, in, out);
+    case 2: if constexpr (E * 2 <= 16) return pass<E, VR, 2>(p, v, t, in, out); break;
+    case 4: if constexpr (E * 4 <= 16) return pass<E, VR, 4>(p, v, t, in, out); break;
+    case 8: if constexpr (E * 8 <= 16) return pass<E, VR, 8>(p, v, t, in, out); break;
+    case 16: if constexpr (E * 16 <= 16) return pass<E, VR, 16>(p, v, t, in, out); break;
+  }
+  FAIL() << "write vector " << p.write_vector;
+}
+
+template <int E>
+void with_vectors(const DigitPlan& p, const DigitTileView& v, bool t, const unsigned char* in, unsigned char* out) {
+  switch (p.read_vector) {
+    case 1: return with_write_vector<E, 1>(p, v, t, in, out);
+    case 2: if constexpr (E * 2 <= 16) return with_write_vector<E, 2>(p, v, t, in, out); break;
+    case 4: if constexpr (E * 4 <= 16) return with_write_vector<E, 4>(p, v, t, in, out); break;
+    case 8: if constexpr (E * 8 <= 16) return with_write_vector<E, 8>(p, v, t, in, out); break;
+    case 16: if constexpr (E * 16 <= 16) return with_write_vector<E, 16>(p, v, t, in, out); break;
+  }
+  FAIL() << "read vector " << p.read_vector;
+}
+
+// Runs the device code of `p` on the host (the caller's bytes; the plan may fold or split elements).
+std::vector<unsigned char> run_tile_pass(const DigitPlan& p, const std::vector<unsigned char>& in, bool col_table) {
+  const DigitTileView v = tile_view(p);
+  std::vector<unsigned char> out(in.size(), 0xEE);
+  if (p.axes.empty()) return in;
+  switch (p.elem_bytes) {
+    case 1: with_vectors<1>(p, v, col_table, in.data(), out.data()); break;
+    case 2: with_vectors<2>(p, v, col_table, in.data(), out.data()); break;
+    case 4: with_vectors<4>(p, v, col_table, in.data(), out.data()); break;
+    case 8: with_vectors<8>(p, v, col_table, in.data(), out.data()); break;
+    case 16: with_vectors<16>(p, v, col_table, in.data(), out.data()); break;
+    default: ADD_FAILURE() << "element " << p.elem_bytes;
+  }
+  return out;
+}
+
+std::vector<unsigned char> random_bytes(std::mt19937_64& rng, std::size_t n) {
+  std::vector<unsigned char> v(n);
+  for (auto& b : v) b = static_cast<unsigned char>(rng());
+  return v;
+}
+
+TEST(DigitTileView, TheDeviceCodeMovesEveryRandomMapRight) {
+  std::mt19937_64 rng(20261202);
+  int checked = 0, up = 0, down = 0, whole_writes = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const DigitMap m = test::random_digit_map(rng, 6, 40, 1 << 14, 3);
+    const int eb = std::vector<int>{1, 2, 3, 4, 8, 12, 16}[trial % 7];
+    DigitPolicy policy;
+    if (trial % 3 == 1) policy.run_bytes = 32, policy.tile_bytes = 512;   // small tiles: many edge tiles
+    if (trial % 3 == 2) policy.max_access_bytes = 4;
+    const DigitPlan p = plan_digits(m, eb, policy);
+    const DigitTileView v = tile_view(p);
+    up += v.vector_slots_r > 0, down += v.vector_slots_r < 0, whole_writes += v.vector_slots_w;
+    const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * eb);
+    const auto want = test::digit_reference(m, in, eb);
+    for (bool col_table : {false, true}) {
+      const auto got = run_tile_pass(p, in, col_table);
+      ASSERT_EQ(got, want) << m.to_string() << " of shape " << shape_to_string(m.shape()) << ", " << eb
+                           << "-byte elements, col table " << col_table << "\n" << to_string(p);
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 400);
+  // Every shared-memory path ran: vectors stored ascending, reversed, and loaded whole.
+  EXPECT_GT(up, 0);
+  EXPECT_GT(down, 0);
+  EXPECT_GT(whole_writes, 0);
+}
+
+TEST(DigitTileView, WorkedExampleReverseOfExtentThree) {
+  // (3,)^8 reversed, 4-byte elements, runs of 9 elements: the tile is 81 elements, a 9 × 9 matrix each way.
+  const DigitMap m(std::vector<Extent>(8, 3), {7, 6, 5, 4, 3, 2, 1, 0}, std::vector<std::uint8_t>(8, 0),
+                   std::vector<Extent>(8, 0));
+  DigitPolicy policy;
+  policy.run_bytes = 36, policy.tile_bytes = 324;
+  const DigitPlan p = plan_digits(m, 4, policy);
+  const DigitTileView v = tile_view(p);
+  EXPECT_EQ(v.run_r, (std::vector<int>{6, 7}));  // the innermost input axes
+  EXPECT_EQ(v.run_w, (std::vector<int>{1, 0}));  // input axes 0 and 1 are the innermost output axes
+  EXPECT_EQ(v.rows_r, (std::vector<int>{0, 1}));
+  EXPECT_EQ(v.rows_w, (std::vector<int>{7, 6}));
+  EXPECT_EQ(v.cols_r, 9);
+  EXPECT_EQ(v.cols_w, 9);
+  EXPECT_TRUE(v.rows_fixed);
+  EXPECT_EQ(v.cols_r * v.row_count_r, p.tile_elements());
+  EXPECT_EQ(v.cols_w * v.row_count_w, p.tile_elements());
+}
+
+TEST(DigitTileView, TheCheckerAcceptsTheSlotsOfFlippedEdgeTiles) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 100; ++trial) {
+    const DigitMap m = test::random_digit_map(rng, 4, 30, 1 << 12, 2);
+    DigitPolicy policy;
+    policy.run_bytes = 16, policy.tile_bytes = 256;
+    const DigitPlan p = plan_digits(m, 4, policy);
+    const auto r = check_digit_plan(p);
+    ASSERT_TRUE(r.ok) << r.error << "\n" << to_string(p);
+  }
+}
+
+}  // namespace
+}  // namespace bmmc
