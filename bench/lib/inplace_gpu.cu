@@ -12,6 +12,7 @@
 #include "bmmc/core/involution.hpp"
 #include "bmmc/cuda/device.hpp"
 #include "bmmc/cuda/error.hpp"
+#include "fill_words.cuh"
 #include "timing.hpp"
 #include "vendor_libs.hpp"
 #include "bmmc/cuda/inplace.hpp"
@@ -61,19 +62,11 @@ std::vector<GpuBenchRow> bench_gpu_inplace(const Bmmc& f, int eb, int reps, cons
                                  mask_value);
   const std::size_t bytes = (std::size_t{1} << f.n()) * static_cast<std::size_t>(eb);
   DeviceBuffer orig(bytes), data(bytes);
-  // Random non-zero data: the out-of-place benchmark's fill, through a permutation of identity (a copy) of a
-  // buffer filled by bench_gpu's helper would cost a pass; fill on the host once instead.
-  {
-    std::vector<std::uint32_t> host((bytes + 3) / 4);
-    std::uint64_t h = 0x9E3779B97F4A7C15ull * (f.n() + 1);
-    for (auto& w : host) {
-      h ^= h << 13;
-      h ^= h >> 7;
-      h ^= h << 17;
-      w = static_cast<std::uint32_t>(h) | 0x01010101u;
-    }
-    orig.upload(host.data(), bytes);
-  }
+  // Distinct words (splitmix64 of the word's index), written on the device at memory speed: a host fill of the
+  // largest arrays (n = 32 of 8-byte elements) took longer than their whole benchmark.
+  orig.fill_bytes(0);  // the tail below a whole word (arrays of fewer than 8 bytes)
+  bench_detail::fill_rank_words<<<4096, 256>>>(orig.as<unsigned long long>(), bytes / 8, 0);
+  BMMC_CUDA_CHECK(cudaGetLastError());
   auto reset = [&] { BMMC_CUDA_CHECK(cudaMemcpy(data.get(), orig.get(), bytes, cudaMemcpyDeviceToDevice)); };
   std::vector<GpuBenchRow> rows;
   rows.push_back(time_reps("memcpy", reps, bytes, [&] {
