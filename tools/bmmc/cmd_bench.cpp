@@ -339,7 +339,9 @@ void add_bench(CLI::App& app, Action& run) {
                 "--elems-per-thread 64: 2^16-element tiles, what a cluster kernel's reads and writes would cost)");
   sub->add_flag("--in-place", o->in_place,
                 "time the in-place permutation (docs/DESIGN.md §8) beside memcpy, the out-of-place pass and, for bit "
-                "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads");
+                "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads; each row with the "
+                "bound (the 32-byte sectors holding an element that moves, read and written once at memcpy's rate) "
+                "and its time over it");
   sub->add_option("--mask", o->mask,
                   "--in-place on the cuda backend, swap specs: only indices whose bits match move, as BIT=VALUE pairs "
                   "(e.g. 27=1,3=0; swap_index_bits' mask, given to cuStateVec too)");
