@@ -15,7 +15,7 @@
 #   OUT=/tmp/sweep bash scripts/gpu/inplace-sweep.sh
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export BMMC_CACHE_DIR="${BMMC_CACHE_DIR:-/tmp/bmmc-inplace-sweep-cache}"
 BUILD="${BUILD:-build-gpu}"
@@ -36,9 +36,8 @@ find_custatevec() {
   local lib
   lib=$(python3 -c 'import cuquantum, os; print(os.path.join(list(cuquantum.__path__)[0], "lib", "libcustatevec.so.1"))' \
         2>/dev/null) && [[ -e "$lib" ]] && { export BMMC_CUSTATEVEC_LIB="$lib"; return 0; }
-  for lib in /tmp/site/cuquantum/lib/libcustatevec.so.1; do
-    [[ -e "$lib" ]] && { export BMMC_CUSTATEVEC_LIB="$lib"; return 0; }
-  done
+  lib=/tmp/site/cuquantum/lib/libcustatevec.so.1  # where the device notes' pip install --target puts it
+  [[ -e "$lib" ]] && { export BMMC_CUSTATEVEC_LIB="$lib"; return 0; }
   local wheel
   wheel=$(ls .whl/custatevec*.whl 2>/dev/null | head -1)
   if [[ -n "$wheel" ]]; then
