@@ -26,12 +26,16 @@ std::vector<GpuBenchRow> bench_gpu(const Bmmc&, int, const std::vector<GpuBenchC
 std::vector<HostCallRow> host_call_costs(int, int) { no_cuda("host_call_costs"); }
 std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap&, int, int, bool) { no_cuda("bench_gpu_digits"); }
 std::string gpu_name(int) { no_cuda("gpu_name"); }
-unsigned long long count_mismatches(const Bmmc&, const void*, const void*, int) { no_cuda("count_mismatches"); }
+unsigned long long count_mismatches(const Bmmc&, const void*, const void*, int, BitVec, BitVec) {
+  no_cuda("count_mismatches");
+}
 std::optional<int> custatevec_version(std::string* why) {
   if (why) *why = "this bmmc was built without CUDA";
   return std::nullopt;
 }
-std::vector<GpuBenchRow> bench_gpu_inplace(const Bmmc&, int, int, const GpuOptions&) { no_cuda("bench_gpu_inplace"); }
+std::vector<GpuBenchRow> bench_gpu_inplace(const Bmmc&, int, int, const GpuOptions&, BitVec, BitVec) {
+  no_cuda("bench_gpu_inplace");
+}
 std::vector<PeerBenchRow> bench_peer(const Bmmc&, int, const std::vector<int>&, int) { no_cuda("bench_peer"); }
 ProgramTiming time_program_gpu(const ProgramRunner&, const void*, void*, int, bool) { no_cuda("time_program on CUDA"); }
 SortBaselines time_sort_baselines(const void*, std::size_t, DType, int) { no_cuda("time_sort_baselines"); }

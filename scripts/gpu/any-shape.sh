@@ -21,7 +21,7 @@ if [[ "${TESTS:-1}" == 1 ]]; then
   "$BUILD/tests/bmmc_cuda_tests" --gtest_filter='GpuDigit*' 2>&1 | grep -E "OK|FAIL|Failure|error" || true
 fi
 csv="$OUT/any_shape.csv"
-echo "name,case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified" > "$csv"
+echo "name,case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified,bound_ms,x_bound" > "$csv"
 grep -v '^#' bench/any_shape_suite.txt | while IFS=';' read -r name shape spec eb; do
   [[ -z "$name" ]] && continue
   "$BUILD/bin/bmmc" bench --backend cuda --shape "$shape" --spec "$spec" -b "$eb" --reps "$REPS" --in-place --csv |

@@ -13,17 +13,29 @@ export BMMC_CACHE_DIR="${BMMC_CACHE_DIR:-/tmp/bmmc-cache}"
 O="${OUT:-/tmp/bmmc-before-after}"
 mkdir -p "$O"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$O/gpu.txt"
-header=build,case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified
+header=build,case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified,bound_ms,x_bound
 echo "$header" > "$O/door_ab_onepass.csv"
 echo "$header" > "$O/door_ab_inplace.csv"
 : > "$O/door_ab_peer.txt"
-# ab FILE ARGS...: the same bmmc command by both builds, rows prefixed with the build.
+# columns WHO: a bmmc bench --csv run on stdin as rows of $header, prefixed with the build (columns an older bmmc
+# does not print stay empty, so both builds' rows line up).
+columns() {
+  python3 -c 'import csv, sys
+cols = sys.argv[1].split(",")[1:]
+w = csv.writer(sys.stdout, lineterminator="\n")
+for r in csv.DictReader(sys.stdin): w.writerow([sys.argv[2]] + [r.get(c) or "" for c in cols])' "$header" "$1"
+}
+# ab FILE ARGS...: the same bmmc command by both builds, rows prefixed with the build (a .csv in $header's columns).
 ab() {
   local f=$1 who b
   shift
   for who in old new; do
     b=$([[ $who == old ]] && echo "$OLD" || echo "$NEW")
-    "$b" "$@" 2>> "$O/bench_err.txt" | grep -v '^case,' | sed "s/^/$who,/" >> "$O/$f"
+    if [[ $f == *.csv ]]; then
+      "$b" "$@" 2>> "$O/bench_err.txt" | columns "$who" >> "$O/$f"
+    else
+      "$b" "$@" 2>> "$O/bench_err.txt" | grep -v '^case,' | sed "s/^/$who,/" >> "$O/$f"
+    fi
   done
 }
 ab door_ab_onepass.csv bench --csv --n 30 --reps 10 --spec bit-reverse transpose:15 random-bpc:1 random-bmmc:1 \

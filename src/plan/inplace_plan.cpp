@@ -13,11 +13,9 @@
 
 namespace bmmc {
 
-namespace {
-
 // The mask may only name bits that f leaves alone on every index: row i of A is e_i and c_i = 0, so
 // (f(x))_i = x_i and a masked swap stays an involution that never crosses between matching and other indices.
-void check_mask(const Bmmc& f, BitVec mask_bits, BitVec mask_value) {
+void check_inplace_mask(const Bmmc& f, BitVec mask_bits, BitVec mask_value) {
   if (mask_bits & ~low_mask(f.n()))
     throw std::invalid_argument(fmt::format("mask bits {:#x} reach beyond the {} index bits", mask_bits, f.n()));
   if (mask_value & ~mask_bits)
@@ -28,6 +26,8 @@ void check_mask(const Bmmc& f, BitVec mask_bits, BitVec mask_value) {
       throw std::invalid_argument(fmt::format(
           "mask bit {} is moved by the permutation; a mask may only name bits the permutation leaves in place", i));
 }
+
+namespace {
 
 // Block index of the coset y ⊕ V': reduce y modulo V' (its pivot bits cleared), then gather the bits at the
 // block positions W (W = the non-pivot positions, so the reduced vector lives on W).
@@ -109,7 +109,7 @@ InPlacePass make_involution_pass(const Bmmc& f, int eb, const PlanOptions& opt, 
         "the permutation is not an involution (A·A ≠ I or A·c ≠ c), so one in-place pass cannot run it; "
         "plan it with make_inplace_plan (several passes), or out of place. It is {}",
         f.to_string()));
-  check_mask(f, mask_bits, mask_value);
+  check_inplace_mask(f, mask_bits, mask_value);
   // The caller's value, before any clamping (vector_bits > 4 first: eb << vector_bits overflows from 29 on).
   if (opt.vector_bits < -1 || opt.vector_bits > 4 || (opt.vector_bits >= 0 && (eb << opt.vector_bits) > 16))
     throw std::invalid_argument(fmt::format(
@@ -168,7 +168,7 @@ InPlacePlan make_swap_plan(int n, const std::vector<std::pair<int, int>>& pairs,
   check_elem_bytes(eb);
   check_plan_options(opt);  // also when the swaps are the identity and no pass is planned
   const Bmmc f = swap_index_bits(n, pairs);
-  check_mask(f, mask_bits, mask_value);
+  check_inplace_mask(f, mask_bits, mask_value);
   InPlacePlan plan{f, eb, f.is_identity() ? "identity" : "involution", {}, mask_bits, mask_value};
   if (!f.is_identity()) plan.passes.push_back(make_involution_pass(f, eb, opt, mask_bits, mask_value));
   return plan;

@@ -141,12 +141,26 @@ PY
   >"$work/bench.csv" || fail "bench --cpu-gather --cpu-tile"
 grep -q ',naive,' "$work/bench.csv" && fail "--variant one-pass still timed the naive loop"
 grep -q ',one-pass,' "$work/bench.csv" || fail "bench --csv lacks the one-pass row"
-# Specs with commas are quoted fields (RFC 4180), so every row keeps 13 columns.
+# Specs with commas are quoted fields (RFC 4180), so every row keeps the header's 15 columns.
 "$bmmc" bench --backend cpu --spec axes:64x256:1,0 --reps 1 --variant one-pass --csv >"$work/bench-axes.csv" \
   || fail "bench --csv axes"
 grep -q '^"axes:64x256:1,0","axes:64x256:1,0' "$work/bench-axes.csv" || fail "bench --csv does not quote a spec with commas"
-python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); sys.exit(any(len(r) != 13 for r in rows))' \
-  "$work/bench-axes.csv" || fail "bench --csv rows do not all have 13 fields"
+python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); sys.exit(any(len(r) != 15 for r in rows))' \
+  "$work/bench-axes.csv" || fail "bench --csv rows do not all have 15 fields"
+# --in-place: the bound beside each row. swap:10,11 at 4 B moves half the array in whole sectors, so the bound is
+# half the memcpy row's time and that row is 2.000x its bound; rows of other runs leave the columns empty.
+"$bmmc" bench --backend cpu --in-place --spec swap:10,11 --n 14 --reps 3 --csv >"$work/bench-inplace.csv" \
+  || fail "bench --in-place --csv"
+python3 - "$work/bench-inplace.csv" "$work/bench-axes.csv" <<'PY' || fail "bench --in-place bound columns"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+copy = [r for r in rows if r["variant"] == "memcpy"][0]
+assert abs(float(copy["bound_ms"]) - float(copy["median_ms"]) / 2) <= 1e-4, copy
+assert copy["x_bound"] == "2.000", copy
+inplace = [r for r in rows if r["variant"].startswith("in-place")][0]
+assert float(inplace["x_bound"]) > 0 and inplace["bound_ms"] == copy["bound_ms"], inplace
+assert all(r["bound_ms"] == "" and r["x_bound"] == "" for r in csv.DictReader(open(sys.argv[2])))
+PY
 
 # --- help describes every option ---------------------------------------------------------------------------
 help=$("$bmmc" --help)
@@ -396,6 +410,11 @@ expect_error 2 "--line-bits in 0..24 below it (-1: the default)" "$bmmc" sort --
 expect_error 2 "--reps 2000000: expected 1..100000" "$bmmc" bench --backend cpu --n 10 --reps 2000000
 expect_error 2 "--vector-bits applies to the cuda backend" "$bmmc" bench --backend cpu --n 10 --vector-bits 3
 expect_error 2 "--block-order applies to the cuda backend" "$bmmc" bench --backend cpu --n 10 --block-order input
+expect_error 2 "--mask applies to --in-place swap specs on one GPU" \
+  "$bmmc" bench --backend cpu --n 10 --in-place --spec swap:1,2 --mask 3=1
+expect_error 2 "--mask applies to --in-place" "$bmmc" bench --n 10 --spec swap:1,2 --mask 3=1
+expect_error 2 "expected BIT=VALUE pairs" "$bmmc" bench --n 10 --in-place --spec swap:1,2 --mask 3=2
+expect_error 2 "bit 3 is given twice" "$bmmc" bench --n 10 --in-place --spec swap:1,2 --mask 3=1,3=0
 expect_error 2 "--variant two-pass: the cpu backend times naive and one-pass" "$bmmc" bench --backend cpu --n 10 --variant one-pass two-pass
 expect_error 2 "--output: the file name is empty" "$bmmc" gen bit-reverse --n 4 -o ''
 expect_error 2 "--out: the file name is empty" "$bmmc" sort --n 4 --random 1 --backend cpu --out ''

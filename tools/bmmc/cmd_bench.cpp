@@ -1,12 +1,16 @@
 // `bmmc bench` — time permutations against a copy of the same bytes measured in the same run.
 //
 // Rows share one schema on every backend (case, spec, variant, backend, n, elem_bytes, median_ms, min_ms,
-// max_ms, gbps, pct_memcpy); --json prints one array of them, --csv one line each.
+// max_ms, gbps, pct_memcpy, first_use_ms, verified, bound_ms, x_bound); --json prints one array of them, --csv one
+// line each. bound_ms and x_bound are the in-place rows' bound (plan/moved_bytes.hpp): the sectors that must
+// move, at the rate of the case's memcpy row, and the row's time over it; empty (null) for other rows.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -18,6 +22,7 @@
 #include "bmmc/core/digit_spec.hpp"
 #include "bmmc/cpu/executor.hpp"  // CpuPolicy
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/plan/moved_bytes.hpp"
 #include "bmmc/permute.hpp"
 #include "cli_common.hpp"
 #include "plan_options.hpp"
@@ -38,6 +43,7 @@ struct BenchOptions {
   int cpu_tile = -1;
   bool cpu_gather = false, cpu_transpose = false, cpu_direct = false, cpu_tiled = false, cpu_avx2 = false;
   bool in_place = false;
+  std::string mask;  ///< --mask: swap_index_bits' controls for --in-place swap specs, "BIT=VALUE,..."
   std::vector<std::string> block_orders = {"default"};  ///< one one-pass case per launch order
   std::vector<std::string> longer_runs = {"read"};       ///< … and per side the extra tile rows lengthen
   bool probe = true;                                 ///< DRAM probe rows beside one-pass cases
@@ -64,7 +70,49 @@ struct Row {
   int n, elem_bytes;
   double median_ms, min_ms, max_ms, gbps, pct_memcpy, first_use_ms;
   bool verified;
+  double bound_ms = -1;  ///< in place: the bytes that must move at memcpy's rate; < 0: none
+  bool has_bound() const { return bound_ms >= 0; }
+  /// This row's time over the bound (nothing when there is no bound or it is 0: the identity moves nothing).
+  std::optional<double> x_bound() const {
+    return bound_ms > 0 ? std::optional<double>(median_ms / bound_ms) : std::nullopt;
+  }
 };
+
+// --mask "27=1,3=0": bits and their values (the mask of swap_index_bits; checked against the map later).
+std::pair<BitVec, BitVec> parse_mask(const std::string& text) {
+  BitVec bits = 0, value = 0;
+  if (text.empty()) return {bits, value};
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    int bit = -1, v = -1;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%d=%d%c", &bit, &v, &tail) != 2 || bit < 0 || bit > 63 || (v != 0 && v != 1))
+      throw UsageError(fmt::format("--mask {}: expected BIT=VALUE pairs separated by commas, BIT in 0..63 and VALUE 0 "
+                                   "or 1 (e.g. 27=1,3=0); got '{}'",
+                                   text, item));
+    if ((bits >> bit) & 1) throw UsageError(fmt::format("--mask {}: bit {} is given twice", text, bit));
+    bits |= BitVec{1} << bit;
+    value |= BitVec(v) << bit;
+    at = end + 1;
+  }
+  return {bits, value};
+}
+
+// The bound beside each row of one in-place case (rows[first..]): its bytes at the case's memcpy rate.
+void add_bound(std::vector<Row>& rows, std::size_t first, const MovedBytes& moved) {
+  const auto copy = std::find_if(rows.begin() + first, rows.end(), [](const Row& r) { return r.variant == "memcpy"; });
+  if (copy == rows.end()) return;
+  const double bound = copy->median_ms * moved.fraction();
+  for (std::size_t i = first; i < rows.size(); ++i) rows[i].bound_ms = bound;
+}
+
+// The bound's text: "0.500 of the array (…)", printed once per case.
+std::string bound_note(const MovedBytes& m) {
+  return fmt::format("bound {:.4f} of the array ({} sectors of {} B read and written once)", m.fraction(), m.sectors,
+                     m.sector_bytes);
+}
 
 // RFC 4180: a field with a comma, quote or line break is quoted (specs such as axes:4x8:1,0 have commas).
 std::string csv_field(const std::string& f) {
@@ -81,23 +129,38 @@ void emit(const BenchOptions& o, const std::vector<Row>& rows) {
       a.push_back({{"case", r.case_name}, {"spec", r.spec}, {"variant", r.variant}, {"backend", r.backend},
                    {"n", r.n}, {"elem_bytes", r.elem_bytes}, {"median_ms", r.median_ms}, {"min_ms", r.min_ms},
                    {"max_ms", r.max_ms}, {"gbps", r.gbps}, {"pct_memcpy", r.pct_memcpy},
-                   {"first_use_ms", r.first_use_ms}, {"verified", r.verified}});
+                   {"first_use_ms", r.first_use_ms}, {"verified", r.verified},
+                   {"bound_ms", r.has_bound() ? nlohmann::ordered_json(r.bound_ms) : nlohmann::ordered_json()},
+                   {"x_bound", r.x_bound() ? nlohmann::ordered_json(*r.x_bound()) : nlohmann::ordered_json()}});
     print_json(a);
   } else if (o.csv) {
-    fmt::print("case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified\n");
+    fmt::print("case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified,"
+               "bound_ms,x_bound\n");
     for (const Row& r : rows)
-      fmt::print("{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.1f},{:.1f},{:.1f},{}\n", csv_field(r.case_name), csv_field(r.spec),
+      fmt::print("{},{},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.1f},{:.1f},{:.1f},{},{},{}\n", csv_field(r.case_name), csv_field(r.spec),
                  csv_field(r.variant), r.backend, r.n, r.elem_bytes, r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms,
-                 r.verified);
+                 r.verified, r.has_bound() ? fmt::format("{:.6f}", r.bound_ms) : "",
+                 r.x_bound() ? fmt::format("{:.3f}", *r.x_bound()) : "");
   } else {
     // Times with their unit (format_ms), so that small runs show digits; the first use is timed on a GPU only.
-    fmt::print("{:<22} {:<18} {} {} {} {:>9} {:>9} {}  {}\n", "case", "variant", pad_left("median", 12),
-               pad_left("min", 12), pad_left("max", 12), "GB/s", "% memcpy", pad_left("1st use", 12), "verified");
+    // In-place rows add the bound (the bytes that must move at memcpy's rate) and the row's time over it.
+    const bool bounds = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.has_bound(); });
+    auto bound_columns = [&](const Row& r) -> std::string {
+      if (!bounds) return "";
+      return fmt::format("  {} {:>8}", pad_left(r.has_bound() ? format_ms(r.bound_ms) : "-", 12),
+                         r.x_bound() ? fmt::format("{:.3f}", *r.x_bound()) : "-");
+    };
+    fmt::print("{:<22} {:<18} {} {} {} {:>9} {:>9} {}  {}{}\n", "case", "variant", pad_left("median", 12),
+               pad_left("min", 12), pad_left("max", 12), "GB/s", "% memcpy", pad_left("1st use", 12),
+               "verified",
+               bounds ? fmt::format("  {} {:>8}", pad_left("bound", 12), "x bound") : "");
     for (const Row& r : rows)
-      fmt::print("{:<22} {:<18} {} {} {} {:>9.1f} {:>9.1f} {}  {}\n", r.case_name, r.variant,
+      fmt::print("{:<22} {:<18} {} {} {} {:>9.1f} {:>9.1f} {}  {}{}\n", r.case_name, r.variant,
                  pad_left(format_ms(r.median_ms), 12), pad_left(format_ms(r.min_ms), 12),
                  pad_left(format_ms(r.max_ms), 12), r.gbps, r.pct_memcpy,
-                 pad_left(r.backend == "cpu" ? "-" : format_ms(r.first_use_ms), 12), r.verified ? "yes" : "NO");
+                 pad_left(r.backend == "cpu" ? "-" : format_ms(r.first_use_ms), 12),
+                 bounds ? fmt::format("{:<8}", r.verified ? "yes" : "NO") : std::string(r.verified ? "yes" : "NO"),
+                 bound_columns(r));
   }
 }
 
@@ -112,15 +175,21 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
       g.policy.elems_per_thread = o.elems_per_thread;
       g.policy.threads_per_block = o.threads;
       g.policy.vector_bits = o.vector_bits;
+      const auto [mask_bits, mask_value] = parse_mask(o.mask);
+      const MovedBytes moved = moved_bytes(b, o.elem_bytes, mask_bits, mask_value);  // checks the mask first
+      const std::string spec = fmt::format("{} --n {}{}", o.specs[i], b.n(), o.mask.empty() ? "" : " --mask " + o.mask);
       if (!o.json && !o.csv) {
         std::string why;
         const auto v = custatevec_version(&why);
-        fmt::print(stderr, "[{}/{}] {} in place (n = {}, {} B elements) on {}; cuStateVec: {}\n", i + 1, o.specs.size(),
-                   o.specs[i], b.n(), o.elem_bytes, device, v ? std::to_string(*v) : "not loaded (" + why + ")");
+        fmt::print(stderr, "[{}/{}] {} in place (n = {}, {} B elements{}) on {}; cuStateVec: {}; {}\n", i + 1,
+                   o.specs.size(), o.specs[i], b.n(), o.elem_bytes, o.mask.empty() ? "" : ", mask " + o.mask, device,
+                   v ? std::to_string(*v) : "not loaded (" + why + ")", bound_note(moved));
       }
-      for (const GpuBenchRow& r : bench_gpu_inplace(b, o.elem_bytes, o.reps, g))
-        rows.push_back({o.specs[i], fmt::format("{} --n {}", o.specs[i], b.n()), r.variant, "cuda", b.n(),
-                        o.elem_bytes, r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, r.first_use_ms, r.verified});
+      const std::size_t first = rows.size();
+      for (const GpuBenchRow& r : bench_gpu_inplace(b, o.elem_bytes, o.reps, g, mask_bits, mask_value))
+        rows.push_back({o.specs[i], spec, r.variant, "cuda", b.n(), o.elem_bytes, r.median_ms, r.min_ms, r.max_ms,
+                        r.gbps, r.pct_memcpy, r.first_use_ms, r.verified});
+      add_bound(rows, first, moved);
       continue;
     }
     std::vector<GpuBenchCase> cases;
@@ -270,7 +339,12 @@ void add_bench(CLI::App& app, Action& run) {
                 "--elems-per-thread 64: 2^16-element tiles, what a cluster kernel's reads and writes would cost)");
   sub->add_flag("--in-place", o->in_place,
                 "time the in-place permutation (docs/DESIGN.md §8) beside memcpy, the out-of-place pass and, for bit "
-                "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads");
+                "swaps on 8/16-byte elements, NVIDIA cuStateVec where libcustatevec.so.1 loads; each row with the "
+                "bound (the 32-byte sectors holding an element that moves, read and written once at memcpy's rate) "
+                "and its time over it");
+  sub->add_option("--mask", o->mask,
+                  "--in-place on the cuda backend, swap specs: only indices whose bits match move, as BIT=VALUE pairs "
+                  "(e.g. 27=1,3=0; swap_index_bits' mask, given to cuStateVec too)");
   sub->add_flag("--host-overhead", o->host_overhead, "also print the host time per call of permute(), a kept Permuter and the CUDA calls under them");
   auto* gpus = sub->add_option("--gpus", o->gpus,
                                "several GPUs of this process: the array of 2^n elements over devices 0..G-1 (push "
@@ -313,6 +387,11 @@ void add_bench(CLI::App& app, Action& run) {
         throw UsageError("--probe-split times probe rows: it cannot go with --no-probe");
       if (o->probe_only && o->variants != std::vector<std::string>{"one-pass"})
         throw UsageError("--probe-only times one-pass probes only: add --variant one-pass");
+      parse_mask(o->mask);  // a malformed mask is refused before anything runs
+      if (!o->mask.empty() && (!o->in_place || backend == Backend::Cpu || !o->shape.empty() || o->gpus > 0 ||
+                               !o->devices.empty()))
+        throw UsageError("--mask applies to --in-place swap specs on one GPU (the cuda backend, no --shape, --gpus "
+                         "or --devices)");
       if (runs_asked && (o->in_place || o->gpus > 0 || !o->devices.empty() || backend == Backend::Cpu))
         throw UsageError("--longer-runs applies to the one-pass rows of a single GPU (not --in-place, --gpus, "
                          "--devices or the CPU backend)");
@@ -353,9 +432,11 @@ void add_bench(CLI::App& app, Action& run) {
           // --variant filters the CPU rows only by leaving out "naive" when it is not named.
           const bool naive = o->variants.empty() ||
                              std::find(o->variants.begin(), o->variants.end(), "naive") != o->variants.end();
+          const std::size_t first = rows.size();
           for (const BenchRow& r : bench_cpu(b, o->elem_bytes, o->reps, cpu, naive, o->in_place))
             rows.push_back({spec, fmt::format("{} --n {}", spec, b.n()), r.variant, "cpu", b.n(), o->elem_bytes,
                             r.median_ms, r.min_ms, r.max_ms, r.gbps, r.pct_memcpy, 0, true});
+          if (o->in_place) add_bound(rows, first, moved_bytes(b, o->elem_bytes));
         }
       }
       emit(*o, rows);

@@ -94,6 +94,10 @@ InPlacePass make_involution_pass(const Bmmc& f, int elem_bytes, const PlanOption
 /// make_plan; max_tile_bytes bounds the two tiles a block holds together.
 InPlacePlan make_inplace_plan(const Bmmc& f, int elem_bytes, const PlanOptions& options = {});
 
+/// Checks a swap_index_bits-style mask for f: bits within n, the value within the bits, and only bits f leaves in
+/// place (row i of A is e_i and c_i = 0). Throws std::invalid_argument naming the first fault.
+void check_inplace_mask(const Bmmc& f, BitVec mask_bits, BitVec mask_value);
+
 /// cuStateVec's custatevecSwapIndexBits: swap index bits pairs[i].first ↔ pairs[i].second (disjoint pairs)
 /// for the indices whose bits under mask_bits equal mask_value (mask bits may not be swapped). One pass.
 InPlacePlan make_swap_plan(int n, const std::vector<std::pair<int, int>>& pairs, int elem_bytes,

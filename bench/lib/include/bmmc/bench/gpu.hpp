@@ -60,7 +60,9 @@ std::vector<HostCallRow> host_call_costs(int calls = 2048, int loops = 7);
 std::string gpu_name(int device = -1);
 
 /// Number of x with out[A·x ⊕ c] != in[x], computed on the device. Public so that callers timing their own
-/// permutations can verify every output they time (docs/DESIGN.md §7), as bench_gpu does.
-unsigned long long count_mismatches(const Bmmc& bmmc, const void* in, const void* out, int elem_bytes);
+/// permutations can verify every output they time (docs/DESIGN.md §7), as bench_gpu does. With a mask (the
+/// masked swaps of swap_index_bits), only the x with (x & mask_bits) == mask_value move; the others must stay.
+unsigned long long count_mismatches(const Bmmc& bmmc, const void* in, const void* out, int elem_bytes,
+                                    BitVec mask_bits = 0, BitVec mask_value = 0);
 
 }  // namespace bmmc

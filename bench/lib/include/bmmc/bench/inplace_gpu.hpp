@@ -27,6 +27,11 @@ std::optional<int> custatevec_version(std::string* why = nullptr);
 /// Rows: "memcpy", "in-place" (the plan, `passes` in the variant name), "out-of-place" (the one-pass plan into
 /// a second buffer, for reference) and, when the map is a set of bit swaps and cuStateVec loads, "custatevec"
 /// (elem_bytes must be 8 or 16: complex64 / complex128). pct_memcpy is memcpy time / row time × 100.
-std::vector<GpuBenchRow> bench_gpu_inplace(const Bmmc& f, int elem_bytes, int reps, const GpuOptions& options = {});
+/// With a mask (swap_index_bits' controls: only indices whose bits under mask_bits equal mask_value move), f must
+/// be a set of bit swaps (std::invalid_argument otherwise, or when make_swap_plan refuses the mask, before any
+/// allocation); the in-place row runs make_swap_plan's plan, cuStateVec gets the same mask, and there is no
+/// out-of-place row (a masked swap is no BMMC).
+std::vector<GpuBenchRow> bench_gpu_inplace(const Bmmc& f, int elem_bytes, int reps, const GpuOptions& options = {},
+                                           BitVec mask_bits = 0, BitVec mask_value = 0);
 
 }  // namespace bmmc
