@@ -7,15 +7,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bmmc/core/buffers.hpp"
@@ -24,105 +20,14 @@
 #include "bmmc/distributed.hpp"
 #include "dist/dist_test_support.hpp"
 #include "dist/error_message.hpp"
+#include "dispatch/fake_exchange_world.hpp"
 
 namespace bmmc {
 namespace {
 
 using Bytes = std::vector<unsigned char>;
-
-// G ranks of one process: the collectives meet at a generation-counted rendezvous; a rank that waits more than the
-// timeout throws (and breaks the world, so that its peers throw too) — a deadlock is a failure, not a hang.
-class FakeWorld {
- public:
-  explicit FakeWorld(int ranks) : ranks_(ranks), words_(ranks), sends_(ranks), send_bytes_(ranks) {}
-
-  ExchangeGroup group(int rank) {
-    ExchangeGroup g;
-    g.rank = rank;
-    g.ranks = ranks_;
-    g.gather = [this, rank](std::span<const std::uint64_t> mine, std::span<std::uint64_t> every) {
-      {
-        std::lock_guard lock(mutex_);
-        words_[rank].assign(mine.begin(), mine.end());
-        ++gathers;
-      }
-      meet();
-      for (int r = 0; r < ranks_; ++r) {
-        if (words_[r].size() * ranks_ != every.size()) throw std::logic_error("torn gather");
-        std::memcpy(every.data() + r * words_[r].size(), words_[r].data(), words_[r].size() * sizeof(std::uint64_t));
-      }
-      meet();  // every rank has read the slots before any writes them again
-    };
-    g.exchange = [this, rank](const void* send, std::span<const std::size_t> send_bytes, void* recv,
-                              std::span<const std::size_t> recv_bytes, StreamHandle) {
-      {
-        std::lock_guard lock(mutex_);
-        sends_[rank] = static_cast<const unsigned char*>(send);
-        send_bytes_[rank].assign(send_bytes.begin(), send_bytes.end());
-        ++exchanges;
-      }
-      meet();
-      std::size_t at = 0;
-      for (int s = 0; s < ranks_; ++s) {  // source s's segment for this rank, into slot s
-        std::size_t from = 0;
-        for (int d = 0; d < rank; ++d) from += send_bytes_[s][d];
-        if (send_bytes_[s][rank] != recv_bytes[s]) throw std::logic_error("unpaired counts");
-        std::memcpy(static_cast<unsigned char*>(recv) + at, sends_[s] + from, recv_bytes[s]);
-        at += recv_bytes[s];
-      }
-      meet();  // no sender reuses its buffer before every receiver has copied
-    };
-    return g;
-  }
-
-  int gathers = 0, exchanges = 0;  // over every rank
-
- private:
-  void meet() {
-    std::unique_lock lock(mutex_);
-    if (broken_) throw std::runtime_error("the world is broken: a rank waited in vain");
-    const std::uint64_t generation = generation_;
-    if (++arrived_ == ranks_) {
-      arrived_ = 0;
-      ++generation_;
-      cv_.notify_all();
-      return;
-    }
-    if (!cv_.wait_for(lock, std::chrono::seconds(5), [&] { return generation_ != generation || broken_; }) ||
-        broken_) {
-      broken_ = true;
-      cv_.notify_all();
-      throw std::runtime_error("a rank waited 5 s in a collective: a peer never came");
-    }
-  }
-
-  int ranks_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  int arrived_ = 0;
-  std::uint64_t generation_ = 0;
-  bool broken_ = false;
-  std::vector<std::vector<std::uint64_t>> words_;
-  std::vector<const unsigned char*> sends_;
-  std::vector<std::vector<std::size_t>> send_bytes_;
-};
-
-// Runs body(rank) on one thread per rank; returns each rank's error message ("" when it returned).
-std::vector<std::string> on_every_rank(int ranks, const std::function<void(int)>& body) {
-  std::vector<std::string> errors(ranks);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        body(r);
-      } catch (const std::exception& e) {
-        errors[r] = e.what();
-        if (errors[r].empty()) errors[r] = "(empty message)";
-      }
-    });
-  for (auto& t : threads) t.join();
-  return errors;
-}
+using test::FakeWorld;
+using test::on_every_rank;
 
 Bytes reference(const Bmmc& b, const Bytes& in, int eb) {
   Bytes out(in.size());
