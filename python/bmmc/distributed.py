@@ -155,19 +155,17 @@ def permute(x_local, spec, group=None, out=None, *, check: bool = True):
         if check:  # the door's refusal record in this rank's place, so that its peers raise instead of waiting
             _bmmc._dist_refuse(rank, world, gather)
         raise
-    buffers = {}
-    # Refuses (and announces) its own errors, as the call below does.
-    p = _bmmc._DistributedPermuter(b, eb, rank, world, _exchanger(torch, dist, group, buffers), gather, check)
+    # From the module's native table; a build that refuses its own arguments announces it, as the call below does.
+    p = _bmmc._dist_permuter(b, eb, rank, world, gather, check)
     try:
         received = torch.empty_like(x_local) if p.scratch_bytes else None
     except Exception:
         if check:
             _bmmc._dist_refuse(rank, world, gather)
         raise
-    for t in (out, received):
-        if t is not None:
-            buffers[t.data_ptr()] = t
+    buffers = {t.data_ptr(): t for t in (out, received) if t is not None}
     on_gpu = getattr(x_local.device, "type", None) == "cuda"
     stream = torch.cuda.current_stream(x_local.device).cuda_stream if on_gpu else 0
-    p(x_local.data_ptr(), out.data_ptr(), received.data_ptr() if received is not None else 0, stream)
+    p(x_local.data_ptr(), out.data_ptr(), received.data_ptr() if received is not None else 0, stream,
+      _exchanger(torch, dist, group, buffers), gather)
     return out

@@ -17,13 +17,11 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <exception>
 #include <memory>
-#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <cstdio>
@@ -37,9 +35,9 @@
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/core/involution.hpp"
 #include "bmmc/dist/alltoall.hpp"
-#include "bmmc/distributed.hpp"
 #include "bmmc/permute.hpp"
 #include "digit_ext.hpp"
+#include "dist_ext.hpp"
 #include "numpy_fast.hpp"
 #include "prepared.hpp"
 
@@ -117,69 +115,6 @@ Bmmc from_matrix_array(nb::ndarray<const std::uint8_t, nb::ndim<2>, nb::c_contig
       r[i] |= BitVec(v) << j;
     }
   return bmmc::from_rows(r, c);
-}
-
-// ---- the distributed door over Python's collectives ----------------------------------------------------------
-
-// An ExchangeGroup whose collectives are Python callables (bmmc/distributed.py supplies torch.distributed's):
-// gather(words: list[int]) -> list[int] (every rank's words, rank order) and exchange(send: int, send_bytes:
-// list[int], recv: int, recv_bytes: list[int], stream: int) -> None, pointers and the stream as integers. The door
-// calls them with the GIL held (its calls from Python keep it); their exceptions come back to Python unchanged.
-bmmc::ExchangeGroup python_group(int rank, int ranks, nb::object exchange, nb::object gather) {
-  bmmc::ExchangeGroup g;
-  g.rank = rank;
-  g.ranks = ranks;
-  if (!exchange.is_none())
-    g.exchange = [exchange](const void* send, std::span<const std::size_t> send_bytes, void* recv,
-                            std::span<const std::size_t> recv_bytes, bmmc::StreamHandle stream) {
-      exchange(reinterpret_cast<std::uintptr_t>(send), std::vector<std::size_t>(send_bytes.begin(), send_bytes.end()),
-               reinterpret_cast<std::uintptr_t>(recv), std::vector<std::size_t>(recv_bytes.begin(), recv_bytes.end()),
-               reinterpret_cast<std::uintptr_t>(stream));
-    };
-  if (!gather.is_none())
-    g.gather = [gather](std::span<const std::uint64_t> mine, std::span<std::uint64_t> every) {
-      const auto words = nb::cast<std::vector<std::uint64_t>>(gather(std::vector<std::uint64_t>(mine.begin(), mine.end())));
-      if (words.size() != every.size())
-        throw std::invalid_argument("the gather returned " + std::to_string(words.size()) + " words; expected " +
-                                    std::to_string(every.size()) + " (every rank's, rank order)");
-      std::copy(words.begin(), words.end(), every.begin());
-    };
-  return g;
-}
-
-void* as_pointer(std::uintptr_t p) { return reinterpret_cast<void*>(p); }
-
-void bind_distributed(nb::module_& m) {
-  nb::class_<bmmc::DistributedPermuter>(
-      m, "_DistributedPermuter",
-      "The distributed front door (bmmc/distributed.hpp) for one rank of an ExchangeGroup whose all-gather and "
-      "all-to-all are Python callables; used by bmmc.distributed.")
-      .def("__init__",
-           [](bmmc::DistributedPermuter* self, const Bmmc& b, int elem_bytes, int rank, int ranks, nb::object exchange,
-              nb::object gather, bool check, bool destroy_input) {
-             bmmc::DistributedOptions o;
-             o.check_agreement = check;
-             o.destroy_input = destroy_input;
-             new (self) bmmc::DistributedPermuter(b, elem_bytes, python_group(rank, ranks, exchange, gather), o);
-           },
-           "bmmc"_a, "elem_bytes"_a, "rank"_a, "ranks"_a, "exchange"_a, "gather"_a.none(), "check"_a = true,
-           "destroy_input"_a = false)
-      .def("__call__",
-           [](const bmmc::DistributedPermuter& p, std::uintptr_t in, std::uintptr_t out, std::uintptr_t scratch,
-              std::uintptr_t stream) {
-             p({as_pointer(in)}, {as_pointer(out)}, scratch ? std::vector<void*>{as_pointer(scratch)} : std::vector<void*>{},
-               {reinterpret_cast<bmmc::StreamHandle>(stream)});
-           },
-           "in_ptr"_a, "out_ptr"_a, "scratch_ptr"_a = 0, "stream"_a = 0)
-      .def_prop_ro("engine", [](const bmmc::DistributedPermuter& p) { return std::string(bmmc::to_string(p.engine())); })
-      .def_prop_ro("local_bytes", &bmmc::DistributedPermuter::local_bytes)
-      .def_prop_ro("scratch_bytes", &bmmc::DistributedPermuter::scratch_bytes)
-      .def("describe", &bmmc::DistributedPermuter::describe);
-  m.def("_dist_refuse", [](int rank, int ranks, nb::object gather) {
-    bmmc::DistributedPermuter::refuse(python_group(rank, ranks, nb::none(), gather));
-  }, "rank"_a, "ranks"_a, "gather"_a,
-     "DistributedPermuter::refuse: this rank's refused record through `gather`, so that its peers raise ValueError "
-     "naming it instead of waiting.");
 }
 
 // ---- permute ---------------------------------------------------------------------------------------------
@@ -430,7 +365,7 @@ NB_MODULE(_bmmc, m) {
      "Rank `rank`'s step of the distributed plan as one all-to-all with counts (bmmc/dist/alltoall.hpp): the local "
      "pre- and post-pass Bmmcs, elements sent to / received from each rank, the plan's hash (equal on every rank "
      "for equal plans), and whether the job is purely local. Used by bmmc.distributed.plan_step.");
-  bind_distributed(m);
+  bmmc_python::bind_distributed(m);
 
   nb::class_<Prepared>(m, "_Prepared",
                        "A prepared permutation for the Python fast path (bmmc/_fast.py): Permuter for (bmmc, "

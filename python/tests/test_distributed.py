@@ -293,6 +293,21 @@ def test_the_door_moves_the_data_over_a_stand_in_torch(world, monkeypatch):
     assert calls["all_to_all_single"] == world * exchanged
 
 
+def test_each_rank_plans_once_per_map(monkeypatch):
+    # The permuters live in the module's native table: a second round of the same calls builds none.
+    from bmmc import _bmmc
+
+    def rank_main(rank):
+        return bmmc.distributed.permute(_FakeTensor(np.arange(256) + 256 * rank), "random-bmmc:77").array
+
+    first, _ = _on_threads(2, monkeypatch, rank_main)
+    count = _bmmc._dist_permuter_count()
+    again, _ = _on_threads(2, monkeypatch, rank_main)
+    assert count >= 1 and _bmmc._dist_permuter_count() == count
+    assert np.array_equal(np.concatenate(again), np.concatenate(first))
+    assert np.array_equal(np.concatenate(first), bmmc.permute(np.arange(512), "random-bmmc:77"))
+
+
 def test_ranks_that_disagree_all_raise_before_data_moves(monkeypatch):
     # The comparison is the library's (bmmc/dist/agreement.hpp): every rank raises naming every rank's view.
     world = 4
