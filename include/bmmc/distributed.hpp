@@ -32,6 +32,13 @@
 // Example, the GPUs 0 and 1 of this process:
 //   bmmc::DistributedPermuter p(bmmc::random_bmmc(33, 1), 4, bmmc::DeviceGroup{{0, 1}});
 //   p({in0, in1}, {out0, out1});              // scratch allocated when p.scratch_bytes() > 0 and none is given
+// and one rank of an MPI job on host buffers (counts to MPI's ints and displacements elided):
+//   bmmc::ExchangeGroup g{rank, size,
+//       [](const void* s, auto send_bytes, void* r, auto recv_bytes, bmmc::StreamHandle) { /* MPI_Alltoallv */ },
+//       [](auto mine, auto every) { MPI_Allgather(mine.data(), int(mine.size()), MPI_UINT64_T, every.data(),
+//                                                 int(mine.size()), MPI_UINT64_T, MPI_COMM_WORLD); }};
+//   bmmc::DistributedPermuter q(bmmc::bit_reverse(30), 8, std::move(g));
+//   q({in}, {out});                           // collective: every rank calls it
 #pragma once
 
 #include <cstddef>
@@ -81,7 +88,7 @@ struct SimulatedRanks {
 ///    writing `recv` before any work enqueued on `stream` after it returns (on the CPU: before it returns) — as
 ///    torch.distributed's all_to_all_single on the current stream, or ncclSend/ncclRecv on `stream`, do. Neither
 ///    buffer may be touched by anyone else from the call until the stream reaches the post-pass's end. `send` is the
-///    call's out, `recv` its scratch (with destroy_input: its in).
+///    call's out, `recv` its scratch (the engine's own when the call gives none; with destroy_input: its in).
 /// Either callable may throw; the door lets its exception through (a transport failure leaves the ranks to the
 /// transport). A map that moves no element between ranks runs one local pass and never calls exchange.
 struct ExchangeGroup {
@@ -100,8 +107,10 @@ struct ExchangeGroup {
 ///   destroy_input ............................. N S X   (the GPUs of one process keep their input)
 ///   pieces .................................... D N S out of place, not with the push engine on D S (it moves no
 ///                                               pieces); in place N only (its staged chunks' count); X: 0 or 1
-///   depth ..................................... N S, out of place, where the engine that runs is pieces (the
-///                                               exchange and push move no ring; the other rings have a fixed depth)
+///   depth ..................................... N S, out of place, for the pieces engine: refused where none can
+///                                               run it (engine exchange, push on S, pieces = 1, destroy_input, a
+///                                               named engine that runs without pieces); Auto reads it when it picks
+///                                               pieces (the other rings have a fixed depth)
 ///   exchange_comms ............................ N
 ///   check_agreement (= false) ................. N X
 ///   staged_engine ............................. D S in place; N in place with auto or exchange
