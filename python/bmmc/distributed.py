@@ -17,6 +17,14 @@ Example (``torchrun --nproc_per_node 4 examples/distributed_permute.py``)::
     x = torch.arange(2**20, device="cuda")        # this rank's 2^20 elements of a 2^22-element array
     y = bmmc.distributed.permute(x, "bit-reverse")  # y: this rank's slice of the bit-reversed array
 
+How it runs: the library's distributed front door (``DistributedPermuter`` over an ``ExchangeGroup``, docs/DESIGN.md
+§9.0) plans the call, runs both local passes and checks the ranks' agreement; this module supplies the door's two
+collectives, written with torch.distributed: ``all_gather`` of the few words of the agreement record (on x_local's
+device: CPU tensors for Gloo, CUDA tensors for NCCL) and ``all_to_all_single`` of the exchange (uint8 views of
+``out``, which holds the pre-pass's result, into a temporary receive buffer, split sizes in bytes). The door calls
+the exchange once the pre-pass is enqueued on torch's current stream and enqueues the post-pass right after it
+returns, so every collective is ordered on that stream; the buffers are the call's own.
+
 Every rank must call with the same permutation, n and element size; the ranks compare their plans first (the
 library's agreement record, one small all_gather; ``check=False`` skips it) and all raise ValueError when they
 differ, instead of deadlocking in the exchange or exchanging wrong data. A rank whose own arguments are bad
@@ -54,15 +62,11 @@ def plan_step(spec, n: int, ranks: int, rank: int, elem_bytes: int) -> dict:
     return dict(_step(_as_bmmc(spec, n), ranks.bit_length() - 1, elem_bytes, rank))
 
 
+_WORD = (1 << 64) - 1
+
+
 def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
-
-
-@functools.lru_cache(maxsize=1)
-def _refusal() -> tuple:
-    # The record of a rank that refused its own arguments: every word 0 (the library's refused_agreement, engine
-    # Auto), as long as any rank's record.
-    return (0,) * len(_agreement(_as_bmmc("bit-reverse", 1), 0, 1))
 
 
 def _gather_device(torch, dist, group, x_local):
@@ -74,20 +78,35 @@ def _gather_device(torch, dist, group, x_local):
     return torch.device("cpu")
 
 
-def _check_agreement(torch, dist, group, device, world: int, rank: int, record, refused: bool):
-    # The record and the comparison are the library's (bmmc/dist/agreement.hpp, as the NCCL engines use them); this
-    # only moves the words between the ranks. A rank that refused its own arguments gathers the refusal record and
-    # then raises its own error; its peers raise the comparison's, which names it.
-    mine = torch.tensor([_signed64(w) for w in record], dtype=torch.int64, device=device)
-    every = [torch.empty_like(mine) for _ in range(world)]
-    dist.all_gather(every, mine, group=group)
-    if not refused:
-        _bmmc._dist_compare_agreements([int(v) & ((1 << 64) - 1) for t in every for v in t.tolist()], rank)
+def _gatherer(torch, dist, group, device, world: int):
+    # The door's gather: every rank's words (the agreement record) through all_gather, rank order.
+    def gather(words):
+        mine = torch.tensor([_signed64(w) for w in words], dtype=torch.int64, device=device)
+        every = [torch.empty_like(mine) for _ in range(world)]
+        dist.all_gather(every, mine, group=group)
+        return [int(v) & _WORD for t in every for v in t.tolist()]
+    return gather
 
 
-def _validate(torch, x_local, spec, out, world: int, rank: int):
-    # This rank's own arguments: (Bmmc, rank bits, element bytes, out, plan step), or an exception saying what is
-    # wrong. Nothing here is collective, so one rank's refusal cannot leave its peers waiting.
+def _exchanger(torch, dist, group, buffers: dict):
+    # The door's exchange: its send and receive buffers are tensors of this call (`buffers`, by data pointer), moved as
+    # bytes by one all_to_all_single on the current stream.
+    def as_bytes(ptr: int, what: str):
+        t = buffers.get(ptr)
+        if t is None:
+            raise RuntimeError(f"the distributed door asked to exchange through {what} buffer {ptr:#x}, which is none "
+                               "of this call's tensors")
+        return t.view(-1).view(torch.uint8)
+
+    def exchange(send, send_bytes, recv, recv_bytes, stream):
+        dist.all_to_all_single(as_bytes(recv, "receive"), as_bytes(send, "send"), list(recv_bytes), list(send_bytes),
+                               group=group)
+    return exchange
+
+
+def _validate(torch, x_local, spec, out, world: int):
+    # This rank's own arguments as tensors: (Bmmc, element bytes, out), or an exception saying what is wrong. The door
+    # checks the rest (plan, sizes, overlapping buffers). Nothing here is collective.
     if not isinstance(x_local, torch.Tensor):
         raise TypeError(f"x_local is a {type(x_local).__name__}; expected a torch.Tensor (one per process)")
     if not x_local.is_contiguous():
@@ -95,24 +114,18 @@ def _validate(torch, x_local, spec, out, world: int, rank: int):
     size = x_local.numel()
     if size <= 0 or size & (size - 1):
         raise ValueError(f"x_local has {size} elements; every rank must hold 2^m elements")
-    g = world.bit_length() - 1
-    n = size.bit_length() - 1 + g
+    n = size.bit_length() - 1 + world.bit_length() - 1
     if isinstance(spec, Bmmc) and spec.n != n:
         raise ValueError(f"the BMMC has n = {spec.n} bits, but {world} ranks of {size} elements make an array of "
                          f"2^{n}; expected a BMMC on n = {n} global bits")
     b = _as_bmmc(spec, n)
-    eb = x_local.element_size()
     if out is None:
         out = torch.empty_like(x_local)
-    else:
-        if not isinstance(out, torch.Tensor) or out.numel() != size or out.dtype != x_local.dtype or \
-                out.device != x_local.device or not out.is_contiguous():
-            raise ValueError(f"out must be a contiguous tensor of {size} elements of {x_local.dtype} on "
-                             f"{x_local.device}, like x_local")
-        lo, hi = x_local.data_ptr(), x_local.data_ptr() + size * eb
-        if out.data_ptr() < hi and lo < out.data_ptr() + size * eb:
-            raise ValueError("out overlaps x_local; the distributed permutation needs a separate output")
-    return b, g, eb, out, _step(b, g, eb, rank)
+    elif not isinstance(out, torch.Tensor) or out.numel() != size or out.dtype != x_local.dtype or \
+            out.device != x_local.device or not out.is_contiguous():
+        raise ValueError(f"out must be a contiguous tensor of {size} elements of {x_local.dtype} on "
+                         f"{x_local.device}, like x_local")
+    return b, x_local.element_size(), out
 
 
 def permute(x_local, spec, group=None, out=None, *, check: bool = True):
@@ -122,8 +135,8 @@ def permute(x_local, spec, group=None, out=None, *, check: bool = True):
     has N = m + g bits over the group's G = 2^g ranks (rank r = the top g bits). spec: a spec string (parsed with
     n = N) or a Bmmc on N bits, the same on every rank. group: the torch.distributed process group (None: the
     default group). out: this rank's output (same size, dtype and device as x_local, not overlapping it;
-    allocated when None). One temporary buffer of the local size is allocated for the exchange. Collective:
-    every rank of the group must call it.
+    allocated when None). One temporary buffer of the local size is allocated for the exchange (none when no
+    element changes rank). Collective: every rank of the group must call it.
     """
     import torch
     import torch.distributed as dist
@@ -135,22 +148,24 @@ def permute(x_local, spec, group=None, out=None, *, check: bool = True):
     if world & (world - 1):  # the same on every rank: every rank raises here
         raise ValueError(f"the process group has {world} ranks; a distributed BMMC needs a power of two "
                          "(the rank is the top index bits)")
+    gather = _gatherer(torch, dist, group, _gather_device(torch, dist, group, x_local), world) if check else None
     try:
-        b, g, eb, out, step = _validate(torch, x_local, spec, out, world, rank)
-        refusal = None
-    except Exception as e:  # noqa: BLE001 (raised below, after the peers have heard of it)
-        refusal = e
-    if check:
-        record = _refusal() if refusal is not None else _agreement(b, g, eb)
-        _check_agreement(torch, dist, group, _gather_device(torch, dist, group, x_local), world, rank, record,
-                         refusal is not None)
-    if refusal is not None:
-        raise refusal
-    if step["local_only"]:
-        return _local_permute(x_local, step["local"], out=out)
-    received = torch.empty_like(x_local)
-    _local_permute(x_local, step["pre"], out=out)  # chunks in ascending destination order; out is the send buffer
-    dist.all_to_all_single(received.view(-1).view(torch.uint8), out.view(-1).view(torch.uint8),
-                           [c * eb for c in step["recv_counts"]], [c * eb for c in step["send_counts"]],
-                           group=group)
-    return _local_permute(received, step["post"], out=out)
+        b, eb, out = _validate(torch, x_local, spec, out, world)
+    except Exception:
+        if check:  # the door's refusal record in this rank's place, so that its peers raise instead of waiting
+            _bmmc._dist_refuse(rank, world, gather)
+        raise
+    # From the module's native table; a build that refuses its own arguments announces it, as the call below does.
+    p = _bmmc._dist_permuter(b, eb, rank, world, gather, check)
+    try:
+        received = torch.empty_like(x_local) if p.scratch_bytes else None
+    except Exception:
+        if check:
+            _bmmc._dist_refuse(rank, world, gather)
+        raise
+    buffers = {t.data_ptr(): t for t in (out, received) if t is not None}
+    on_gpu = getattr(x_local.device, "type", None) == "cuda"
+    stream = torch.cuda.current_stream(x_local.device).cuda_stream if on_gpu else 0
+    p(x_local.data_ptr(), out.data_ptr(), received.data_ptr() if received is not None else 0, stream,
+      _exchanger(torch, dist, group, buffers), gather)
+    return out

@@ -1,5 +1,6 @@
 // The Python extension module bmmc._bmmc: nanobind bindings of the Bmmc algebra, the spec parser and the
-// library's front door, bmmc::permute (which picks the CPU executor or the CUDA runtime).
+// library's front doors: bmmc::permute (which picks the CPU executor or the CUDA runtime), and
+// bmmc::DistributedPermuter over an ExchangeGroup whose collectives are Python callables (bmmc.distributed).
 //
 // The thin Python layer (python/bmmc/__init__.py) owns everything framework-specific: allocating `out` like
 // `x` (numpy.empty_like / Tensor.new_empty / cupy.empty_like) and finding the framework's current CUDA
@@ -33,10 +34,10 @@
 #include "bmmc/core/spec.hpp"
 #include "bmmc/dispatch/permuter_cache.hpp"
 #include "bmmc/core/involution.hpp"
-#include "bmmc/dist/agreement.hpp"
 #include "bmmc/dist/alltoall.hpp"
 #include "bmmc/permute.hpp"
 #include "digit_ext.hpp"
+#include "dist_ext.hpp"
 #include "numpy_fast.hpp"
 #include "prepared.hpp"
 
@@ -363,28 +364,8 @@ NB_MODULE(_bmmc, m) {
   }, "bmmc"_a, "rank_bits"_a, "elem_bytes"_a, "rank"_a,
      "Rank `rank`'s step of the distributed plan as one all-to-all with counts (bmmc/dist/alltoall.hpp): the local "
      "pre- and post-pass Bmmcs, elements sent to / received from each rank, the plan's hash (equal on every rank "
-     "for equal plans), and whether the job is purely local. Used by bmmc.distributed.");
-  m.def("_dist_agreement", [](const Bmmc& b, int rank_bits, int elem_bytes) {
-    const bmmc::DistPlan plan = bmmc::make_dist_plan(b, rank_bits, elem_bytes);
-    bmmc::Agreement a;
-    a.hash = bmmc::dist_plan_hash(plan);
-    a.n = static_cast<std::uint64_t>(b.n());
-    a.elem_bytes = static_cast<std::uint64_t>(elem_bytes);
-    a.engine = bmmc::DistEngine::Exchange;  // one all_to_all_single
-    a.pieces = 1;
-    a.comms = 1;
-    const bmmc::Agreement::Words w = a.words();
-    return std::vector<std::uint64_t>(w.begin(), w.end());
-  }, "bmmc"_a, "rank_bits"_a, "elem_bytes"_a,
-     "This rank's agreement record (bmmc/dist/agreement.hpp) for bmmc.distributed's exchange: the words every rank "
-     "all-gathers before data moves.");
-  m.def("_dist_compare_agreements", [](const std::vector<std::uint64_t>& every, int rank) {
-    bmmc::compare_agreements(every, rank,
-                             "every rank must call bmmc.distributed.permute with the same spec and equal-sized tensors "
-                             "of one dtype");
-  }, "every"_a, "rank"_a,
-     "Raises ValueError naming every rank's view unless the gathered agreement records (all ranks' words, rank "
-     "order) are equal.");
+     "for equal plans), and whether the job is purely local. Used by bmmc.distributed.plan_step.");
+  bmmc_python::bind_distributed(m);
 
   nb::class_<Prepared>(m, "_Prepared",
                        "A prepared permutation for the Python fast path (bmmc/_fast.py): Permuter for (bmmc, "

@@ -1,7 +1,10 @@
 """bmmc.distributed.permute on real torch.distributed process groups: 1, 2 and 4 CPU processes over Gloo (the
 same code runs over NCCL with CUDA tensors), every dtype size, random and named maps, the purely local case,
-against bmmc.permute of the whole array; ranks that disagree all raise; bad input is refused. The plan steps
-themselves are checked without processes. Skipped when torch (with torch.distributed) is not installed."""
+against bmmc.permute of the whole array; ranks that disagree all raise; bad input is refused (skipped when torch,
+with torch.distributed, is not installed). Without torch: ranks as threads of this process over a stand-in
+torch.distributed whose collectives move NumPy memory — the same door (the library's DistributedPermuter over the
+module's collectives), the data against bmmc.permute, the collectives each call makes, ranks that disagree and a
+rank with bad arguments all raising; and the plan steps themselves."""
 
 import os
 import sys
@@ -140,103 +143,217 @@ def test_plan_steps_pair_up_without_processes():
         bmmc.distributed.plan_step("gray", 10, 3, 0, 4)
 
 
-def test_agreement_records_compare_without_processes():
-    # The record every rank all-gathers and the library's comparison (the one the NCCL engines use).
-    from bmmc import _bmmc
-    b = bmmc._as_bmmc("random-bmmc:9", 12)
-    mine = list(_bmmc._dist_agreement(b, 2, 4))
-    assert len(mine) == 8
-    _bmmc._dist_compare_agreements(mine * 4, 1)  # equal records: no error
-    other = list(_bmmc._dist_agreement(bmmc._as_bmmc("gray", 12), 2, 4))
-    with pytest.raises(ValueError, match=r"disagree.*this is rank 1.*same spec.*rank 3: n = 12"):
-        _bmmc._dist_compare_agreements(mine * 3 + other, 1)
-    wider = list(_bmmc._dist_agreement(b, 2, 8))
-    with pytest.raises(ValueError, match="8-byte elements"):
-        _bmmc._dist_compare_agreements(mine + wider, 0)
-
-
 class _FakeTensor:
-    """Just enough of a torch.Tensor for bmmc.distributed's checks and its gather of the agreement records."""
+    """Just enough of a torch.Tensor for bmmc.distributed: a NumPy array (its memory is what the door permutes)."""
 
-    def __init__(self, values, device="cpu"):
-        self.values, self.device, self.dtype = list(values), device, "int64"
+    def __init__(self, values, device="cpu", dtype=np.int64):
+        self.array = np.array(values, dtype=dtype)
+        self.device = device
+
+    @property
+    def dtype(self):
+        return self.array.dtype
 
     def is_contiguous(self):
-        return True
+        return self.array.flags.c_contiguous
 
     def numel(self):
-        return len(self.values)
+        return self.array.size
 
     def element_size(self):
-        return 8
+        return self.array.itemsize
 
     def data_ptr(self):
-        return id(self.values)
+        return self.array.ctypes.data
 
     def tolist(self):
-        return list(self.values)
+        return self.array.tolist()
+
+    def view(self, what):
+        t = _FakeTensor.__new__(_FakeTensor)
+        t.array, t.device = (self.array.reshape(-1) if what == -1 else self.array.view(what)), self.device
+        return t
 
 
 def _fake_torch(world, timeout=20.0):
-    """A torch with a torch.distributed whose ranks are threads of this process: all_gather meets at a barrier, so a
-    rank that never gathers leaves its peers to time out (BrokenBarrierError) instead of hanging the test."""
+    """A torch with a torch.distributed whose ranks are threads of this process: all_gather and all_to_all_single
+    meet at a barrier, so a rank that never comes leaves its peers to time out (BrokenBarrierError) instead of
+    hanging the test."""
     import threading
     import types
     torch_ = types.ModuleType("torch")
     dist_ = types.ModuleType("torch.distributed")
     torch_.distributed = dist_
     torch_.Tensor = _FakeTensor
-    torch_.int64 = "int64"
-    torch_.tensor = lambda values, dtype=None, device=None: _FakeTensor(values, device)
-    torch_.empty_like = lambda t: _FakeTensor([0] * t.numel(), t.device)
+    torch_.int64 = np.int64
+    torch_.uint8 = np.uint8
+    torch_.tensor = lambda values, dtype=None, device=None: _FakeTensor(values, device, dtype)
+    torch_.empty_like = lambda t: _FakeTensor(np.zeros_like(t.array), t.device, t.array.dtype)
     torch_.device = lambda kind, index=None: kind
     local = threading.local()
     barrier = threading.Barrier(world, timeout=timeout)
     slots = [None] * world
+    lock = threading.Lock()
     dist_.is_available = lambda: True
     dist_.is_initialized = lambda: True
     dist_.get_world_size = lambda group=None: world
     dist_.get_rank = lambda group=None: local.rank
     dist_.get_backend = lambda group=None: "gloo"
+    dist_.calls = {"all_gather": 0, "all_to_all_single": 0}
+
+    def count(name):
+        with lock:
+            dist_.calls[name] += 1
 
     def all_gather(every, mine, group=None):
-        slots[local.rank] = list(mine.values)
+        slots[local.rank] = mine.array.copy()
+        count("all_gather")
         barrier.wait()
         for r in range(world):
-            every[r].values = list(slots[r])
+            every[r].array = slots[r].copy()
         barrier.wait()  # every rank has read the slots before any gathers again
 
+    def all_to_all_single(output, input, output_split_sizes, input_split_sizes, group=None):
+        slots[local.rank] = (input.array, list(input_split_sizes))
+        count("all_to_all_single")
+        barrier.wait()
+        at = 0
+        for s in range(world):
+            source, splits = slots[s]
+            start = sum(splits[:local.rank])
+            assert splits[local.rank] == output_split_sizes[s], "unpaired split sizes"
+            output.array[at:at + output_split_sizes[s]] = source[start:start + splits[local.rank]]
+            at += output_split_sizes[s]
+        barrier.wait()  # no sender reuses its buffer before every receiver has copied
+
     dist_.all_gather = all_gather
+    dist_.all_to_all_single = all_to_all_single
     return torch_, dist_, local
 
 
-def test_a_rank_with_bad_arguments_is_named_by_every_other_rank(monkeypatch):
-    # One rank refuses its own arguments (a tensor that is not 2^m elements, a bad spec, not a tensor at all); it
-    # still takes part in the gather, so it raises its own error and every other rank raises one naming it.
+def _on_threads(world, monkeypatch, rank_main):
+    """Runs rank_main(rank) on one thread per rank over a stand-in torch.distributed; returns (each rank's result or
+    exception, the collectives' call counts)."""
     import threading
-    world, bad = 4, 2
-    for wrong in [dict(x_local=_FakeTensor(range(3))), dict(spec="no-such-map"), dict(x_local=[1, 2, 3, 4])]:
-        torch_, dist_, local = _fake_torch(world)
-        monkeypatch.setitem(sys.modules, "torch", torch_)
-        monkeypatch.setitem(sys.modules, "torch.distributed", dist_)
-        errors = [None] * world
+    torch_, dist_, local = _fake_torch(world)
+    monkeypatch.setitem(sys.modules, "torch", torch_)
+    monkeypatch.setitem(sys.modules, "torch.distributed", dist_)
+    results = [None] * world
 
+    def run(rank):
+        local.rank = rank
+        try:
+            results[rank] = rank_main(rank)
+        except BaseException as e:  # noqa: BLE001 (inspected by the caller)
+            results[rank] = e
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(world)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    return results, dict(dist_.calls)
+
+
+@pytest.mark.parametrize("world", [1, 2, 4, 8])
+def test_the_door_moves_the_data_over_a_stand_in_torch(world, monkeypatch):
+    # The whole path without torch: the library's door plans and runs the local passes, the stand-in collectives
+    # move the agreement words and the bytes; every rank's slice equals bmmc.permute of the whole array.
+    n = 11
+    cases = [("bit-reverse", np.float32), ("random-bmmc:4", np.int64), ("random-bpc:7", np.uint8),
+             ("gray", np.complex128), ("transpose:5", np.int16), (bmmc.random_bmmc(n, 3), np.float64)]
+    m = 2 ** n // world
+    wholes = [(np.arange(2 ** n) * 3 + 1).astype(dtype) for _, dtype in cases]
+    # A map that keeps every element on its rank: one local pass, no exchange.
+    g = world.bit_length() - 1
+    local = bmmc.bit_permutation(list(range(n - g))[::-1] + list(range(n - g, n)))
+    cases.append((local, np.int32))
+    wholes.append(np.arange(2 ** n, dtype=np.int32))
+
+    def rank_main(rank):
+        outs = []
+        for (spec, dtype), whole in zip(cases, wholes):
+            mine = _FakeTensor(whole[rank * m:(rank + 1) * m], dtype=dtype)
+            out = bmmc.distributed.permute(mine, spec)
+            assert np.array_equal(mine.array, whole[rank * m:(rank + 1) * m]), "the input was modified"
+            outs.append(out.array)
+        return outs
+
+    results, calls = _on_threads(world, monkeypatch, rank_main)
+    for rank, r in enumerate(results):
+        assert not isinstance(r, BaseException), f"rank {rank}: {r!r}"
+    for i, ((spec, dtype), whole) in enumerate(zip(cases, wholes)):
+        want = bmmc.permute(whole, spec)
+        got = np.concatenate([results[rank][i] for rank in range(world)])
+        assert np.array_equal(got, want), f"{spec} over {world} ranks"
+    assert calls["all_gather"] == world * len(cases)  # one agreement per call and rank
+    exchanged = sum(1 for spec, _ in cases if not bmmc.distributed.plan_step(spec, n, world, 0, 1)["local_only"])
+    assert exchanged >= (len(cases) - 3 if world > 1 else 0)  # bit-reverse, gray, transpose, ... move elements
+    assert calls["all_to_all_single"] == world * exchanged
+
+
+def test_each_rank_plans_once_per_map(monkeypatch):
+    # The permuters live in the module's native table: a second round of the same calls builds none.
+    from bmmc import _bmmc
+
+    def rank_main(rank):
+        return bmmc.distributed.permute(_FakeTensor(np.arange(256) + 256 * rank), "random-bmmc:77").array
+
+    first, _ = _on_threads(2, monkeypatch, rank_main)
+    count = _bmmc._dist_permuter_count()
+    again, _ = _on_threads(2, monkeypatch, rank_main)
+    assert count >= 1 and _bmmc._dist_permuter_count() == count
+    assert np.array_equal(np.concatenate(again), np.concatenate(first))
+    assert np.array_equal(np.concatenate(first), bmmc.permute(np.arange(512), "random-bmmc:77"))
+
+
+def test_ranks_that_disagree_all_raise_before_data_moves(monkeypatch):
+    # The comparison is the library's (bmmc/dist/agreement.hpp): every rank raises naming every rank's view.
+    world = 4
+
+    def rank_main(rank):
+        bmmc.distributed.permute(_FakeTensor(np.arange(64, dtype=np.float64)), "gray" if rank == 3 else "random-bmmc:9")
+
+    results, calls = _on_threads(world, monkeypatch, rank_main)
+    for rank, e in enumerate(results):
+        assert isinstance(e, ValueError), f"rank {rank}: {e!r}"
+        assert "disagree" in str(e) and f"this is rank {rank}" in str(e) and "same global BMMC" in str(e), str(e)
+        assert "rank 3: n = 8" in str(e), str(e)
+    assert calls["all_to_all_single"] == 0
+
+    def sizes(rank):  # different sizes: different n
+        bmmc.distributed.permute(_FakeTensor(np.zeros(32 if rank == 0 else 64)), "bit-reverse")
+
+    results, calls = _on_threads(world, monkeypatch, sizes)
+    assert all(isinstance(e, ValueError) and "disagree" in str(e) for e in results), results
+    assert calls["all_to_all_single"] == 0
+
+    def unchecked(rank):  # check=False: no gather
+        return bmmc.distributed.permute(_FakeTensor(np.arange(64) + 64 * rank), "bit-reverse", check=False).array
+
+    results, calls = _on_threads(world, monkeypatch, unchecked)
+    assert calls["all_gather"] == 0 and calls["all_to_all_single"] == world
+    assert np.array_equal(np.concatenate(results), bmmc.permute(np.arange(256), "bit-reverse"))
+
+
+def test_a_rank_with_bad_arguments_is_named_by_every_other_rank(monkeypatch):
+    # One rank refuses its own arguments (a tensor that is not 2^m elements, a bad spec, not a tensor at all, an out
+    # that overlaps x_local, an out of the wrong size); it still takes part in the gather, so it raises its own
+    # error and every other rank raises one naming it.
+    world, bad = 4, 2
+    for wrong in [dict(x_local=_FakeTensor(range(3))), dict(spec="no-such-map"), dict(x_local=[1, 2, 3, 4]),
+                  dict(out="x_local"), dict(out=_FakeTensor(range(8)))]:
         def rank_main(rank, wrong=wrong):
-            local.rank = rank
-            args = dict(x_local=_FakeTensor(range(16)), spec="bit-reverse")
+            x = _FakeTensor(range(16))
+            args = dict(x_local=x, spec="bit-reverse", out=None)
             if rank == bad:
                 args.update(wrong)
-            try:
-                bmmc.distributed.permute(args["x_local"], args["spec"])
-            except BaseException as e:  # noqa: BLE001 (inspected below)
-                errors[rank] = e
+            if isinstance(args["out"], str):
+                args["out"] = x
+            bmmc.distributed.permute(args["x_local"], args["spec"], out=args["out"])
 
-        threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(world)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
-        assert not any(t.is_alive() for t in threads)
+        errors, calls = _on_threads(world, monkeypatch, rank_main)
         for r, e in enumerate(errors):
             assert isinstance(e, (ValueError, TypeError)), f"rank {r}: {e!r} ({wrong})"
             if r == bad:
@@ -246,6 +363,9 @@ def test_a_rank_with_bad_arguments_is_named_by_every_other_rank(monkeypatch):
                 assert f"rank {bad}: refused its own arguments" in str(e), str(e)
                 assert f"this is rank {r}" in str(e), str(e)
         assert isinstance(errors[bad], TypeError if isinstance(wrong.get("x_local"), list) else ValueError)
+        if isinstance(wrong.get("out"), str):
+            assert "overlaps" in str(errors[bad]), str(errors[bad])
+        assert calls["all_to_all_single"] == 0
 
 
 @needs_dist

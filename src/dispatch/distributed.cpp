@@ -25,11 +25,13 @@
 namespace bmmc {
 
 void DistributedEngineBase::run_window(const void*, const NcclWindow&, const NcclWindow*, StreamHandle) const {
+  refuse_call();
   throw std::invalid_argument("NcclWindow buffers belong to NCCL groups; this permuter's group passes one pointer "
                               "per local rank (operator()(in, out, scratch, streams))");
 }
 
 void DistributedEngineBase::run_window_in_place(const NcclWindow&, StreamHandle) const {
+  refuse_call();
   throw std::invalid_argument("NcclWindow buffers belong to NCCL groups; this permuter's group passes one pointer "
                               "per local rank (permute_in_place(data, streams))");
 }
@@ -41,6 +43,7 @@ const char* group_name(DistributedGroup g) {
     case DistributedGroup::Devices: return "a DeviceGroup";
     case DistributedGroup::Nccl: return "an NCCL communicator";
     case DistributedGroup::Simulated: return "SimulatedRanks";
+    case DistributedGroup::Exchange: return "an ExchangeGroup";
   }
   return "?";
 }
@@ -50,7 +53,7 @@ const char* group_name(DistributedGroup g) {
 void check_group_options(const DistributedOptions& o, DistributedGroup group) {
   const DistributedOptions d;
   const bool nccl = group == DistributedGroup::Nccl, devices = group == DistributedGroup::Devices,
-             simulated = group == DistributedGroup::Simulated;
+             simulated = group == DistributedGroup::Simulated, exchange = group == DistributedGroup::Exchange;
   auto refuse = [&](std::string_view option, std::string_view why) {
     throw std::invalid_argument(
         fmt::format("DistributedOptions::{} cannot be honoured by {}: {}", option, group_name(group), why));
@@ -58,14 +61,40 @@ void check_group_options(const DistributedOptions& o, DistributedGroup group) {
   if (!nccl && o.exchange_comms != d.exchange_comms)
     refuse("exchange_comms", fmt::format("only an NCCL communicator's exchange alternates communicators; leave it {}",
                                          d.exchange_comms));
-  if (!nccl && !o.check_agreement)
-    refuse("check_agreement", "only an NCCL communicator's ranks (other processes) compare their plans; the ranks of "
-                              "one process agree by construction, so leave it true");
-  if (!simulated && o.cpu != d.cpu)
-    refuse("cpu", "the CPU policy runs the local passes of SimulatedRanks only; leave it default");
+  if (!nccl && !exchange && !o.check_agreement)
+    refuse("check_agreement", "only the ranks of an NCCL communicator or an ExchangeGroup (other processes) compare "
+                              "their plans; the ranks of one process agree by construction, so leave it true");
+  if (!simulated && !exchange && o.cpu != d.cpu)
+    refuse("cpu", "the CPU policy runs the local passes of SimulatedRanks only (and an ExchangeGroup's on host "
+                  "buffers); leave it default");
   if (o.gpu.device != d.gpu.device)
-    refuse("gpu.device", "the group names the devices (DeviceGroup::devices, an NCCL rank's communicator); leave it "
-                         "-1");
+    refuse("gpu.device", "the group names the devices (DeviceGroup::devices, an NCCL rank's communicator; an "
+                         "ExchangeGroup's buffers); leave it -1");
+  if (exchange && (o.in_place || !(o.engine == DistEngine::Auto || o.engine == DistEngine::Exchange)))
+    refuse(o.in_place ? "in_place" : "engine",
+           fmt::format("its ranks meet only in the caller's one all-to-all per call, out of place (not {}{}): ask for "
+                       "auto or exchange out of place, or run on an NCCL communicator or a DeviceGroup",
+                       o.in_place ? "in place with " : "", to_string(o.engine)));
+  if (exchange && o.pieces > 1)
+    refuse("pieces", fmt::format("its exchange is the caller's one all-to-all, never cut into pieces (not {}): leave "
+                                 "it 0 or 1",
+                                 o.pieces));
+  if (exchange && o.depth != d.depth)
+    refuse("depth", fmt::format("its exchange is the caller's one all-to-all, with no ring of buffers (leave it {})",
+                                d.depth));
+  if (!o.in_place && o.depth != d.depth &&
+      (o.engine == DistEngine::Exchange || o.pieces == 1 || o.destroy_input ||
+       ((devices || simulated) && o.engine == DistEngine::Push)))
+    refuse("depth", fmt::format("the exchange runs here without a ring of buffers ({}): depth applies to the pieces "
+                                "engine (ask for auto or pieces with pieces 0 or more than 1), else leave it {}",
+                                o.destroy_input ? "destroy_input receives it whole"
+                                : o.pieces == 1 ? "pieces = 1 moves it whole"
+                                                : fmt::format("the {} engine moves no pieces", to_string(o.engine)),
+                                d.depth));
+  if ((devices || simulated) && o.engine == DistEngine::Push && o.pieces > 1)
+    refuse("pieces", fmt::format("the push engine stores whole runs into the destinations and moves no pieces (not "
+                                 "{}): leave it 0 or 1, or ask for the pieces engine",
+                                 o.pieces));
   if (simulated) {  // the CPU runs the passes: of the GPU options only the push plan's vector width shapes the plan
     GpuOptions planned = o.gpu;
     planned.policy.vector_bits = d.gpu.policy.vector_bits;
@@ -97,6 +126,17 @@ void check_group_options(const DistributedOptions& o, DistributedGroup group) {
 }
 
 }  // namespace
+
+void check_engine_honours(const DistributedOptions& o, const DistributedInfo& info, DistributedGroup group) {
+  const DistributedOptions d;
+  // Auto may leave the ring unused (a map that keeps every chunk on its rank is one exchange); a named engine that
+  // resolves to one without a ring (the NCCL push engine where the push needs no finishing pass) cannot honour it.
+  if (!o.in_place && o.depth != d.depth && o.engine != DistEngine::Auto && info.engine != DistEngine::Pieces)
+    throw std::invalid_argument(fmt::format(
+        "DistributedOptions::depth cannot be honoured by {}: the {} engine asked for runs as {}, which moves no ring "
+        "of buffers; depth applies to the pieces engine (leave it {})",
+        group_name(group), to_string(o.engine), to_string(info.engine), d.depth));
+}
 
 void check_distributed_options(const DistributedOptions& o, DistributedGroup group) {
   check_dist_engine(o.engine);
@@ -228,6 +268,17 @@ const DistributedEngineBase& engine_of(const std::shared_ptr<const DistributedEn
   return *impl;
 }
 
+// The door's own checks of a call; when they refuse it, the engine announces the refusal to its peers first.
+template <class Checks>
+void refusing(const DistributedEngineBase& e, Checks&& checks) {
+  try {
+    checks();
+  } catch (...) {
+    e.refuse_call();
+    throw;
+  }
+}
+
 template <class T>
 void check_count(const std::vector<T>& v, int local_ranks, const char* what, bool may_be_empty) {
   if ((may_be_empty && v.empty()) || v.size() == static_cast<std::size_t>(local_ranks)) return;
@@ -245,12 +296,14 @@ DistributedPermuter::DistributedPermuter(const Bmmc& map, int elem_bytes, Device
                                          const DistributedOptions& options) {
   check_distributed_options(options, DistributedGroup::Devices);
   impl_ = make_peer_engine(map, elem_bytes, std::move(group.devices), options);
+  check_engine_honours(options, impl_->info, DistributedGroup::Devices);
 }
 
 DistributedPermuter::DistributedPermuter(const Bmmc& map, int elem_bytes, SimulatedRanks group,
                                          const DistributedOptions& options) {
   check_distributed_options(options, DistributedGroup::Simulated);
   impl_ = std::make_shared<SimulatedEngine>(map, elem_bytes, group.ranks, options);
+  check_engine_honours(options, impl_->info, DistributedGroup::Simulated);
 }
 
 DistributedPermuter::~DistributedPermuter() = default;
@@ -261,12 +314,14 @@ void DistributedPermuter::operator()(const std::vector<const void*>& in, const s
                                      const std::vector<void*>& scratch, const std::vector<StreamHandle>& streams) const {
   const DistributedEngineBase& e = engine_of(impl_);
   const DistributedInfo& i = e.info;
-  if (i.in_place)
-    throw std::invalid_argument("this permuter is in place (DistributedOptions::in_place): call permute_in_place(data)");
-  check_count(in, i.local_ranks, "input", false);
-  check_count(out, i.local_ranks, "output", false);
-  check_count(scratch, i.local_ranks, "scratch", true);
-  check_count(streams, i.local_ranks, "stream", true);
+  refusing(e, [&] {
+    if (i.in_place)
+      throw std::invalid_argument("this permuter is in place (DistributedOptions::in_place): call permute_in_place(data)");
+    check_count(in, i.local_ranks, "input", false);
+    check_count(out, i.local_ranks, "output", false);
+    check_count(scratch, i.local_ranks, "scratch", true);
+    check_count(streams, i.local_ranks, "stream", true);
+  });
   e.run(in, out, scratch, streams);
 }
 
@@ -274,27 +329,33 @@ void DistributedPermuter::permute_in_place(const std::vector<void*>& data,
                                            const std::vector<StreamHandle>& streams) const {
   const DistributedEngineBase& e = engine_of(impl_);
   const DistributedInfo& i = e.info;
-  if (!i.in_place)
-    throw std::invalid_argument("this permuter is out of place: call operator()(in, out), or build it with "
-                                "DistributedOptions::in_place");
-  check_count(data, i.local_ranks, "data", false);
-  check_count(streams, i.local_ranks, "stream", true);
+  refusing(e, [&] {
+    if (!i.in_place)
+      throw std::invalid_argument("this permuter is out of place: call operator()(in, out), or build it with "
+                                  "DistributedOptions::in_place");
+    check_count(data, i.local_ranks, "data", false);
+    check_count(streams, i.local_ranks, "stream", true);
+  });
   e.run_in_place(data, streams);
 }
 
 void DistributedPermuter::operator()(const void* in, const NcclWindow& out, const NcclWindow* scratch,
                                      StreamHandle stream) const {
   const DistributedEngineBase& e = engine_of(impl_);
-  if (e.info.in_place)
-    throw std::invalid_argument("this permuter is in place (DistributedOptions::in_place): call permute_in_place(data)");
+  refusing(e, [&] {
+    if (e.info.in_place)
+      throw std::invalid_argument("this permuter is in place (DistributedOptions::in_place): call permute_in_place(data)");
+  });
   e.run_window(in, out, scratch, stream);
 }
 
 void DistributedPermuter::permute_in_place(const NcclWindow& data, StreamHandle stream) const {
   const DistributedEngineBase& e = engine_of(impl_);
-  if (!e.info.in_place)
-    throw std::invalid_argument("this permuter is out of place: call operator()(in, out, scratch, stream), or build "
-                                "it with DistributedOptions::in_place");
+  refusing(e, [&] {
+    if (!e.info.in_place)
+      throw std::invalid_argument("this permuter is out of place: call operator()(in, out, scratch, stream), or "
+                                  "build it with DistributedOptions::in_place");
+  });
   e.run_window_in_place(data, stream);
 }
 
@@ -317,6 +378,7 @@ std::string DistributedPermuter::describe() const {
   std::string s = fmt::format("{} engine, {} rank(s) of {} bytes ({} here)", to_string(i.engine), i.ranks,
                               i.local_bytes, i.local_ranks);
   if (i.pieces) s += fmt::format(", {} {}", i.pieces, i.engine == DistEngine::StagedSwap ? "chunk(s)" : "piece(s)");
+  if (!i.transport.empty()) s += fmt::format(", {}", i.transport);
   if (!i.fallback_reason.empty()) s += fmt::format(" (not the fastest: {})", i.fallback_reason);
   return s;
 }

@@ -118,6 +118,7 @@ DistributedPermuter::DistributedPermuter(const Bmmc& map, int elem_bytes, ncclCo
                                          const DistributedOptions& options) {
   check_distributed_options(options, DistributedGroup::Nccl);
   impl_ = std::make_shared<NcclEngine>(map, elem_bytes, comm, options);
+  check_engine_honours(options, impl_->info, DistributedGroup::Nccl);
 }
 
 }  // namespace bmmc

@@ -352,13 +352,55 @@ TEST(DistributedDoor, OptionsAGroupCannotHonourAreRefusedByName) {
   o = {};
   o.gpu.device = 1;
   nccl(o, "gpu.device", "leave it -1");
-  EXPECT_EQ(checked, 17);
+
+  // The push engine moves no pieces on the GPUs of one process or simulated ranks.
+  o = {};
+  o.engine = DistEngine::Push;
+  o.pieces = 4;
+  devices(o, "pieces", "the push engine stores whole runs");
+  simulated(b, o, "pieces", "the push engine stores whole runs");
+  // depth where the exchange that runs has no ring: a named exchange or push, one piece, the input received whole.
+  o = {};
+  o.engine = DistEngine::Exchange;
+  o.depth = 3;
+  simulated(b, o, "depth", "the exchange engine moves no pieces");
+  nccl(o, "depth", "the exchange engine moves no pieces");
+  o.engine = DistEngine::Push;
+  simulated(b, o, "depth", "the push engine moves no pieces");
+  o = {};
+  o.pieces = 1;
+  o.depth = 3;
+  simulated(b, o, "depth", "pieces = 1 moves it whole");
+  o = {};
+  o.destroy_input = true;
+  o.depth = 3;
+  nccl(o, "depth", "destroy_input receives it whole");
+  // A named engine that resolves to one without a ring (the NCCL push engine where its push needs no second pass).
+  DistributedInfo runs;
+  runs.engine = DistEngine::Push;
+  o = {};
+  o.engine = DistEngine::Push;
+  o.depth = 3;
+  refused(test::error_message([&] { check_engine_honours(o, runs, DistributedGroup::Nccl); }), "depth",
+          "an NCCL communicator", "the push engine asked for runs as push");
+  EXPECT_EQ(checked, 25);
+  runs.engine = DistEngine::Pieces;  // the NCCL push engine's copy-engine pieces read the depth
+  EXPECT_NO_THROW(check_engine_honours(o, runs, DistributedGroup::Nccl));
+  o.engine = DistEngine::Auto;  // Auto's exchange for a map that keeps every chunk leaves it unread
+  runs.engine = DistEngine::Exchange;
+  EXPECT_NO_THROW(check_engine_honours(o, runs, DistributedGroup::Simulated));
+  EXPECT_NO_THROW(DistributedPermuter(test::block_triangular(9, 1, 1), 4, SimulatedRanks{2}, o));
 
   // What each group does honour passes the check.
   o = {};
   o.exchange_comms = 2;
   o.check_agreement = false;
   o.depth = 3;
+  o.pieces = 4;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Nccl));
+  o.engine = DistEngine::Push;  // NCCL's push engine cuts its copy-engine pieces by these
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Nccl));
+  o = {};
   o.destroy_input = true;
   EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Nccl));
   o = {};
@@ -375,7 +417,15 @@ TEST(DistributedDoor, OptionsAGroupCannotHonourAreRefusedByName) {
   EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
   o = {};
   o.depth = 3;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
+  o.engine = DistEngine::Pieces;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
+  o = {};
   o.destroy_input = true;
+  EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
+  o = {};
+  o.engine = DistEngine::Push;
+  o.pieces = 1;
   EXPECT_NO_THROW(check_distributed_options(o, DistributedGroup::Simulated));
   o = {};
   o.engine = DistEngine::Push;
