@@ -200,8 +200,8 @@ __device__ __forceinline__ void digit_tile_pass(const G& g, const unsigned char*
     const DigitTables<Off>& tb = g.rows_fixed ? set0 : cur;
     const DigitTileInfo info = *cur.info;
     const long long tn = t + gridDim.x;
-    // Read phase: loads in batches ahead of their shared stores.
-    const int kBatch = 64 / (E * VR) < 1 ? 1 : (64 / (E * VR) > 8 ? 8 : 64 / (E * VR));
+    // Read phase: loads in batches of 64 bytes per lane (at most 16 loads) ahead of their shared stores.
+    const int kBatch = 64 / (E * VR) < 1 ? 1 : (64 / (E * VR) > 16 ? 16 : 64 / (E * VR));
     for (int u0 = threadIdx.x; u0 < units_r; u0 += kBatch * g.threads) {
       TR v[kBatch];
       int sb[kBatch], cb[kBatch];

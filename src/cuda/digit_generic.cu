@@ -197,13 +197,14 @@ void launch_tile(const DigitPlan& plan, const void* in, void* out, cudaStream_t 
       if (smem > 48 * 1024)
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
               "cudaFuncSetAttribute(digit_tile)");
-      // A resident grid, twice over, as the JIT kernel's (digit_permute.cpp).
+      // Four resident grids' worth of blocks: each block builds its row tables once for a few tiles, and blocks
+      // that finish early take more (a resident grid of long-lived blocks measured slower).
       int device = 0, sms = 1, per_sm = 1;
       check(cudaGetDevice(&device), "cudaGetDevice");
       check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, plan.threads_per_block, smem),
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor(digit_tile)");
-      const long long resident = static_cast<long long>(sms) * std::max(1, per_sm) * 2;
+      const long long resident = static_cast<long long>(sms) * std::max(1, per_sm) * 4;
       const auto grid = static_cast<unsigned>(std::min<long long>({g.tiles, resident, INT_MAX}));
       kernel<<<grid, plan.threads_per_block, smem, stream>>>(g, static_cast<const unsigned char*>(in),
                                                              static_cast<unsigned char*>(out));

@@ -48,19 +48,6 @@ CudaDigitPermuter::CudaDigitPermuter(DigitPlan plan, const GpuOptions& options) 
   KernelCache& cache = options.cache ? *options.cache : default_kernel_cache();
   source_ = generate_digit_cuda(plan_, options.codegen);
   kernel_ = cache.get(source_.source, source_.kernel_name, device_arch());
-  // A resident grid, twice over: each block walks several tiles, so its tables are built once and the next
-  // tile's record is ready before the tile starts (codegen/digit_tile.cuh).
-  int device = 0, sms = 1, smem_per_sm = 0, threads_per_sm = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  check(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
-        "cudaDeviceGetAttribute");
-  check(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device),
-        "cudaDeviceGetAttribute");
-  const long long per_sm = std::max<long long>(
-      1, std::min<long long>({threads_per_sm / static_cast<long long>(source_.block),
-                              smem_per_sm / static_cast<long long>(source_.shared_bytes + 1024), 32}));
-  source_.grid = static_cast<std::uint64_t>(std::min<long long>(static_cast<long long>(source_.grid), 2 * sms * per_sm));
 }
 
 void CudaDigitPermuter::operator()(const void* in, void* out, cudaStream_t stream) const {
