@@ -33,12 +33,14 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/cpu/executor.hpp"
 #include "transpose_blocks.hpp"
 
 // The vector loops (AVX2, AVX-512) exist for GCC-compatible compilers on x86-64; elsewhere only the walk.
@@ -49,6 +51,19 @@
 #endif
 
 namespace bmmc::cpu_detail {
+
+/// In place, for an involution f (make_direct_pairs): the partner of unit h — the unit whose input set is h's
+/// output set, which exists because a unit's space is A-invariant — as affine maps of h's Gray index: the
+/// partner's Gray index (the smaller index of a pair runs both units; a unit that is its own partner runs
+/// alone) and its state, each as the value at Gray index 0 and one column per Gray bit.
+struct DirectPairs {
+  std::vector<BitVec> h_cols;
+  BitVec h_c = 0;
+  std::vector<std::uint32_t> nat_cols, vec_cols, mu_cols;  // groups: input offset a, output vector, lane XOR μ
+  std::uint32_t nat_c = 0, vec_c = 0, mu_c = 0;
+  std::vector<BitVec> ycols, xcols;  // walk: the block's output coset y0 and its source x0
+  BitVec y_c = 0, x_c = 0;
+};
 
 struct DirectTables {
   int n = 0;
@@ -84,6 +99,8 @@ struct DirectTables {
   std::vector<std::uint32_t> walk_out, walk_in;
   std::vector<BitVec> walk_ycols, walk_xcols;
   BitVec walk_c = 0;              // A⁻¹·c
+  // Set by make_direct_pairs: the loop then runs in place on pairs of units (run_direct_pairs).
+  std::optional<DirectPairs> pairs;
 };
 
 /// The walk's block: the output lines' bits plus the images of the input lines' bits, so that a block reads
@@ -96,8 +113,11 @@ constexpr int walk_line_bits(int elem_bytes) {
 /// Tables for out[A·x ⊕ c] = in[x]: with the register transposes when `transposes` and this CPU can run
 /// them for the element size (AVX-512 groups of 64-byte vectors, else AVX2, for 4/8 bytes; AVX-512 VBMI for
 /// 1/2 bytes; else the walk); `avx512` = false leaves out the AVX-512 loops, as on a CPU without them.
+/// `pairs`: tables to run in place (make_direct_pairs), whose groups' X is completed by directions that keep
+/// the group space A-invariant where there are such (the same loops otherwise).
 /// Throws std::invalid_argument for n > 32. Pure apart from the CPU check.
-DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512 = true);
+DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512 = true,
+                                bool pairs = false);
 
 /// The order in which the groups of 64-byte vectors walk their group index: the aligned unit directions e_b
 /// (W ≤ b < n) that move both a group's input vectors (by e_b) and its output vectors (by A·e_b) to other L1
@@ -123,6 +143,31 @@ std::uint64_t direct_units(const DirectTables& t);
 /// Units [begin, end) of the permutation; `in` and `out` aligned to the element size only.
 void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
                 std::uint64_t end);
+
+/// For an involution f = `bmmc` whose tables `t` are (make_direct_tables): the partner of every unit into
+/// t.pairs, so that run_direct_pairs runs the loop in place. False (t unchanged) when a unit's output set is
+/// not another unit's input set (a group space that f does not map onto itself: X completed by directions f
+/// moves out of it) or f is not an involution. Pure.
+bool make_direct_pairs(const Bmmc& bmmc, DirectTables& t);
+
+/// Units [begin, end) of the permutation in place on `data` (t.pairs set; aligned to the element size only):
+/// a unit whose partner index is smaller is left to the partner; a unit loads its own and its partner's input
+/// before it stores either output, so every element is read before it is written and the units that run own
+/// disjoint elements: calls on disjoint ranges may run at once. The same loads, network and stores as
+/// run_direct, plus the walk's copy of a partner block through a 2 KiB buffer.
+void run_direct_pairs(const DirectTables& t, unsigned char* data, std::uint64_t begin, std::uint64_t end);
+
+/// The array size up to which the executor runs these tables' loop instead of the tile loop (one-pass plans
+/// made by the CPU executor; in place, each involution pass): the size rule of docs/DESIGN.md §4.2, whose
+/// limits and measurements are in tuning.hpp.
+std::size_t direct_limit_bytes(const DirectTables& t);
+
+/// The direct loop's tables for out[A·x ⊕ c] = in[x] where the policy and the size rule (direct_limit_bytes) ask
+/// for the direct loop on this array (policy.direct: true always, false never, unset by the rule), else nothing.
+/// policy.tile_bits is the caller's to weigh (an explicit tile asks for the tile loop). `pairs`: as for
+/// make_direct_tables.
+std::optional<DirectTables> choose_direct(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy,
+                                          bool pairs = false);
 
 /// The access pattern of the lane-permuting group loops alone, for benchmarks: every group's input vectors
 /// loaded and stored to its output vectors in the loop's order (so every output line is written once),

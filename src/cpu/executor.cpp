@@ -43,13 +43,6 @@ using cpu_detail::TransposeTables;
 constexpr std::size_t kLine = 64;
 // The size rules and budgets of this file (tuning.hpp gives each one's reason and measurement).
 using cpu_tuning::kBytesPerThread;
-using cpu_tuning::kDirectByteGroupBytes;
-using cpu_tuning::kDirectPiledBytes;
-using cpu_tuning::kDirectPiledWalkBytes;
-using cpu_tuning::kDirectTransposeBytes;
-using cpu_tuning::kDirectWalkBytes;
-using cpu_tuning::kDirectWideBytes;
-using cpu_tuning::kL1Ways;
 using cpu_tuning::kStreamingBytes;
 using cpu_tuning::kTileBytesL1;
 using cpu_tuning::kTileBytesL2;
@@ -104,32 +97,12 @@ PassTables pass_tables(const TilePass& p, std::optional<bool> transpose, bool av
 // from a Bmmc, not handed in — a given plan runs as given), the size rule asks for it; else the tile loop's.
 // The plan's tile tables are built either way, which checks a hand-made pass as for any other loop.
 PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_plan) {
-  const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
   // An explicit tile size asks for the tile loop (the direct loop has no tile).
-  if (policy.direct == false || (!own_plan && policy.direct != true) ||
-      (policy.direct != true &&
-       (policy.tile_bits != -1 ||
-        bytes > (policy.register_transpose != false && cpu_detail::wide_groups_supported(p.elem_bytes, policy.avx512)
-                     ? kDirectWideBytes
-                     : std::max(kDirectTransposeBytes, kDirectWalkBytes)))))
-    return pass_tables(p, policy.register_transpose, policy.avx512);  // (no direct tables built for large arrays)
-  PassTables t{build_tables(p), std::nullopt, std::nullopt};
-  cpu_detail::DirectTables d =
-      cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true), policy.avx512);
-  const int group_vectors = d.groups ? 1 << d.groups->lane_bits : p.elem_bytes == 4 ? 8 : 4;
-  const bool walk = !d.groups && !d.blend;
-  const std::size_t walk_limit = d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes;
-  const bool wide = d.groups && d.groups->vector_bytes == 64;
-  const std::size_t limit = walk                           ? walk_limit
-                            : wide                           ? kDirectWideBytes
-                            : 2 * d.set_pile > group_vectors ? kDirectPiledBytes
-                            : p.elem_bytes <= 2              ? kDirectByteGroupBytes
-                                                             : kDirectTransposeBytes;
-  if (policy.direct == true || bytes <= limit) {
-    t.direct = std::move(d);
-    return t;
-  }
-  return pass_tables(p, policy.register_transpose, policy.avx512);
+  if ((!own_plan && policy.direct != true) || (policy.direct != true && policy.tile_bits != -1))
+    return pass_tables(p, policy.register_transpose, policy.avx512);
+  std::optional<cpu_detail::DirectTables> d = cpu_detail::choose_direct(p.bmmc, p.elem_bytes, policy);
+  if (!d) return pass_tables(p, policy.register_transpose, policy.avx512);
+  return PassTables{build_tables(p), std::nullopt, std::move(d)};
 }
 
 // The stand-in of a class for loop_choice: arrays of 2^kLoopChoiceBytesBits bytes (in L2), bit-reverse or a

@@ -17,9 +17,11 @@
 #include "bmmc/core/named.hpp"
 #include "bmmc/cpu/thread_pool.hpp"
 #include "bmmc/plan/plan_consistency.hpp"
+#include "direct_blocks.hpp"
 #include "gather_blocks.hpp"
 #include "tile_tables.hpp"
 #include "transpose_blocks.hpp"
+#include "tuning.hpp"
 
 namespace bmmc {
 
@@ -156,6 +158,31 @@ void run_involution(const InvolutionPass& p, const TileLoop& l, void* data, int 
                            threads, body);
 }
 
+// The direct loop of an involution pass on pairs of units (direct_blocks.hpp), where the out-of-place
+// executor would run a direct loop for this map and array (choose_direct: the policy and the size rule; an
+// explicit tile asks for the tile loop) and the units pair up (make_direct_pairs); else nothing. Not for a
+// masked pass (the mask selects cosets of the tile loop).
+std::optional<cpu_detail::DirectTables> direct_pairs(const InvolutionPass& p, const CpuPolicy& policy) {
+  if (p.mask_bits != 0 || (policy.direct != true && policy.tile_bits != -1)) return std::nullopt;
+  std::optional<cpu_detail::DirectTables> d = cpu_detail::choose_direct(p.bmmc(), p.tile.elem_bytes, policy, true);
+  if (d && !cpu_detail::make_direct_pairs(p.bmmc(), *d)) d.reset();
+  return d;
+}
+
+// The units of a direct involution in chunks over the pool, as the out-of-place direct loop splits them
+// (executor.cpp: at least kDirectMinChunkBytes of the array a chunk, else kChunksPerThread chunks a thread).
+void run_direct_involution(const cpu_detail::DirectTables& d, void* data, int threads) {
+  auto* a = static_cast<unsigned char*>(data);
+  const std::uint64_t units = cpu_detail::direct_units(d);
+  const std::uint64_t min_chunk = std::max<std::uint64_t>(
+      1, std::uint64_t{cpu_tuning::kDirectMinChunkBytes} * units / array_bytes(d.n, d.elem_bytes));
+  const std::uint64_t chunk = std::max<std::uint64_t>(
+      min_chunk, units / (cpu_tuning::kChunksPerThread * static_cast<std::uint64_t>(std::max(threads, 1))));
+  ThreadPool::shared().run(units, chunk, threads, [&](std::uint64_t begin, std::uint64_t end, int) {
+    cpu_detail::run_direct_pairs(d, a, begin, end);
+  });
+}
+
 // Element-wise swaps of x and f(x) > x, done a run at a time: f carries the low r index bits (and the mask names
 // none of them), so the run of 2^r elements at x lands in order on the run at f(x). A swap of two high bits
 // thus swaps long runs; with r = 0 this is one element at a time.
@@ -212,7 +239,8 @@ PlanOptions cpu_inplace_plan_options(const CpuPolicy& policy, int elem_bytes) {
 
 struct CpuInPlacePermuter::Prepared {
   InPlacePlan plan;
-  std::vector<std::optional<TileLoop>> loops;  // one per involution pass
+  std::vector<std::optional<TileLoop>> loops;  // one per involution pass that runs the tile loop
+  std::vector<std::optional<cpu_detail::DirectTables>> direct;  // one per involution pass that runs a direct loop
   int threads = 1;
 };
 
@@ -222,7 +250,9 @@ CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy
   auto p = std::make_shared<Prepared>();
   for (const InPlacePass& pass : plan.passes) {
     const auto* t = std::get_if<InvolutionPass>(&pass);
-    p->loops.push_back(t ? std::optional<TileLoop>(tile_loop(*t, policy)) : std::nullopt);
+    std::optional<cpu_detail::DirectTables> direct = t ? direct_pairs(*t, policy) : std::nullopt;
+    p->loops.push_back(t && !direct ? std::optional<TileLoop>(tile_loop(*t, policy)) : std::nullopt);
+    p->direct.push_back(std::move(direct));
   }
   p->threads = resolve_cpu_threads(policy.threads, plan.n(), plan.elem_bytes);
   p->plan = std::move(plan);
@@ -239,6 +269,10 @@ std::string CpuInPlacePermuter::kernel_name() const {
   for (std::size_t i = 0; i < prepared_->plan.passes.size(); ++i) {
     if (!name.empty()) name += " + ";
     const std::optional<TileLoop>& l = prepared_->loops[i];
+    if (const auto& d = prepared_->direct[i]) {
+      name += "pairs-" + cpu_detail::direct_kernel_name(*d);
+      continue;
+    }
     name += !l            ? "swap"
             : l->transpose ? (prepared_->plan.elem_bytes >= 4 ? "pairs-transpose-avx2" : "pairs-transpose-avx512vbmi")
                            : "pairs-gather";
@@ -251,7 +285,9 @@ void CpuInPlacePermuter::operator()(void* data) const {
   const InPlacePlan& plan = prepared_->plan;
   check_inplace_buffer(data, plan.n(), plan.elem_bytes);
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
-    if (const auto* t = std::get_if<InvolutionPass>(&plan.passes[i]))
+    if (const auto& d = prepared_->direct[i])
+      run_direct_involution(*d, data, prepared_->threads);
+    else if (const auto* t = std::get_if<InvolutionPass>(&plan.passes[i]))
       run_involution(*t, *prepared_->loops[i], data, prepared_->threads);
     else
       by_size<NaiveRunner>(plan.elem_bytes, std::get<NaiveInvolutionPass>(plan.passes[i]), data, prepared_->threads);
