@@ -367,12 +367,14 @@ using GroupLoop = void (*)(const DirectTables&, const unsigned char*, unsigned c
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+template <int EB>
+using Byte = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
+
 // One group of the 1- and 2-byte loops (vbmi_network.hpp) into r, ready to store.
 template <int EB, int VB, int Swaps, bool Pre, bool Post, class Vec, class Ix>
 BMMC_VBMI __attribute__((always_inline)) inline void group_vbmi(const TransposeTables& x, const Ix& ix,
-                                                                const std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>* in,
-                                                                std::uint32_t a, [[maybe_unused]] std::uint32_t mu,
-                                                                Vec* r) {
+                                                                const Byte<EB>* in, std::uint32_t a,
+                                                                [[maybe_unused]] std::uint32_t mu, Vec* r) {
   constexpr int W = std::countr_zero(static_cast<unsigned>(VB / EB)), V = 1 << W;
   // The lane permutations ride on the first and last exchanges where there are two of them (one for post).
   constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;
@@ -392,8 +394,7 @@ BMMC_VBMI __attribute__((always_inline)) inline void group_vbmi(const TransposeT
 }
 
 template <int EB, int VB, class Vec>
-BMMC_VBMI __attribute__((always_inline)) inline void store_vbmi(const TransposeTables& x,
-                                                                std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>* out,
+BMMC_VBMI __attribute__((always_inline)) inline void store_vbmi(const TransposeTables& x, Byte<EB>* out,
                                                                 std::uint32_t vec, const Vec* r) {
   constexpr int W = std::countr_zero(static_cast<unsigned>(VB / EB)), V = 1 << W;
 #pragma GCC unroll 32
@@ -407,10 +408,9 @@ template <int EB, int VB, int Swaps, bool Pre, bool Post, bool Pairs>
 BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
                            std::uint64_t begin, std::uint64_t end) {
   using Vec = typename ByteVector<VB>::type;
-  using E = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
   constexpr int W = std::countr_zero(static_cast<unsigned>(VB / EB)), V = 1 << W;
-  const auto* in = reinterpret_cast<const E*>(in_raw);
-  auto* out = reinterpret_cast<E*>(out_raw);
+  const auto* in = reinterpret_cast<const Byte<EB>*>(in_raw);
+  auto* out = reinterpret_cast<Byte<EB>*>(out_raw);
   const TransposeTables& x = *d.groups;
   const auto& ix = [&x]() -> const auto& {
     if constexpr (VB == 64)

@@ -140,6 +140,11 @@ bool make_blend_tables(const Bmmc& bmmc, int elem_bytes, DirectTables& d);
 /// The units run_direct splits the array into: groups of 2^(2W) elements, or walk blocks.
 std::uint64_t direct_units(const DirectTables& t);
 
+/// The thread pool's chunk of units for `threads` threads: at least kDirectMinChunkBytes of the array (on
+/// small arrays a chunk per group made the pool's shared counter line travel between the cores once per group),
+/// else kChunksPerThread chunks a thread, so a stalled vCPU holds up little (tuning.hpp).
+std::uint64_t direct_chunk(const DirectTables& t, int threads);
+
 /// Units [begin, end) of the permutation; `in` and `out` aligned to the element size only.
 void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
                 std::uint64_t end);

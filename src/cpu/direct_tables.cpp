@@ -187,7 +187,8 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
     }
   }
   // 1- and 2-byte elements (2-byte ones below 2W = 10 bits): the byte groups of 32-byte vectors (AVX-512 VBMI).
-  if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi() && fill_groups(bmmc, ainv, 32, d, pairs)) {
+  if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi() &&
+      fill_groups(bmmc, ainv, 32, d, pairs)) {
     const int V = 1 << d.groups->lane_bits;
     return with_pile(std::move(d), V);
   }
@@ -222,6 +223,14 @@ std::size_t direct_limit_bytes(const DirectTables& d) {
   if (d.groups && d.groups->vector_bytes == 64) return kDirectWideBytes;
   if (2 * d.set_pile > group_vectors) return kDirectPiledBytes;
   return d.elem_bytes <= 2 ? kDirectByteGroupBytes : kDirectTransposeBytes;
+}
+
+std::uint64_t direct_chunk(const DirectTables& d, int threads) {
+  const std::uint64_t units = direct_units(d);
+  const std::uint64_t min_chunk = std::max<std::uint64_t>(
+      1, std::uint64_t{cpu_tuning::kDirectMinChunkBytes} * units / array_bytes(d.n, d.elem_bytes));
+  const auto per_thread = static_cast<std::uint64_t>(cpu_tuning::kChunksPerThread) * std::max(threads, 1);
+  return std::max<std::uint64_t>(min_chunk, units / per_thread);
 }
 
 std::optional<DirectTables> choose_direct(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy, bool pairs) {

@@ -140,17 +140,6 @@ bool auto_transposes(int elem_bytes, bool bpc) {
   });
 }
 
-// The pool's chunk for the direct loop's units (groups or walk rows): at least kDirectMinChunkBytes of the
-// array, since on small arrays a chunk per group made the shared counter's line travel between the cores once
-// per group; else kChunksPerThread chunks a thread, so a stalled vCPU holds up little (tuning.hpp).
-std::uint64_t direct_chunk(const cpu_detail::DirectTables& d, int threads) {
-  const std::uint64_t units = cpu_detail::direct_units(d);
-  const std::uint64_t min_chunk = std::max<std::uint64_t>(
-      1, std::uint64_t{cpu_tuning::kDirectMinChunkBytes} * units / array_bytes(static_cast<int>(d.n), d.elem_bytes));
-  return std::max<std::uint64_t>(min_chunk,
-                                 units / (cpu_tuning::kChunksPerThread * static_cast<std::uint64_t>(threads)));
-}
-
 // The tile loop's chunk of blocks: at least kTileMinChunkBlocks (where there are that many), so that the
 // next-block prefetch is lost only at chunk edges; else kChunksPerThread chunks a thread.
 std::uint64_t tile_chunk(std::uint64_t blocks, int threads) {
@@ -175,9 +164,10 @@ void execute_direct(const cpu_detail::DirectTables& d, const void* in, void* out
   const std::uint64_t units = cpu_detail::direct_units(d);
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, units)));
   if (threads == 1) return cpu_detail::run_direct(d, src, dst, 0, units);
-  ThreadPool::shared().run(units, direct_chunk(d, threads), threads, [&](std::uint64_t begin, std::uint64_t end, int) {
-    cpu_detail::run_direct(d, src, dst, begin, end);
-  });
+  ThreadPool::shared().run(units, cpu_detail::direct_chunk(d, threads), threads,
+                           [&](std::uint64_t begin, std::uint64_t end, int) {
+                             cpu_detail::run_direct(d, src, dst, begin, end);
+                           });
 }
 
 // Blocks go to threads in chunks from a shared counter rather than in fixed slices: on a shared VM a vCPU
@@ -329,7 +319,7 @@ int CpuPermuter::threads_used() const noexcept {
       const std::uint64_t count = std::uint64_t{1} << plan.n();
       pass = busy_threads(count, naive_chunk(count, threads), threads);
     } else if (pt.direct)
-      pass = busy_threads(cpu_detail::direct_units(*pt.direct), direct_chunk(*pt.direct, threads), threads);
+      pass = busy_threads(cpu_detail::direct_units(*pt.direct), cpu_detail::direct_chunk(*pt.direct, threads), threads);
     else
       pass = busy_threads(pt.tile.blocks, tile_chunk(pt.tile.blocks, threads), threads);
     used = std::max(used, pass);
