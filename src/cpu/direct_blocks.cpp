@@ -1,5 +1,6 @@
 // The direct loops (see direct_blocks.hpp): blend and lane-permuting register-transpose groups straight from
-// input to output, and the line-blocked walk; their probe for benchmarks. Kernels are templated on the
+// input to output, or in place on pairs of groups (the walk: direct_walk.cpp; the groups' probe for
+// benchmarks: direct_probe.cpp). Kernels are templated on the
 // element size and on which lane permutations are needed, so that a bit-reverse group is 16 half-vector
 // loads, 16 unpacks and 8 stores with nothing else in the loop. The tables and the choice between the loops
 // are built in direct_tables.cpp, the blend tables in blend_tables.cpp.
@@ -23,134 +24,12 @@ namespace bmmc::cpu_detail {
 
 namespace {
 
-template <int B>
-struct Elem {
-  unsigned char b[B];
-};
-
-// One block of the walk: output line h of the block at output coset y0 (source x0) gets the sources
-// x0 ⊕ xhi[h·2^L] ⊕ xlo[j], stored at y0 ⊕ yhi[h·2^L] in `out`, or at h·2^L of a buffer (ToBuffer).
-template <int B, bool ToBuffer>
-__attribute__((always_inline)) inline void walk_block(const DirectTables& t, const Elem<B>* in, Elem<B>* out,
-                                                      BitVec y0, BitVec x0) {
-  constexpr int kLine = walk_line_bits(B);
-  const std::uint32_t* xlo = t.walk_in.data();   // A⁻¹·j for the 2^L output offsets j of a line
-  const std::uint32_t* yhi = t.walk_out.data();  // the block's line offsets (output) ...
-  const std::uint32_t* xhi = t.walk_in.data();   // ... and their sources (the same table, every 2^L-th entry)
-  if (t.n < kLine) {  // fewer elements than a line: one block, element by element
-    for (std::size_t j = 0; j < t.walk_out.size(); ++j) out[ToBuffer ? j : y0 ^ yhi[j]] = in[x0 ^ xhi[j]];
-    return;
-  }
-  const std::size_t lines = t.walk_out.size() >> kLine;
-  for (std::size_t h = 0; h < lines; ++h) {
-    // a whole line: the low output bits are the table's first L
-    Elem<B>* dst = out + (ToBuffer ? h << kLine : y0 ^ yhi[h << kLine]);
-    const BitVec src = x0 ^ xhi[h << kLine];
-#pragma GCC unroll 32
-    for (int j = 0; j < (1 << kLine); ++j) dst[j] = in[src ^ xlo[j]];
-  }
-}
-
-// A block gathered by walk_block<B, true> into `buf`, stored to its output coset y0 a line at a time.
-template <int B>
-__attribute__((always_inline)) inline void walk_unbuffer(const DirectTables& t, const Elem<B>* buf, Elem<B>* out,
-                                                         BitVec y0) {
-  constexpr int kLine = walk_line_bits(B);
-  const std::uint32_t* yhi = t.walk_out.data();
-  if (t.n < kLine) {
-    for (std::size_t j = 0; j < t.walk_out.size(); ++j) out[y0 ^ yhi[j]] = buf[j];
-    return;
-  }
-  for (std::size_t h = 0; h < t.walk_out.size() >> kLine; ++h)
-    std::memcpy(out + (y0 ^ yhi[h << kLine]), buf + (h << kLine), std::size_t{B} << kLine);
-}
-
-// Blocks [begin, end) of the walk in Gray-code order of the block index. Pairs (in place, out == in): a block
-// whose partner has the smaller Gray index is the partner's to run; else the partner's sources are gathered
-// into a buffer first, then the block runs (it reads the partner's output coset and writes the partner's
-// sources, now buffered), then the buffer goes to the partner's output coset — the block's own sources.
-template <int B, bool Pairs>
-void walk(const DirectTables& t, const unsigned char* in_raw, unsigned char* out_raw, std::uint64_t begin,
-          std::uint64_t end) {
-  using E = Elem<B>;
-  constexpr int kLine = walk_line_bits(B);
-  const auto* in = reinterpret_cast<const E*>(in_raw);
-  auto* out = reinterpret_cast<E*>(out_raw);
-  // Coset (y0, x0 = A⁻¹·(y0 ⊕ c)) of block index `begin` in Gray-code order, then one column per step; with
-  // Pairs the partner's Gray index and coset likewise.
-  BitVec h = begin ^ (begin >> 1);
-  BitVec y0 = xor_of_columns(t.walk_ycols, h), x0 = xor_of_columns(t.walk_xcols, h) ^ t.walk_c;
-  BitVec ph = 0, py0 = 0, px0 = 0;
-  if constexpr (Pairs) {
-    const DirectPairs& p = *t.pairs;
-    ph = xor_of_columns(p.h_cols, h) ^ p.h_c;
-    py0 = xor_of_columns(p.ycols, h) ^ p.y_c;
-    px0 = xor_of_columns(p.xcols, h) ^ p.x_c;
-  }
-  alignas(64) E buf[Pairs ? 1 << (2 * kLine) : 1];  // a block: at most 2^(2L) elements, 2 KiB
-  for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) {
-      const int i = __builtin_ctzll(g);
-      y0 ^= t.walk_ycols[i], x0 ^= t.walk_xcols[i];
-      if constexpr (Pairs) {
-        const DirectPairs& p = *t.pairs;
-        h ^= BitVec{1} << i, ph ^= p.h_cols[i], py0 ^= p.ycols[i], px0 ^= p.xcols[i];
-      }
-    }
-    if constexpr (Pairs) {
-      if (ph < h) continue;
-      walk_block<B, true>(t, in, buf, 0, px0);
-      if (ph != h) walk_block<B, false>(t, in, out, y0, x0);
-      walk_unbuffer<B>(t, buf, out, py0);
-    } else {
-      walk_block<B, false>(t, in, out, y0, x0);
-    }
-  }
-}
-
 #if BMMC_CPU_DIRECT_AVX2
 
-// The group representatives of the transposing loops in Gray-code order of the group index: group g's input
-// offset a, output vector vec and lane XOR mu (nat_c is 0 for the lane-permuting groups), one column XOR per
-// step; with Pairs (in place) also the partner's Gray index ph and state (pa, pvec, pmu). GroupWalk(d, begin)
-// stands on group `begin`; step(g) moves to g from g - 1.
-template <bool Mu, bool Pairs>
-struct GroupWalk {
-  const DirectTables& d;
-  std::uint32_t a, vec, mu;
-  BitVec h = 0, ph = 0;
-  std::uint32_t pa = 0, pvec = 0, pmu = 0;
-  GroupWalk(const DirectTables& t, std::uint64_t begin) : d(t) {
-    h = begin ^ (begin >> 1);
-    a = xor_of_columns(d.nat_cols, h) ^ d.nat_c;
-    vec = xor_of_columns(d.vec_cols, h) ^ d.vec_c;
-    mu = xor_of_columns(d.mu_cols, h) ^ d.mu_c;
-    if constexpr (Pairs) {
-      const DirectPairs& p = *d.pairs;
-      ph = xor_of_columns(p.h_cols, h) ^ p.h_c;
-      pa = xor_of_columns(p.nat_cols, h) ^ p.nat_c;
-      pvec = xor_of_columns(p.vec_cols, h) ^ p.vec_c;
-      pmu = xor_of_columns(p.mu_cols, h) ^ p.mu_c;
-    }
-  }
-  void step(std::uint64_t g) {
-    const int i = __builtin_ctzll(g);
-    a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
-    if constexpr (Mu) mu ^= d.mu_cols[i];
-    if constexpr (Pairs) {
-      const DirectPairs& p = *d.pairs;
-      h ^= BitVec{1} << i, ph ^= p.h_cols[i], pa ^= p.nat_cols[i], pvec ^= p.vec_cols[i];
-      if constexpr (Mu) pmu ^= p.mu_cols[i];
-    }
-  }
-  // Whether this group runs (it owns its pair), and whether with a partner.
-  bool owns() const { return !Pairs || h <= ph; }
-  bool paired() const { return Pairs && h != ph; }
-};
-
-// Every group loop below runs its groups as: walk.owns() (always true without Pairs), the group's loads and
-// network into registers, then — paired — the partner's loads and network (its input is this group's output,
-// still unwritten), then the stores of both; out == in with Pairs.
+// Every group loop below runs the groups it owns (walk.owns(): always without Pairs) as: the group's loads and
+// network into registers, then its stores; a group with a partner (walk.paired(); out == in) also loads the
+// partner's input — this group's output, still unwritten — and runs its network before either is stored
+// (pair_avx2 and its like).
 template <int EB>
 using Word = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
 
@@ -190,6 +69,23 @@ __attribute__((target("avx2"), always_inline)) inline void store_avx2(Word<EB>* 
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ qvec[l]} << W)), r[l]);
 }
 
+// A group and its partner (in place): both loaded and through the network before either is stored. Out of
+// line, so that the registers of the loop's usual path (one group) are not allocated around two groups (a
+// group that is its own partner ran 1.5x slower in place than out of place with the pair inline).
+template <int EB, int Swaps, bool Pre, bool Post>
+__attribute__((target("avx2"), noinline)) void pair_avx2(Word<EB>* data, const std::uint32_t* kpos,
+                                                         const std::uint32_t* qvec, const __m256i* pre,
+                                                         const __m256i* post, std::uint32_t a, std::uint32_t mu,
+                                                         std::uint32_t vec, std::uint32_t pa, std::uint32_t pmu,
+                                                         std::uint32_t pvec) {
+  constexpr int V = EB == 4 ? 8 : 4;
+  __m256i r[V], q[V];
+  group_avx2<EB, Swaps, Pre, Post>(data, a, mu, kpos, pre, post, r);
+  group_avx2<EB, Swaps, Pre, Post>(data, pa, pmu, kpos, pre, post, q);
+  store_avx2<EB>(data, pvec, qvec, q);
+  store_avx2<EB>(data, vec, qvec, r);
+}
+
 // Groups [begin, end) in Gray-code order of the group index: one column XOR per step.
 template <int EB, int Swaps, bool Pre, bool Post, bool Pairs>
 __attribute__((target("avx2"))) void groups_avx2(const DirectTables& d, const unsigned char* in_raw,
@@ -208,13 +104,13 @@ __attribute__((target("avx2"))) void groups_avx2(const DirectTables& d, const un
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
     if (!walk.owns()) continue;
+    if (walk.paired()) {
+      pair_avx2<EB, Swaps, Pre, Post>(out, kpos, qvec, pre, post, walk.a, walk.mu, walk.vec, walk.pa, walk.pmu,
+                                      walk.pvec);
+      continue;
+    }
     __m256i r[V];
     group_avx2<EB, Swaps, Pre, Post>(in, walk.a, walk.mu, kpos, pre, post, r);
-    if (walk.paired()) {
-      __m256i q[V];
-      group_avx2<EB, Swaps, Pre, Post>(in, walk.pa, walk.pmu, kpos, pre, post, q);
-      store_avx2<EB>(out, walk.pvec, qvec, q);
-    }
     store_avx2<EB>(out, walk.vec, qvec, r);
   }
 }
@@ -330,6 +226,22 @@ __attribute__((target("avx2"), always_inline)) inline void group_blend(const Dir
   stages<EB>(r, ua);
 }
 
+// A blend group and its partner (in place), out of line as pair_avx2.
+template <int EB, bool LoadSwap, bool Pre, bool Mu>
+__attribute__((target("avx2"), noinline)) void pair_blend(const DirectTables& d, Word<EB>* data,
+                                                          const std::uint32_t* kpos, const std::uint32_t* qvec,
+                                                          const __m256i* pre, const std::uint32_t* ub,
+                                                          const std::uint32_t* ua, std::uint32_t a, std::uint32_t mu,
+                                                          std::uint32_t vec, std::uint32_t pa, std::uint32_t pmu,
+                                                          std::uint32_t pvec) {
+  constexpr int V = EB == 4 ? 8 : 4;
+  __m256i r[V], q[V];
+  group_blend<EB, LoadSwap, Pre, Mu>(d, data, a, mu, kpos, pre, ub, ua, r);
+  group_blend<EB, LoadSwap, Pre, Mu>(d, data, pa, pmu, kpos, pre, ub, ua, q);
+  store_avx2<EB>(data, pvec, qvec, q);
+  store_avx2<EB>(data, vec, qvec, r);
+}
+
 // Groups [begin, end) of the blend transposes (DirectTables::blend), Gray-code order.
 template <int EB, bool LoadSwap, bool Pre, bool Mu, bool Pairs>
 __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const unsigned char* in_raw,
@@ -350,13 +262,13 @@ __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const u
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
     if (!walk.owns()) continue;
+    if (walk.paired()) {
+      pair_blend<EB, LoadSwap, Pre, Mu>(d, out, kpos, qvec, pre, ub, ua, walk.a, walk.mu, walk.vec, walk.pa,
+                                        walk.pmu, walk.pvec);
+      continue;
+    }
     __m256i r[V];
     group_blend<EB, LoadSwap, Pre, Mu>(d, in, walk.a, walk.mu, kpos, pre, ub, ua, r);
-    if (walk.paired()) {
-      __m256i q[V];
-      group_blend<EB, LoadSwap, Pre, Mu>(d, in, walk.pa, walk.pmu, kpos, pre, ub, ua, q);
-      store_avx2<EB>(out, walk.pvec, qvec, q);
-    }
     store_avx2<EB>(out, walk.vec, qvec, r);
   }
 }
@@ -366,6 +278,7 @@ using GroupLoop = void (*)(const DirectTables&, const unsigned char*, unsigned c
 // GCC 12's vpermb and vpermd (512-bit) intrinsics pass an undefined vector as its unused mask source and then warns about it.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 template <int EB>
 using Byte = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
@@ -401,6 +314,20 @@ BMMC_VBMI __attribute__((always_inline)) inline void store_vbmi(const TransposeT
   for (int l = 0; l < V; ++l) storeu(out + (std::size_t{vec ^ x.qvec[l]} << W), r[l]);
 }
 
+// A byte group and its partner (in place), out of line as pair_avx2.
+template <int EB, int VB, int Swaps, bool Pre, bool Post, class Ix>
+BMMC_VBMI __attribute__((noinline)) void pair_vbmi(const TransposeTables& x, const Ix& ix, Byte<EB>* data,
+                                                   std::uint32_t a, std::uint32_t mu, std::uint32_t vec,
+                                                   std::uint32_t pa, std::uint32_t pmu, std::uint32_t pvec) {
+  using Vec = typename ByteVector<VB>::type;
+  constexpr int V = 1 << std::countr_zero(static_cast<unsigned>(VB / EB));
+  Vec r[V], q[V];
+  group_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, data, a, mu, r);
+  group_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, data, pa, pmu, q);
+  store_vbmi<EB, VB>(x, data, pvec, q);
+  store_vbmi<EB, VB>(x, data, vec, r);
+}
+
 // 1- and 2-byte groups (AVX-512 VBMI, vbmi_network.hpp): groups_avx2 with 32 or 16 lanes per 32-byte vector
 // (VB = 32), or 2-byte elements with 32 lanes per 64-byte vector (VB = 64: whole lines), byte permutes for the
 // lane permutations and the exchanges. [begin, end) in Gray-code order of the group index.
@@ -422,13 +349,12 @@ BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, u
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
     if (!walk.owns()) continue;
+    if (walk.paired()) {
+      pair_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, out, walk.a, walk.mu, walk.vec, walk.pa, walk.pmu, walk.pvec);
+      continue;
+    }
     Vec r[V];
     group_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, in, walk.a, walk.mu, r);
-    if (walk.paired()) {
-      Vec q[V];
-      group_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, in, walk.pa, walk.pmu, q);
-      store_vbmi<EB, VB>(x, out, walk.pvec, q);
-    }
     store_vbmi<EB, VB>(x, out, walk.vec, r);
   }
 }
@@ -465,6 +391,20 @@ BMMC_AVX512 __attribute__((always_inline)) inline void store_avx512(const Transp
   for (int l = 0; l < V; ++l) _mm512_storeu_si512(out + (std::size_t{vec ^ x.qvec[l]} << W), r[l]);
 }
 
+// A group of whole lines and its partner (in place), out of line as pair_avx2.
+template <int EB, int Swaps, bool Pre, bool Post>
+BMMC_AVX512 __attribute__((noinline)) void pair_avx512(const TransposeTables& x, const WordIndices& ix,
+                                                       Word<EB>* data, std::uint32_t a, std::uint32_t mu,
+                                                       std::uint32_t vec, std::uint32_t pa, std::uint32_t pmu,
+                                                       std::uint32_t pvec) {
+  constexpr int V = EB == 4 ? 16 : 8;
+  __m512i r[V], q[V];
+  group_avx512<EB, Swaps, Pre, Post>(x, ix, data, a, mu, r);
+  group_avx512<EB, Swaps, Pre, Post>(x, ix, data, pa, pmu, q);
+  store_avx512<EB>(x, data, pvec, q);
+  store_avx512<EB>(x, data, vec, r);
+}
+
 // 4- and 8-byte groups of whole 64-byte lines (AVX-512, avx512_network.hpp): groups_avx2 with 16 (8) lanes
 // per vector and 2^W = 16 (8) vectors a group. [begin, end) in Gray-code order of the group index.
 template <int EB, int Swaps, bool Pre, bool Post, bool Pairs>
@@ -479,13 +419,12 @@ BMMC_AVX512 void groups_avx512(const DirectTables& d, const unsigned char* in_ra
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
     if (!walk.owns()) continue;
+    if (walk.paired()) {
+      pair_avx512<EB, Swaps, Pre, Post>(x, ix, out, walk.a, walk.mu, walk.vec, walk.pa, walk.pmu, walk.pvec);
+      continue;
+    }
     __m512i r[V];
     group_avx512<EB, Swaps, Pre, Post>(x, ix, in, walk.a, walk.mu, r);
-    if (walk.paired()) {
-      __m512i q[V];
-      group_avx512<EB, Swaps, Pre, Post>(x, ix, in, walk.pa, walk.pmu, q);
-      store_avx512<EB>(x, out, walk.pvec, q);
-    }
     store_avx512<EB>(x, out, walk.vec, r);
   }
 }
@@ -545,19 +484,6 @@ GroupLoop pick_group_loop(const DirectTables& t) {
 }
 #endif
 
-// The walk for the element size, in place with Pairs.
-template <bool Pairs>
-GroupLoop pick_walk(int elem_bytes) {
-  switch (elem_bytes) {
-    case 1: return &walk<1, Pairs>;
-    case 2: return &walk<2, Pairs>;
-    case 4: return &walk<4, Pairs>;
-    case 8: return &walk<8, Pairs>;
-    case 16: return &walk<16, Pairs>;
-  }
-  throw std::invalid_argument(fmt::format("run_direct: unsupported element size {}", elem_bytes));
-}
-
 }  // namespace
 
 std::uint64_t direct_units(const DirectTables& t) {
@@ -571,7 +497,7 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 #if BMMC_CPU_DIRECT_AVX2
   if (t.blend || t.groups) return pick_group_loop<false>(t)(t, in, out, begin, end);
 #endif
-  return pick_walk<false>(t.elem_bytes)(t, in, out, begin, end);
+  return run_walk(t, in, out, begin, end, false);
 }
 
 void run_direct_pairs(const DirectTables& t, unsigned char* data, std::uint64_t begin, std::uint64_t end) {
@@ -579,76 +505,7 @@ void run_direct_pairs(const DirectTables& t, unsigned char* data, std::uint64_t 
 #if BMMC_CPU_DIRECT_AVX2
   if (t.blend || t.groups) return pick_group_loop<true>(t)(t, data, data, begin, end);
 #endif
-  return pick_walk<true>(t.elem_bytes)(t, data, data, begin, end);
-}
-
-#if BMMC_CPU_DIRECT_AVX2
-namespace {
-
-// The probe of a group loop: the group's 2^W input vectors loaded and stored to its 2^W output vectors in
-// the loop's order, with no permute (V vectors of 32 bytes a group; probe_groups_512 below for 64-byte ones,
-// which need AVX-512: as 32-byte halves the probe cost more than the loop it stands for).
-template <int V>
-__attribute__((target("avx2"))) void probe_groups_256(const DirectTables& d, const unsigned char* in,
-                                                      unsigned char* out, std::uint64_t begin, std::uint64_t end) {
-  const TransposeTables& x = *d.groups;
-  const int eb = d.elem_bytes, W = x.lane_bits;
-  GroupWalk<false, false> walk(d, begin);
-  for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) walk.step(g);
-    __m256i r[V];
-#pragma GCC unroll 32
-    for (int k = 0; k < V; ++k)
-      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + std::size_t{walk.a ^ x.kpos[k]} * eb));
-#pragma GCC unroll 32
-    for (int l = 0; l < V; ++l)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb), r[l]);
-  }
-}
-
-template <int V>
-BMMC_AVX512 void probe_groups_512(const DirectTables& d, const unsigned char* in, unsigned char* out,
-                                  std::uint64_t begin, std::uint64_t end) {
-  const TransposeTables& x = *d.groups;
-  const int eb = d.elem_bytes, W = x.lane_bits;
-  GroupWalk<false, false> walk(d, begin);
-  for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) walk.step(g);
-    __m512i r[V];
-#pragma GCC unroll 32
-    for (int k = 0; k < V; ++k) r[k] = _mm512_loadu_si512(in + std::size_t{walk.a ^ x.kpos[k]} * eb);
-#pragma GCC unroll 32
-    for (int l = 0; l < V; ++l) _mm512_storeu_si512(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb, r[l]);
-  }
-}
-
-}  // namespace
-#endif
-
-bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned char* out) {
-#if BMMC_CPU_DIRECT_AVX2
-  if (!t.groups) return false;
-  const std::uint64_t units = direct_units(t);
-  if (t.groups->vector_bytes == 64) {
-    if (!has_avx512()) return false;
-    switch (t.groups->lane_bits) {
-      case 5: return probe_groups_512<32>(t, in, out, 0, units), true;
-      case 4: return probe_groups_512<16>(t, in, out, 0, units), true;
-      case 3: return probe_groups_512<8>(t, in, out, 0, units), true;
-    }
-    return false;
-  }
-  if (!has_avx2()) return false;
-  switch (t.groups->lane_bits) {
-    case 5: return probe_groups_256<32>(t, in, out, 0, units), true;
-    case 4: return probe_groups_256<16>(t, in, out, 0, units), true;
-    case 3: return probe_groups_256<8>(t, in, out, 0, units), true;
-    case 2: return probe_groups_256<4>(t, in, out, 0, units), true;
-  }
-#else
-  (void)t, (void)in, (void)out;
-#endif
-  return false;
+  return run_walk(t, data, data, begin, end, true);
 }
 
 std::string direct_kernel_name(const DirectTables& t) {

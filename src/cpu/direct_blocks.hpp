@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "bmmc/core/bit_matrix.hpp"
 #include "bmmc/core/bmmc.hpp"
 #include "bmmc/cpu/executor.hpp"
 #include "transpose_blocks.hpp"
@@ -55,14 +56,12 @@ namespace bmmc::cpu_detail {
 /// In place, for an involution f (make_direct_pairs): the partner of unit h — the unit whose input set is h's
 /// output set, which exists because a unit's space is A-invariant — as affine maps of h's Gray index: the
 /// partner's Gray index (the smaller index of a pair runs both units; a unit that is its own partner runs
-/// alone) and its state, each as the value at Gray index 0 and one column per Gray bit.
+/// alone) and, for groups, its state, each as the value at Gray index 0 and one column per Gray bit.
 struct DirectPairs {
   std::vector<BitVec> h_cols;
   BitVec h_c = 0;
   std::vector<std::uint32_t> nat_cols, vec_cols, mu_cols;  // groups: input offset a, output vector, lane XOR μ
   std::uint32_t nat_c = 0, vec_c = 0, mu_c = 0;
-  std::vector<BitVec> ycols, xcols;  // walk: the block's output coset y0 and its source x0
-  BitVec y_c = 0, x_c = 0;
 };
 
 struct DirectTables {
@@ -101,6 +100,44 @@ struct DirectTables {
   BitVec walk_c = 0;              // A⁻¹·c
   // Set by make_direct_pairs: the loop then runs in place on pairs of units (run_direct_pairs).
   std::optional<DirectPairs> pairs;
+};
+
+// The group representatives of the transposing loops in Gray-code order of the group index: group g's input
+// offset a, output vector vec and lane XOR mu (nat_c is 0 for the lane-permuting groups), one column XOR per
+// step; with Pairs (in place) also the partner's Gray index ph and state (pa, pvec, pmu). GroupWalk(d, begin)
+// stands on group `begin`; step(g) moves to g from g - 1.
+template <bool Mu, bool Pairs>
+struct GroupWalk {
+  const DirectTables& d;
+  std::uint32_t a, vec, mu;
+  BitVec h = 0, ph = 0;
+  std::uint32_t pa = 0, pvec = 0, pmu = 0;
+  GroupWalk(const DirectTables& t, std::uint64_t begin) : d(t) {
+    h = begin ^ (begin >> 1);
+    a = xor_of_columns(d.nat_cols, h) ^ d.nat_c;
+    vec = xor_of_columns(d.vec_cols, h) ^ d.vec_c;
+    mu = xor_of_columns(d.mu_cols, h) ^ d.mu_c;
+    if constexpr (Pairs) {
+      const DirectPairs& p = *d.pairs;
+      ph = xor_of_columns(p.h_cols, h) ^ p.h_c;
+      pa = xor_of_columns(p.nat_cols, h) ^ p.nat_c;
+      pvec = xor_of_columns(p.vec_cols, h) ^ p.vec_c;
+      pmu = xor_of_columns(p.mu_cols, h) ^ p.mu_c;
+    }
+  }
+  void step(std::uint64_t g) {
+    const int i = __builtin_ctzll(g);
+    a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
+    if constexpr (Mu) mu ^= d.mu_cols[i];
+    if constexpr (Pairs) {
+      const DirectPairs& p = *d.pairs;
+      h ^= BitVec{1} << i, ph ^= p.h_cols[i], pa ^= p.nat_cols[i], pvec ^= p.vec_cols[i];
+      if constexpr (Mu) pmu ^= p.mu_cols[i];
+    }
+  }
+  // Whether this group runs (it owns its pair), and whether with a partner.
+  bool owns() const { return !Pairs || h <= ph; }
+  bool paired() const { return Pairs && h != ph; }
 };
 
 /// The walk's block: the output lines' bits plus the images of the input lines' bits, so that a block reads
@@ -145,6 +182,10 @@ std::uint64_t direct_units(const DirectTables& t);
 /// else kChunksPerThread chunks a thread, so a stalled vCPU holds up little (tuning.hpp).
 std::uint64_t direct_chunk(const DirectTables& t, int threads);
 
+/// The walk's blocks [begin, end) (run_direct and run_direct_pairs for tables without groups; direct_walk.cpp).
+void run_walk(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
+              std::uint64_t end, bool pairs);
+
 /// Units [begin, end) of the permutation; `in` and `out` aligned to the element size only.
 void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
                 std::uint64_t end);
@@ -156,10 +197,10 @@ void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* o
 bool make_direct_pairs(const Bmmc& bmmc, DirectTables& t);
 
 /// Units [begin, end) of the permutation in place on `data` (t.pairs set; aligned to the element size only):
-/// a unit whose partner index is smaller is left to the partner; a unit loads its own and its partner's input
-/// before it stores either output, so every element is read before it is written and the units that run own
-/// disjoint elements: calls on disjoint ranges may run at once. The same loads, network and stores as
-/// run_direct, plus the walk's copy of a partner block through a 2 KiB buffer.
+/// a unit whose partner index is smaller is left to the partner; a group loads its own and its partner's input
+/// before it stores either output, a walk block exchanges each of its outputs with its source (which runs the
+/// partner block too), so every element is read before it is written and the units that run own disjoint
+/// elements: calls on disjoint ranges may run at once. The same loads, networks and stores as run_direct.
 void run_direct_pairs(const DirectTables& t, unsigned char* data, std::uint64_t begin, std::uint64_t end);
 
 /// The array size up to which the executor runs these tables' loop instead of the tile loop (one-pass plans

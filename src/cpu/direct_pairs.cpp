@@ -9,7 +9,7 @@
 // keeps the tile loop. A walk block's U = S = the line bits ⊕ A·(the line bits), A-invariant for every
 // involution. Which unit holds an element is a linear function of the element (its coordinates on the unit
 // origins' basis), so the partner's Gray index is affine in the unit's: evaluated at 0 and at each unit
-// vector, it is stored as columns, and so are the partner's origins, which the loops walk beside their own.
+// vector, it is stored as columns, and so are a partner group's origins, which the loops walk beside their own.
 #include "direct_blocks.hpp"
 
 #include <algorithm>
@@ -109,10 +109,8 @@ bool walk_pairs(DirectTables& d) {
     return origin_index(d.walk_ycols, s, xor_of_columns(d.walk_xcols, h) ^ d.walk_c);
   });
   if (!partner) return false;
-  DirectPairs p;
+  DirectPairs p;  // the walk exchanges a block's outputs with their sources: the partner's index is enough
   p.h_c = partner->first, p.h_cols = partner->second;
-  compose(d.walk_ycols, BitVec{0}, *partner, p.ycols, p.y_c);
-  compose(d.walk_xcols, d.walk_c, *partner, p.xcols, p.x_c);
   d.pairs = std::move(p);
   return true;
 }

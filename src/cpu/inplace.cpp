@@ -37,8 +37,10 @@ struct TileLoop {
   TileTables tile;
   TileTables staged;
   std::optional<cpu_detail::TransposeTables> transpose;  // the register transposes, where they apply
-  cpu_detail::BlockKernel gather = nullptr;              // else the gather loop (plain stores)
+  cpu_detail::BlockKernel gather = nullptr;              // else the gather loop (plain stores) ...
+  cpu_detail::BlockKernel gather_stream = nullptr;       // ... or streaming stores (arrays in DRAM)
   std::size_t tile_bytes = 0;                            // one tile, rounded up to a cache line
+  int run_bytes = 0;
 };
 
 TileLoop tile_loop(const InvolutionPass& p, const CpuPolicy& policy) {
@@ -51,20 +53,24 @@ TileLoop tile_loop(const InvolutionPass& p, const CpuPolicy& policy) {
   for (std::size_t rho = 0; rho < l.staged.rtab.size(); ++rho) l.staged.rtab[rho] = BitVec{rho} << l.tile.s;
   const int eb = p.tile.elem_bytes;
   l.gather = cpu_detail::gather_block_kernel(eb, eb << l.tile.s, false);  // throws for an unsupported shape
+  l.gather_stream = cpu_detail::gather_block_kernel(eb, eb << l.tile.s, true);
   if (policy.register_transpose != false && cpu_detail::transpose_blocks_supported(eb, policy.avx512))
     l.transpose = cpu_detail::make_transpose_tables(l.tile, eb);
+  l.run_bytes = eb << l.tile.s;
   l.tile_bytes = std::max<std::size_t>(64, ((std::size_t{static_cast<unsigned>(eb)} << (l.tile.s + l.tile.m)) + 63) / 64 * 64);
   return l;
 }
 
 // One block of the tile loop, from `in` to `out` (which may be the same array: a block reads its whole coset
-// into the tile before it writes anything).
+// into the tile before it writes anything). Stream: non-temporal stores, whole lines (the out-of-place rule:
+// the block's lines were read into the cache, and a streaming store of a whole line writes it back without
+// keeping it, as out of place; runs shorter than a line keep plain stores).
 void run_block(const TileLoop& l, const TileTables& t, const unsigned char* in, unsigned char* out, std::uint64_t b,
-               unsigned char* tile) {
+               unsigned char* tile, bool stream) {
   if (l.transpose)
-    cpu_detail::run_blocks_transpose(t, *l.transpose, false, in, out, b, b + 1, tile);
+    cpu_detail::run_blocks_transpose(t, *l.transpose, stream && l.run_bytes >= 64, in, out, b, b + 1, tile);
   else
-    l.gather(t, in, out, b, b + 1, tile);
+    (stream ? l.gather_stream : l.gather)(t, in, out, b, b + 1, tile);
 }
 
 // This thread's scratch (the tile and the staged coset), kept between calls and grown when a pass needs more.
@@ -93,6 +99,8 @@ void run_involution(const InvolutionPass& p, const TileLoop& l, void* data, int 
   const std::size_t eb = static_cast<std::size_t>(p.tile.elem_bytes);
   const std::size_t run_bytes = eb << t.s;
   const std::uint64_t rows = std::uint64_t{1} << t.m;
+  const bool stream = array_bytes(p.n(), p.tile.elem_bytes) >= cpu_tuning::kInPlaceStreamingBytes &&
+                      reinterpret_cast<std::uintptr_t>(data) % 64 == 0;
   // Whether block b runs (it owns its pair, its mask matches, its coset moves), and its origins.
   struct Owned {
     BlockOrigin o, po;
@@ -136,16 +144,16 @@ void run_involution(const InvolutionPass& p, const TileLoop& l, void* data, int 
       if (!w.pair) {
         if (has_next && next.pair)
           for (std::uint64_t rho = 0; rho < rows; ++rho) prefetch_row(next.po.x0, rho);
-        run_block(l, *own, a, a, b, tile);
+        run_block(l, *own, a, a, b, tile, stream);
       } else {
         for (std::uint64_t rho = 0; rho < rows; ++rho) {
           std::memcpy(staged_coset + rho * run_bytes, a + (w.po.x0 ^ t.rtab[rho]) * eb, run_bytes);
           if (has_next && next.pair) prefetch_row(next.po.x0, rho);
         }
-        run_block(l, *own, a, a, b, tile);
+        run_block(l, *own, a, a, b, tile, stream);
         if (!staged) staged.emplace(l.staged);
         staged->complement = w.po.z;
-        run_block(l, *staged, staged_coset, a, 0, tile);
+        run_block(l, *staged, staged_coset, a, 0, tile, stream);
       }
       b = nb;
       w = next;
