@@ -51,9 +51,9 @@ __attribute__((always_inline)) inline void walk_block(const DirectTables& t, con
   }
 }
 
-// Blocks [begin, end) of the walk in Gray-code order of the block index. Pairs (in place, out == in): a block
-// whose partner has the smaller Gray index is the partner's to run; else the block exchanges its outputs with
-// their sources (walk_block's Swap), which runs both.
+// Blocks [begin, end) of the walk in Gray-code order of the block index. Pairs (in place, out == in): the block
+// of a pair that owns it (owns_pair) exchanges its outputs with their sources (walk_block's Swap), which runs
+// both; the other is skipped.
 template <int B, bool Pairs>
 void walk(const DirectTables& t, const unsigned char* in_raw, unsigned char* out_raw, std::uint64_t begin,
           std::uint64_t end) {
@@ -73,7 +73,7 @@ void walk(const DirectTables& t, const unsigned char* in_raw, unsigned char* out
       if constexpr (Pairs) h ^= BitVec{1} << i, ph ^= t.pairs->h_cols[i];
     }
     if constexpr (Pairs) {
-      if (ph >= h) walk_block<B, true>(t, in, out, y0, x0, ph != h);
+      if (owns_pair(h, ph)) walk_block<B, true>(t, in, out, y0, x0, ph != h);
     } else {
       walk_block<B, false>(t, in, out, y0, x0, false);
     }

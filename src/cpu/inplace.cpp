@@ -221,8 +221,13 @@ void run_naive(const NaiveInvolutionPass& p, void* data, int threads) {
         swap_bytes(reinterpret_cast<unsigned char*>(a + x), reinterpret_cast<unsigned char*>(a + y), B * run);
     }
   };
+  // Equal slices a thread, each at least kDirectMinChunkBytes of the array (as the direct loops: a small array
+  // stays on the caller's thread rather than wake a worker for a few microseconds of swaps).
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, runs)));
-  ThreadPool::shared().run(runs, (runs - 1) / static_cast<std::uint64_t>(threads) + 1, threads, body);
+  const std::uint64_t min_chunk =
+      std::max<std::uint64_t>(1, cpu_tuning::kDirectMinChunkBytes / (std::uint64_t{B} << r));
+  ThreadPool::shared().run(runs, std::max(min_chunk, (runs - 1) / static_cast<std::uint64_t>(threads) + 1), threads,
+                           body);
 }
 
 template <template <int> class F, class... Args>
