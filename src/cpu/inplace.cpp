@@ -169,7 +169,8 @@ void run_involution(const InvolutionPass& p, const TileLoop& l, void* data, int 
 // The direct loop of an involution pass on pairs of units (direct_blocks.hpp), where the out-of-place
 // executor would run a direct loop for this map and array (choose_direct: the policy and the size rule; an
 // explicit tile asks for the tile loop) and the units pair up (make_direct_pairs); else nothing. Not for a
-// masked pass (the mask selects cosets of the tile loop).
+// masked pass (the mask selects cosets of the tile loop). The caller leaves a plan handed in to its tile loop
+// unless policy.direct is true, as the out-of-place executor does.
 std::optional<cpu_detail::DirectTables> direct_pairs(const InvolutionPass& p, const CpuPolicy& policy) {
   if (p.mask_bits != 0 || (policy.direct != true && policy.tile_bits != -1)) return std::nullopt;
   std::optional<cpu_detail::DirectTables> d = cpu_detail::choose_direct(p.bmmc(), p.tile.elem_bytes, policy, true);
@@ -270,13 +271,18 @@ struct CpuInPlacePermuter::Prepared {
   int threads = 1;
 };
 
-CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy) : policy_(policy) {
+CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy)
+    : CpuInPlacePermuter(std::move(plan), policy, false) {}
+
+CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy, bool own_plan)
+    : policy_(policy) {
   check_elem_bytes(plan.elem_bytes);
   require_consistent_plan(plan, "CpuInPlacePermuter");
   auto p = std::make_shared<Prepared>();
   for (const InPlacePass& pass : plan.passes) {
     const auto* t = std::get_if<InvolutionPass>(&pass);
-    std::optional<cpu_detail::DirectTables> direct = t ? direct_pairs(*t, policy) : std::nullopt;
+    std::optional<cpu_detail::DirectTables> direct =
+        t && (own_plan || policy.direct == true) ? direct_pairs(*t, policy) : std::nullopt;
     p->loops.push_back(t && !direct ? std::optional<TileLoop>(tile_loop(*t, policy)) : std::nullopt);
     p->direct.push_back(std::move(direct));
   }
@@ -286,7 +292,8 @@ CpuInPlacePermuter::CpuInPlacePermuter(InPlacePlan plan, const CpuPolicy& policy
 }
 
 CpuInPlacePermuter::CpuInPlacePermuter(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy)
-    : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy, elem_bytes)), policy) {}
+    : CpuInPlacePermuter(make_inplace_plan(bmmc, elem_bytes, cpu_inplace_plan_options(policy, elem_bytes)), policy,
+                         true) {}
 
 const InPlacePlan& CpuInPlacePermuter::plan() const noexcept { return prepared_->plan; }
 

@@ -171,8 +171,8 @@ TEST(CpuDirectPairs, OnlyInvolutionsPair) {
 }
 
 // Where the in-place permuter runs the direct loops: where out of place would (the size rule, or
-// CpuPolicy::direct), never with an explicit tile or a mask (the tile loop on pairs of cosets then), and not
-// above the size rule's limit.
+// CpuPolicy::direct), never with an explicit tile, a mask or a plan handed in (the tile loop on pairs of cosets
+// then) unless CpuPolicy::direct, and not above the size rule's limit.
 TEST(CpuDirectPairs, ChosenWhereOutOfPlaceRunsDirect) {
   const Bmmc f = bit_reverse(14), big = bit_reverse(22);
   const std::string small = CpuInPlacePermuter(f, 4).kernel_name();
@@ -188,12 +188,16 @@ TEST(CpuDirectPairs, ChosenWhereOutOfPlaceRunsDirect) {
   CpuPolicy forced;
   forced.direct = true;
   EXPECT_TRUE(CpuInPlacePermuter(big, 4, forced).kernel_name().starts_with("pairs-direct-"));
-  const CpuInPlacePermuter masked(make_swap_plan(14, {{0, 12}}, 4, cpu_inplace_plan_options({}), BitVec{1} << 13,
-                                                 BitVec{1} << 13));
+  const CpuInPlacePermuter masked(
+      make_swap_plan(14, {{0, 12}}, 4, cpu_inplace_plan_options({}), BitVec{1} << 13, BitVec{1} << 13), forced);
   EXPECT_FALSE(masked.kernel_name().starts_with("pairs-direct-")) << masked.kernel_name();
   CpuPolicy walk;
   walk.register_transpose = false;
   EXPECT_EQ(CpuInPlacePermuter(f, 16, walk).kernel_name(), "pairs-direct-walk");
+  // A plan handed in runs as given (the tile loop) unless CpuPolicy::direct asks for the direct loop.
+  const InPlacePlan plan = make_inplace_plan(f, 4, cpu_inplace_plan_options({}));
+  EXPECT_FALSE(CpuInPlacePermuter(plan).kernel_name().starts_with("pairs-direct-"));
+  EXPECT_TRUE(CpuInPlacePermuter(plan, forced).kernel_name().starts_with("pairs-direct-"));
 }
 
 }  // namespace
