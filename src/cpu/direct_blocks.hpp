@@ -1,5 +1,6 @@
 // Internal to the CPU backend: the direct loops for arrays that fit in cache — one pass from input to
-// output through registers, with no tile.
+// output through registers, with no tile — and the same loops in place on pairs of units for involutions
+// (make_direct_pairs, run_direct_pairs; docs/DESIGN.md §8).
 //
 // Why. The tile loops (transpose_blocks.hpp, executor.cpp) read and write every element twice (input →
 // tile → output) so that a block's input runs and output runs are both whole cache lines; for arrays that
@@ -29,7 +30,8 @@
 //   16-byte elements, for 1- and 2-byte elements without VBMI, for CPUs without AVX2, and for 8-byte maps
 //   that pile a group into one L1 set.
 //
-// Which loop runs, and below which size, is the executor's rule (executor.cpp, docs/DESIGN.md §4.2).
+// Which loop runs, and below which size, is the executor's rule (direct_limit_bytes, choose_direct;
+// docs/DESIGN.md §4.2).
 #pragma once
 
 #include <array>
