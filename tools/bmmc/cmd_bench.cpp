@@ -17,7 +17,6 @@
 #include "bmmc/bench/digit.hpp"
 #include "bmmc/core/digit_spec.hpp"
 #include "bmmc/cpu/executor.hpp"  // CpuPolicy
-#include "bmmc/cpu/inplace.hpp"
 #include "bmmc/dist/dist_plan.hpp"
 #include "bmmc/permute.hpp"
 #include "cli_common.hpp"
@@ -348,9 +347,8 @@ void add_bench(CLI::App& app, Action& run) {
           if (o->cpu_tiled) cpu.direct = false;  // else by the size rule
           if (o->cpu_avx2) cpu.avx512 = false;
           if (!o->json && !o->csv)
-            fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}{}\n", spec, b.n(),
-                       o->elem_bytes, Permuter(b, o->elem_bytes, {.backend = Backend::Cpu, .cpu = cpu}).kernel_name(),
-                       o->in_place ? "; in place: " + CpuInPlacePermuter(b, o->elem_bytes, cpu).kernel_name() : "");
+            fmt::print(stderr, "{} (n = {}, {} B elements) on the CPU, one-pass loop: {}\n", spec, b.n(),
+                       o->elem_bytes, Permuter(b, o->elem_bytes, {.backend = Backend::Cpu, .cpu = cpu}).kernel_name());
           // Verified inside bench_cpu against the reference permutation.
           // --variant filters the CPU rows only by leaving out "naive" when it is not named.
           const bool naive = o->variants.empty() ||
