@@ -265,6 +265,104 @@ def t_cpu_sizes(R):
                      + cpu_table(rows)) + unverified(rows)
 
 
+# In place (cpu/inplace/cpu_inplace.csv, scripts/bench-cpu.sh part "inplace"): time in place ÷ (the out-of-place
+# one-pass time × the passes), both from the same run (gbps: two bytes moved per array byte in both).
+INPLACE_MAPS = [("bit-reverse", "bit-reverse"), ("swap:0,N-1", "swap0"), ("swap:0,N-1,1,N-2", "swap01"),
+                ("swap:N-2,N-1", "swaphi"), ("inv(random-bmmc:3)*bit-reverse*random-bmmc:3", "conj"),
+                ("transpose:N/2", "transpose"), ("random-bmmc:1", "random")]
+INPLACE_GOAL = 1.3
+
+
+def inplace_label(case, n):
+    generic = case.replace(f"{n - 1}", "N-1").replace(f"{n - 2}", "N-2").replace(f"transpose:{n // 2}", "transpose:N/2")
+    return dict(INPLACE_MAPS).get(generic, case)
+
+
+def inplace_ratios(R):
+    """{(bytes, threads, n): {label: (ratio, passes)}} from cpu/inplace/cpu_inplace.csv, or None."""
+    path = os.path.join(R["dir"], "cpu", "inplace", "cpu_inplace.csv")
+    if not os.path.exists(path):
+        return None
+    by = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            key = (int(r["elem_bytes"]), int(r["threads"]), int(r["n"]), r["case"])
+            by.setdefault(key, {})[r["variant"]] = r
+    out = {}
+    for (eb, t, n, case), v in by.items():
+        ip = next((k for k in v if k.startswith("in-place-")), None)
+        if ip is None or "one-pass" not in v:
+            continue
+        passes = int(ip.split("-")[2])
+        if passes == 0 or v[ip]["verified"].lower() != "true" or v["one-pass"]["verified"].lower() != "true":
+            continue
+        ratio = float(v["one-pass"]["gbps"]) / float(v[ip]["gbps"]) / passes
+        out.setdefault((eb, t, n), {})[inplace_label(case, n)] = (ratio, passes)
+    return out or None
+
+
+def inplace_machine(R):
+    path = os.path.join(R["dir"], "cpu", "inplace", "cpu.txt")
+    if not os.path.exists(path):
+        return "CPU not recorded (cpu/inplace/cpu.txt missing)"
+    lines = open(path).read().strip().splitlines()
+    model = next((l.split(":", 1)[1].strip() for l in lines if l.startswith("model name")), "unknown model")
+    cores = next((l.split(":", 1)[1].strip() for l in lines if l.startswith("cores")), "?")
+    return f"{model}, {cores} cores, measured {lines[0]}"
+
+
+def inplace_within(rs):
+    cells = [ratio for v in rs.values() for ratio, _ in v.values()]
+    return sum(c <= INPLACE_GOAL for c in cells), len(cells), statistics.median(cells)
+
+
+def t_cpu_inplace(R):
+    rs = inplace_ratios(R)
+    if not rs:
+        return None
+    ns = sorted({n for _, _, n in rs})
+    legend = ", ".join(f"{label} = `{spec}`" for spec, label in INPLACE_MAPS)
+    out = [f"`cpu/inplace/cpu_inplace.csv` ({inplace_machine(R)}): in place ÷ (out-of-place one pass × passes), "
+           f"both in the same run, 2^n elements; each cell the median over the maps / the slowest map. Maps: "
+           f"{legend} (3 passes; the others are involutions: 1 pass).", "",
+           "| bytes | threads | " + " | ".join(f"n = {n}" for n in ns) + " |",
+           "|---|---|" + "---|" * len(ns)]
+    for eb, t in sorted({(eb, t) for eb, t, _ in rs}):
+        cells = []
+        for n in ns:
+            v = rs.get((eb, t, n))
+            if not v:
+                cells.append("—")
+                continue
+            worst = max(v, key=lambda k: v[k][0])
+            cells.append(f"{statistics.median(r for r, _ in v.values()):.2f} / {v[worst][0]:.2f} {worst}")
+        out.append(f"| {eb} | {t} | " + " | ".join(cells) + " |")
+    within, total, median = inplace_within(rs)
+    over = sorted(((r, eb, t, n, label) for (eb, t, n), v in rs.items() for label, (r, _) in v.items()
+                   if r > INPLACE_GOAL), reverse=True)
+    shown = over[:8]
+    out.append(f"\n{within} of {total} cases within {INPLACE_GOAL}× (median {median:.2f}×)"
+               + (": the slowest " + "; ".join(f"{label} n = {n}, {eb} B, {t} thread{'s' if t > 1 else ''} {r:.2f}×"
+                                              for r, eb, t, n, label in shown) if shown else "")
+               + (f"; {len(over) - len(shown)} more above {INPLACE_GOAL}×" if len(over) > len(shown) else "") + ".")
+    return "\n".join(out)
+
+
+def t_readme_cpu_inplace(R):
+    """README's line on in place on the CPU, from the same CSV as BENCHMARKS.md's cpu-inplace table."""
+    rs = inplace_ratios(R)
+    if not rs:
+        return None
+    within, total, median = inplace_within(rs)
+    ns = sorted({n for _, _, n in rs})
+    ebs = sorted({eb for eb, _, _ in rs})
+    threads = " and ".join(map(str, sorted({t for _, t, _ in rs})))
+    return (f"In place on the CPU (`permute(x, spec, out=x)`, no second array): median {median:.2f}× the "
+            f"out-of-place time per pass, {within} of {total} cases within {INPLACE_GOAL}× (2^{ns[0]}–2^{ns[-1]} "
+            f"elements of {', '.join(map(str, ebs))} bytes, {threads} threads; BENCHMARKS.md, \"In place on the "
+            f"CPU\").")
+
+
 # ---- README ---------------------------------------------------------------------------------------------
 def ms(x):
     return f"{x:.2f} ms" if x < 100 else f"{x:.0f} ms"
@@ -342,6 +440,8 @@ TABLES = {
     "readme-speed": t_readme_speed,
     "gpu-any-shape": t_gpu_any_shape,
     "cpu-any-shape": t_cpu_any_shape,
+    "cpu-inplace": t_cpu_inplace,
+    "readme-cpu-inplace": t_readme_cpu_inplace,
 }
 
 

@@ -8,12 +8,13 @@
 #   cpu_tiles.csv   (part "tiles") one-pass over tiles 2^11..2^16, register transposes and gather loop, for
 #                   random-bmmc:1, bit-reverse, transpose:N/2, random-bpc:1 (no naive rows)
 #   cpu_inplace.csv (part "inplace") in place beside out of place in the same run (--in-place, --variant
-#                   one-pass), 2^20 and 2^24 elements of 4 and 8 bytes, INPLACE_THREADS threads: bit-reverse, two
-#                   random involutions (bit-reverse and a bit swap conjugated by random BMMCs), swap sets of low
-#                   and of high bits, a random BPC, random BMMCs; inplace.md its table
+#                   one-pass; a leading threads column), 2^INPLACE_N elements (14 16 18 20 22 24) of INPLACE_BYTES
+#                   (4 8 16) on INPLACE_THREADS threads (1 2): bit-reverse, swap:0,N-1, swap:0,N-1,1,N-2,
+#                   swap:N-2,N-1, a conjugated bit-reverse, transpose:N/2 (an involution for even N) and
+#                   random-bmmc:1 (3 passes); bench/tables.py's cpu-inplace block is its table
 #   cpu.txt         CPU model, cores, kernel; summary.md  the tables as Markdown
 # Knobs: REPS (20), N (26), COUNT (10), SIZE_REPS (7), THREADS (0 = all cores), PARTS ("named random sizes";
-# add "tiles" for the sweep, "inplace" for in place), INPLACE_REPS (15), INPLACE_THREADS (2). ~6 min on the 2-core CI VM (the naive scatter loop takes most of it).
+# add "tiles" for the sweep, "inplace" for in place), INPLACE_REPS (9), INPLACE_THREADS, INPLACE_BYTES, INPLACE_N. ~6 min on the 2-core CI VM (the naive scatter loop takes most of it).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BMMC="${BMMC:-$HERE/../build/bin/bmmc}"
@@ -62,31 +63,20 @@ if has random; then
   run "$OUT/cpu_random.csv" "${specs[@]}"
 fi
 if has inplace; then
-  : >"$OUT/cpu_inplace.csv"
-  for b in 4 8; do
-    for n in 20 24; do
-      "$BMMC" bench --backend cpu --n "$n" -b "$b" --reps "${INPLACE_REPS:-15}" --threads "${INPLACE_THREADS:-2}" --csv \
-        --variant one-pass --in-place --spec bit-reverse --spec "inv(random-bmmc:3)*bit-reverse*random-bmmc:3" \
-        --spec "inv(random-bmmc:5)*swap:0,$((n - 1))*random-bmmc:5" --spec "swap:0,$((n - 1)),1,$((n - 2))" \
-        --spec "swap:$((n - 2)),$((n - 1))" --spec random-bpc:1 --spec random-bmmc:1 --spec random-bmmc:2 |
-        { if [ -s "$OUT/cpu_inplace.csv" ]; then tail -n +2; else cat; fi; } >>"$OUT/cpu_inplace.csv"
+  # One row per (threads, variant): `bmmc bench --csv` with a leading threads column; bench/tables.py
+  # (cpu-inplace) makes the table of BENCHMARKS.md from it.
+  echo "threads,$("$BMMC" bench --backend cpu --n 10 --reps 1 --csv --variant one-pass | head -1)" >"$OUT/cpu_inplace.csv"
+  for t in ${INPLACE_THREADS:-1 2}; do
+    for b in ${INPLACE_BYTES:-4 8 16}; do
+      for n in ${INPLACE_N:-14 16 18 20 22 24}; do
+        specs=(--spec bit-reverse --spec "swap:0,$((n - 1))" --spec "swap:0,$((n - 1)),1,$((n - 2))"
+               --spec "swap:$((n - 2)),$((n - 1))" --spec "inv(random-bmmc:3)*bit-reverse*random-bmmc:3"
+               --spec "transpose:$((n / 2))" --spec random-bmmc:1)
+        "$BMMC" bench --backend cpu --n "$n" -b "$b" --reps "${INPLACE_REPS:-9}" --threads "$t" --csv \
+          --variant one-pass --in-place "${specs[@]}" | tail -n +2 | sed "s/^/$t,/" >>"$OUT/cpu_inplace.csv"
+      done
     done
   done
-  python3 - "$OUT/cpu_inplace.csv" <<'PY' | tee "$OUT/inplace.md"
-import csv, sys
-by = {}
-for r in csv.DictReader(open(sys.argv[1])):
-    by.setdefault((r["case"], r["n"], r["elem_bytes"]), {})[r["variant"]] = r
-print("| case | n | bytes | memcpy ms | one-pass ms | loop | in place ms | passes | in place / (one-pass × passes) |")
-print("|---|---|---|---|---|---|---|---|---|")
-for (case, n, eb), v in by.items():
-    ip = next(k for k in v if k.startswith("in-place-"))
-    passes = int(ip.split("-")[2])
-    one, inp = float(v["one-pass"]["median_ms"]), float(v[ip]["median_ms"])
-    loop = "direct" if "one-pass-tiled" in v else "tile"
-    ratio = f"{inp / (one * passes):.2f}" if passes else "–"
-    print(f'| {case} | {n} | {eb} | {float(v["memcpy"]["median_ms"]):.3f} | {one:.3f} | {loop} | {inp:.3f} | {passes} | {ratio} |')
-PY
 fi
 if has sizes; then
   : >"$OUT/cpu_sizes.csv"

@@ -1,5 +1,6 @@
 // The direct loops (see direct_blocks.hpp): blend and lane-permuting register-transpose groups straight from
-// input to output, and the line-blocked walk; their probe for benchmarks. Kernels are templated on the
+// input to output, or in place on pairs of groups (the walk: direct_walk.cpp; the groups' probe for
+// benchmarks: direct_probe.cpp). Kernels are templated on the
 // element size and on which lane permutations are needed, so that a bit-reverse group is 16 half-vector
 // loads, 16 unpacks and 8 stores with nothing else in the loop. The tables and the choice between the loops
 // are built in direct_tables.cpp, the blend tables in blend_tables.cpp.
@@ -23,76 +24,75 @@ namespace bmmc::cpu_detail {
 
 namespace {
 
-template <int B>
-struct Elem {
-  unsigned char b[B];
-};
+#if BMMC_CPU_DIRECT_AVX2
 
-template <int B>
-void walk(const DirectTables& t, const unsigned char* in_raw, unsigned char* out_raw, std::uint64_t begin,
-          std::uint64_t end) {
-  using E = Elem<B>;
-  constexpr int kLine = walk_line_bits(B);
-  const auto* in = reinterpret_cast<const E*>(in_raw);
-  auto* out = reinterpret_cast<E*>(out_raw);
-  const std::uint32_t* xlo = t.walk_in.data();   // A⁻¹·j for the 2^L output offsets j of a line
-  const std::uint32_t* yhi = t.walk_out.data();  // the block's line offsets (output) ...
-  const std::uint32_t* xhi = t.walk_in.data();   // ... and their sources (the same table, every 2^L-th entry)
-  const std::size_t lines = t.walk_out.size() >> kLine;
-  // Coset (y0, x0 = A⁻¹·(y0 ⊕ c)) of block index `begin` in Gray-code order, then one column per step.
-  const std::uint64_t gray = begin ^ (begin >> 1);
-  BitVec y0 = 0, x0 = t.walk_c;
-  for (std::size_t i = 0; i < t.walk_ycols.size(); ++i)
-    if ((gray >> i) & 1) y0 ^= t.walk_ycols[i], x0 ^= t.walk_xcols[i];
-  for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) {
-      const int i = __builtin_ctzll(g);
-      y0 ^= t.walk_ycols[i], x0 ^= t.walk_xcols[i];
-    }
-    if (t.n < kLine) {  // fewer elements than a line: one block, element by element
-      for (std::size_t j = 0; j < t.walk_out.size(); ++j) out[y0 ^ yhi[j]] = in[x0 ^ xhi[j]];
-      continue;
-    }
-    for (std::size_t h = 0; h < lines; ++h) {
-      E* dst = out + (y0 ^ yhi[h << kLine]);  // a whole line: the low output bits are the table's first L
-      const BitVec src = x0 ^ xhi[h << kLine];
-#pragma GCC unroll 32
-      for (int j = 0; j < (1 << kLine); ++j) dst[j] = in[src ^ xlo[j]];
-    }
+// Every group loop below runs the groups it owns (walk.owns(): always without Pairs) as: the group's loads and
+// network into registers, then its stores; a group with a partner (walk.paired(); out == in) also loads the
+// partner's input — this group's output, still unwritten — and runs its network before either is stored
+// (pair_avx2 and its like).
+template <int EB>
+using Word = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
+
+// One group of the lane-permuting AVX2 loop: loads, lane permutations, exchanges into r, ready to store.
+template <int EB, int Swaps, bool Pre, bool Post>
+__attribute__((target("avx2"), always_inline)) inline void group_avx2(const Word<EB>* in, std::uint32_t a,
+                                                                      [[maybe_unused]] std::uint32_t mu,
+                                                                      const std::uint32_t* kpos, const __m256i* pre,
+                                                                      const __m256i* post, __m256i* r) {
+  constexpr int W = EB == 4 ? 3 : 2, V = 1 << W;
+  constexpr int Scale = EB / 4;  // 32-bit lanes per element
+#pragma GCC unroll 8
+  for (int k = 0; k < V; ++k) {
+    r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+    if constexpr (Pre) r[k] = _mm256_permutevar8x32_epi32(r[k], pre[k]);
+  }
+  if constexpr (EB == 4 && Swaps == 3) {
+    transpose8(r);
+  } else {
+    if constexpr (Swaps >= 1) swap_halves<V>(r);
+    if constexpr (Swaps >= 2) swap_quads<V>(r);
+  }
+  if constexpr (Post) {
+    const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
+#pragma GCC unroll 8
+    for (int l = 0; l < V; ++l) r[l] = _mm256_permutevar8x32_epi32(r[l], _mm256_xor_si256(post[l], m));
   }
 }
 
-#if BMMC_CPU_DIRECT_AVX2
+// The stores of an AVX2 group (lane-permuting or blend): register l to output vector vec ⊕ qvec[l].
+template <int EB>
+__attribute__((target("avx2"), always_inline)) inline void store_avx2(Word<EB>* out, std::uint32_t vec,
+                                                                      const std::uint32_t* qvec, const __m256i* r) {
+  constexpr int W = EB == 4 ? 3 : 2, V = 1 << W;
+#pragma GCC unroll 8
+  for (int l = 0; l < V; ++l)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ qvec[l]} << W)), r[l]);
+}
 
-// The group representatives of the transposing loops in Gray-code order of the group index: group g's input
-// offset a, output vector vec and lane XOR mu (nat_c is 0 for the lane-permuting groups), one column XOR per
-// step. GrayGroups(d, begin) stands on group `begin`; step(g) moves to g from g - 1.
-template <bool Mu>
-struct GrayGroups {
-  const DirectTables& d;
-  std::uint32_t a, vec, mu;
-  GrayGroups(const DirectTables& t, std::uint64_t begin) : d(t) {
-    const std::uint64_t gray = begin ^ (begin >> 1);
-    a = xor_of_columns(d.nat_cols, gray) ^ d.nat_c;
-    vec = xor_of_columns(d.vec_cols, gray) ^ d.vec_c;
-    mu = xor_of_columns(d.mu_cols, gray) ^ d.mu_c;
-  }
-  void step(std::uint64_t g) {
-    const int i = __builtin_ctzll(g);
-    a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
-    if constexpr (Mu) mu ^= d.mu_cols[i];
-  }
-};
+// A group and its partner (in place): both loaded and through the network before either is stored. Out of
+// line, so that the registers of the loop's usual path (one group) are not allocated around two groups (a
+// group that is its own partner ran 1.5x slower in place than out of place with the pair inline).
+template <int EB, int Swaps, bool Pre, bool Post>
+__attribute__((target("avx2"), noinline)) void pair_avx2(Word<EB>* data, const std::uint32_t* kpos,
+                                                         const std::uint32_t* qvec, const __m256i* pre,
+                                                         const __m256i* post, std::uint32_t a, std::uint32_t mu,
+                                                         std::uint32_t vec, std::uint32_t pa, std::uint32_t pmu,
+                                                         std::uint32_t pvec) {
+  constexpr int V = EB == 4 ? 8 : 4;
+  __m256i r[V], q[V];
+  group_avx2<EB, Swaps, Pre, Post>(data, a, mu, kpos, pre, post, r);
+  group_avx2<EB, Swaps, Pre, Post>(data, pa, pmu, kpos, pre, post, q);
+  store_avx2<EB>(data, pvec, qvec, q);
+  store_avx2<EB>(data, vec, qvec, r);
+}
 
 // Groups [begin, end) in Gray-code order of the group index: one column XOR per step.
-template <int EB, int Swaps, bool Pre, bool Post>
+template <int EB, int Swaps, bool Pre, bool Post, bool Pairs>
 __attribute__((target("avx2"))) void groups_avx2(const DirectTables& d, const unsigned char* in_raw,
                                                  unsigned char* out_raw, std::uint64_t begin, std::uint64_t end) {
   constexpr int W = EB == 4 ? 3 : 2, V = 1 << W;
-  constexpr int Scale = EB / 4;  // 32-bit lanes per element
-  using E = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
-  const auto* in = reinterpret_cast<const E*>(in_raw);
-  auto* out = reinterpret_cast<E*>(out_raw);
+  const auto* in = reinterpret_cast<const Word<EB>*>(in_raw);
+  auto* out = reinterpret_cast<Word<EB>*>(out_raw);
   const TransposeTables& x = *d.groups;
   __m256i pre[V], post[V];
   std::uint32_t kpos[V], qvec[V];
@@ -100,29 +100,18 @@ __attribute__((target("avx2"))) void groups_avx2(const DirectTables& d, const un
     pre[v] = lane_index<EB>(x.pre[v]), post[v] = lane_index<EB>(x.post[v]);
     kpos[v] = x.kpos[v], qvec[v] = x.qvec[v];
   }
-  GrayGroups<Post> walk(d, begin);
+  GroupWalk<Post, Pairs> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
-    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
+    if (!walk.owns()) continue;
+    if (walk.paired()) {
+      pair_avx2<EB, Swaps, Pre, Post>(out, kpos, qvec, pre, post, walk.a, walk.mu, walk.vec, walk.pa, walk.pmu,
+                                      walk.pvec);
+      continue;
+    }
     __m256i r[V];
-#pragma GCC unroll 8
-    for (int k = 0; k < V; ++k) {
-      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
-      if constexpr (Pre) r[k] = _mm256_permutevar8x32_epi32(r[k], pre[k]);
-    }
-    if constexpr (EB == 4 && Swaps == 3) {
-      transpose8(r);
-    } else {
-      if constexpr (Swaps >= 1) swap_halves<V>(r);
-      if constexpr (Swaps >= 2) swap_quads<V>(r);
-    }
-    [[maybe_unused]] const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
-#pragma GCC unroll 8
-    for (int l = 0; l < V; ++l) {
-      __m256i v = r[l];
-      if constexpr (Post) v = _mm256_permutevar8x32_epi32(v, _mm256_xor_si256(post[l], m));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ qvec[l]} << W)), v);
-    }
+    group_avx2<EB, Swaps, Pre, Post>(in, walk.a, walk.mu, kpos, pre, post, r);
+    store_avx2<EB>(out, walk.vec, qvec, r);
   }
 }
 
@@ -184,14 +173,82 @@ __attribute__((target("avx2"), always_inline)) inline void transpose8_after_halv
   r[6] = _mm256_unpacklo_epi64(t5, t7), r[7] = _mm256_unpackhi_epi64(t5, t7);
 }
 
-// Groups [begin, end) of the blend transposes (DirectTables::blend), Gray-code order.
+// One group of the blend transposes into r, ready to store: loads (lane XOR E·k ⊕ μ per register with Pre; the
+// half exchange by the loads with LoadSwap), the U_b stages, the transpose, the U_a stages.
 template <int EB, bool LoadSwap, bool Pre, bool Mu>
+__attribute__((target("avx2"), always_inline)) inline void group_blend(const DirectTables& d, const Word<EB>* in,
+                                                                       std::uint32_t a,
+                                                                       [[maybe_unused]] std::uint32_t mu,
+                                                                       const std::uint32_t* kpos, const __m256i* pre,
+                                                                       const std::uint32_t* ub,
+                                                                       const std::uint32_t* ua, __m256i* r) {
+  constexpr int W = EB == 4 ? 3 : 2, V = 1 << W, H = V / 2;
+  constexpr int Scale = EB / 4;  // 32-bit lanes per element
+  if constexpr (Pre) {  // lane XOR E·k ⊕ μ per register (vpermd), then as below without the load swap
+    const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
+#pragma GCC unroll 8
+    for (int k = 0; k < V; ++k) {
+      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+      // Without μ only the registers with E·k ≠ 0 move (a branch that is the same for every group).
+      if (Mu || d.pre_xor[k] != 0) r[k] = _mm256_permutevar8x32_epi32(r[k], _mm256_xor_si256(pre[k], m));
+    }
+    stages<EB>(r, ub);
+    if constexpr (EB == 4) {
+      transpose8(r);
+    } else {
+      swap_halves<V>(r);
+      swap_quads<V>(r);
+    }
+  } else if constexpr (LoadSwap) {
+#pragma GCC unroll 4
+    for (int k = 0; k < H; ++k) {
+      const auto* lo = reinterpret_cast<const __m128i*>(in + (a ^ kpos[k]));
+      const auto* hi = reinterpret_cast<const __m128i*>(in + (a ^ kpos[k + H]));
+      r[k] = _mm256_loadu2_m128i(hi, lo);
+      r[k + H] = _mm256_loadu2_m128i(hi + 1, lo + 1);
+    }
+    stages<EB>(r, ub);
+    if constexpr (EB == 4)
+      transpose8_after_halves(r);
+    else
+      swap_quads<V>(r);
+  } else {
+#pragma GCC unroll 8
+    for (int k = 0; k < V; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+    stages<EB>(r, ub);
+    if constexpr (EB == 4) {
+      transpose8(r);
+    } else {
+      swap_halves<V>(r);
+      swap_quads<V>(r);
+    }
+  }
+  stages<EB>(r, ua);
+}
+
+// A blend group and its partner (in place), out of line as pair_avx2.
+template <int EB, bool LoadSwap, bool Pre, bool Mu>
+__attribute__((target("avx2"), noinline)) void pair_blend(const DirectTables& d, Word<EB>* data,
+                                                          const std::uint32_t* kpos, const std::uint32_t* qvec,
+                                                          const __m256i* pre, const std::uint32_t* ub,
+                                                          const std::uint32_t* ua, std::uint32_t a, std::uint32_t mu,
+                                                          std::uint32_t vec, std::uint32_t pa, std::uint32_t pmu,
+                                                          std::uint32_t pvec) {
+  constexpr int V = EB == 4 ? 8 : 4;
+  __m256i r[V], q[V];
+  group_blend<EB, LoadSwap, Pre, Mu>(d, data, a, mu, kpos, pre, ub, ua, r);
+  group_blend<EB, LoadSwap, Pre, Mu>(d, data, pa, pmu, kpos, pre, ub, ua, q);
+  store_avx2<EB>(data, pvec, qvec, q);
+  store_avx2<EB>(data, vec, qvec, r);
+}
+
+// Groups [begin, end) of the blend transposes (DirectTables::blend), Gray-code order.
+template <int EB, bool LoadSwap, bool Pre, bool Mu, bool Pairs>
 __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const unsigned char* in_raw,
                                                   unsigned char* out_raw, std::uint64_t begin, std::uint64_t end) {
-  constexpr int W = EB == 4 ? 3 : 2, V = 1 << W, H = V / 2;
-  using E = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
-  const auto* in = reinterpret_cast<const E*>(in_raw);
-  auto* out = reinterpret_cast<E*>(out_raw);
+  constexpr int W = EB == 4 ? 3 : 2, V = 1 << W;
+  const auto* in = reinterpret_cast<const Word<EB>*>(in_raw);
+  auto* out = reinterpret_cast<Word<EB>*>(out_raw);
   constexpr int Scale = EB / 4;  // 32-bit lanes per element
   std::uint32_t kpos[V], qvec[V], ub[W], ua[W];
   __m256i pre[V];
@@ -201,54 +258,18 @@ __attribute__((target("avx2"))) void groups_blend(const DirectTables& d, const u
     pre[v] = _mm256_xor_si256(iota, _mm256_set1_epi32(static_cast<int>(d.pre_xor[v] * Scale)));
   }
   for (int q = 0; q < W; ++q) ub[q] = d.ub[q], ua[q] = d.ua[q];
-  GrayGroups<Mu> walk(d, begin);
+  GroupWalk<Mu, Pairs> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
-    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
-    __m256i r[V];
-    if constexpr (Pre) {  // lane XOR E·k ⊕ μ per register (vpermd), then as below without the load swap
-      const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
-#pragma GCC unroll 8
-      for (int k = 0; k < V; ++k) {
-        r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
-        // Without μ only the registers with E·k ≠ 0 move (a branch that is the same for every group).
-        if (Mu || d.pre_xor[k] != 0) r[k] = _mm256_permutevar8x32_epi32(r[k], _mm256_xor_si256(pre[k], m));
-      }
-      stages<EB>(r, ub);
-      if constexpr (EB == 4) {
-        transpose8(r);
-      } else {
-        swap_halves<V>(r);
-        swap_quads<V>(r);
-      }
-    } else if constexpr (LoadSwap) {
-#pragma GCC unroll 4
-      for (int k = 0; k < H; ++k) {
-        const auto* lo = reinterpret_cast<const __m128i*>(in + (a ^ kpos[k]));
-        const auto* hi = reinterpret_cast<const __m128i*>(in + (a ^ kpos[k + H]));
-        r[k] = _mm256_loadu2_m128i(hi, lo);
-        r[k + H] = _mm256_loadu2_m128i(hi + 1, lo + 1);
-      }
-      stages<EB>(r, ub);
-      if constexpr (EB == 4)
-        transpose8_after_halves(r);
-      else
-        swap_quads<V>(r);
-    } else {
-#pragma GCC unroll 8
-      for (int k = 0; k < V; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
-      stages<EB>(r, ub);
-      if constexpr (EB == 4) {
-        transpose8(r);
-      } else {
-        swap_halves<V>(r);
-        swap_quads<V>(r);
-      }
+    if (!walk.owns()) continue;
+    if (walk.paired()) {
+      pair_blend<EB, LoadSwap, Pre, Mu>(d, out, kpos, qvec, pre, ub, ua, walk.a, walk.mu, walk.vec, walk.pa,
+                                        walk.pmu, walk.pvec);
+      continue;
     }
-    stages<EB>(r, ua);
-#pragma GCC unroll 8
-    for (int s = 0; s < V; ++s)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{vec ^ qvec[s]} << W)), r[s]);
+    __m256i r[V];
+    group_blend<EB, LoadSwap, Pre, Mu>(d, in, walk.a, walk.mu, kpos, pre, ub, ua, r);
+    store_avx2<EB>(out, walk.vec, qvec, r);
   }
 }
 
@@ -257,20 +278,66 @@ using GroupLoop = void (*)(const DirectTables&, const unsigned char*, unsigned c
 // GCC 12's vpermb and vpermd (512-bit) intrinsics pass an undefined vector as its unused mask source and then warns about it.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+template <int EB>
+using Byte = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
+
+// One group of the 1- and 2-byte loops (vbmi_network.hpp) into r, ready to store.
+template <int EB, int VB, int Swaps, bool Pre, bool Post, class Vec, class Ix>
+BMMC_VBMI __attribute__((always_inline)) inline void group_vbmi(const TransposeTables& x, const Ix& ix,
+                                                                const Byte<EB>* in, std::uint32_t a,
+                                                                [[maybe_unused]] std::uint32_t mu, Vec* r) {
+  constexpr int W = std::countr_zero(static_cast<unsigned>(VB / EB)), V = 1 << W;
+  // The lane permutations ride on the first and last exchanges where there are two of them (one for post).
+  constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;
+#pragma GCC unroll 32
+  for (int k = 0; k < V; ++k) {
+    loadu(r[k], in + (a ^ x.kpos[k]));
+    if constexpr (Pre && !FoldPre) r[k] = permute(load_index(ix.pre[k]), r[k]);
+  }
+  Vec mlast, m;
+  splat(mlast, static_cast<char>(FoldPost ? last_mu_index(W, Swaps, mu, VB, EB) : 0));
+  splat(m, static_cast<char>(mu * EB));
+  exchange_lane_bits<W, Swaps, FoldPre, FoldPost>(r, ix, mlast);
+  if constexpr (Post && !FoldPost) {
+#pragma GCC unroll 32
+    for (int l = 0; l < V; ++l) r[l] = permute(vxor(load_index(ix.post[l]), m), r[l]);
+  }
+}
+
+template <int EB, int VB, class Vec>
+BMMC_VBMI __attribute__((always_inline)) inline void store_vbmi(const TransposeTables& x, Byte<EB>* out,
+                                                                std::uint32_t vec, const Vec* r) {
+  constexpr int W = std::countr_zero(static_cast<unsigned>(VB / EB)), V = 1 << W;
+#pragma GCC unroll 32
+  for (int l = 0; l < V; ++l) storeu(out + (std::size_t{vec ^ x.qvec[l]} << W), r[l]);
+}
+
+// A byte group and its partner (in place), out of line as pair_avx2.
+template <int EB, int VB, int Swaps, bool Pre, bool Post, class Ix>
+BMMC_VBMI __attribute__((noinline)) void pair_vbmi(const TransposeTables& x, const Ix& ix, Byte<EB>* data,
+                                                   std::uint32_t a, std::uint32_t mu, std::uint32_t vec,
+                                                   std::uint32_t pa, std::uint32_t pmu, std::uint32_t pvec) {
+  using Vec = typename ByteVector<VB>::type;
+  constexpr int V = 1 << std::countr_zero(static_cast<unsigned>(VB / EB));
+  Vec r[V], q[V];
+  group_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, data, a, mu, r);
+  group_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, data, pa, pmu, q);
+  store_vbmi<EB, VB>(x, data, pvec, q);
+  store_vbmi<EB, VB>(x, data, vec, r);
+}
 
 // 1- and 2-byte groups (AVX-512 VBMI, vbmi_network.hpp): groups_avx2 with 32 or 16 lanes per 32-byte vector
 // (VB = 32), or 2-byte elements with 32 lanes per 64-byte vector (VB = 64: whole lines), byte permutes for the
 // lane permutations and the exchanges. [begin, end) in Gray-code order of the group index.
-template <int EB, int VB, int Swaps, bool Pre, bool Post>
+template <int EB, int VB, int Swaps, bool Pre, bool Post, bool Pairs>
 BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
                            std::uint64_t begin, std::uint64_t end) {
   using Vec = typename ByteVector<VB>::type;
-  using E = std::conditional_t<EB == 1, std::uint8_t, std::uint16_t>;
   constexpr int W = std::countr_zero(static_cast<unsigned>(VB / EB)), V = 1 << W;
-  // The lane permutations ride on the first and last exchanges where there are two of them (one for post).
-  constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;
-  const auto* in = reinterpret_cast<const E*>(in_raw);
-  auto* out = reinterpret_cast<E*>(out_raw);
+  const auto* in = reinterpret_cast<const Byte<EB>*>(in_raw);
+  auto* out = reinterpret_cast<Byte<EB>*>(out_raw);
   const TransposeTables& x = *d.groups;
   const auto& ix = [&x]() -> const auto& {
     if constexpr (VB == 64)
@@ -278,90 +345,141 @@ BMMC_VBMI void groups_vbmi(const DirectTables& d, const unsigned char* in_raw, u
     else
       return *x.bytes;
   }();
-  GrayGroups<Post> walk(d, begin);
+  GroupWalk<Post, Pairs> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
-    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
+    if (!walk.owns()) continue;
+    if (walk.paired()) {
+      pair_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, out, walk.a, walk.mu, walk.vec, walk.pa, walk.pmu, walk.pvec);
+      continue;
+    }
     Vec r[V];
-#pragma GCC unroll 32
-    for (int k = 0; k < V; ++k) {
-      loadu(r[k], in + (a ^ x.kpos[k]));
-      if constexpr (Pre && !FoldPre) r[k] = permute(load_index(ix.pre[k]), r[k]);
-    }
-    Vec mlast, m;
-    splat(mlast, static_cast<char>(FoldPost ? last_mu_index(W, Swaps, mu, VB, EB) : 0));
-    splat(m, static_cast<char>(mu * EB));
-    exchange_lane_bits<W, Swaps, FoldPre, FoldPost>(r, ix, mlast);
-#pragma GCC unroll 32
-    for (int l = 0; l < V; ++l) {
-      Vec v = r[l];
-      if constexpr (Post && !FoldPost) v = permute(vxor(load_index(ix.post[l]), m), v);
-      storeu(out + (std::size_t{vec ^ x.qvec[l]} << W), v);
-    }
+    group_vbmi<EB, VB, Swaps, Pre, Post>(x, ix, in, walk.a, walk.mu, r);
+    store_vbmi<EB, VB>(x, out, walk.vec, r);
   }
 }
 
-// 4- and 8-byte groups of whole 64-byte lines (AVX-512, avx512_network.hpp): groups_avx2 with 16 (8) lanes
-// per vector and 2^W = 16 (8) vectors a group. [begin, end) in Gray-code order of the group index.
+// One group of the 4- and 8-byte groups of whole lines (avx512_network.hpp) into r, ready to store.
 template <int EB, int Swaps, bool Pre, bool Post>
-BMMC_AVX512 void groups_avx512(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
-                               std::uint64_t begin, std::uint64_t end) {
+BMMC_AVX512 __attribute__((always_inline)) inline void group_avx512(const TransposeTables& x, const WordIndices& ix,
+                                                                    const Word<EB>* in, std::uint32_t a,
+                                                                    [[maybe_unused]] std::uint32_t mu, __m512i* r) {
   constexpr int W = EB == 4 ? 4 : 3, V = 1 << W;
   constexpr int Scale = EB / 4;  // 32-bit words per element
   // The lane permutations ride on the first and last exchanges where there are two of them (one for post).
   constexpr bool FoldPre = Pre && Swaps >= 2, FoldPost = Post && Swaps >= 1;
-  using E = std::conditional_t<EB == 4, std::int32_t, std::int64_t>;
-  const auto* in = reinterpret_cast<const E*>(in_raw);
-  auto* out = reinterpret_cast<E*>(out_raw);
+#pragma GCC unroll 16
+  for (int k = 0; k < V; ++k) {
+    r[k] = _mm512_loadu_si512(in + (a ^ x.kpos[k]));
+    if constexpr (Pre && !FoldPre) r[k] = _mm512_permutexvar_epi32(load_words(ix.pre[k]), r[k]);
+  }
+  [[maybe_unused]] const __m512i mlast =
+      _mm512_set1_epi32(static_cast<int>(FoldPost ? last_mu_index(W, Swaps, mu, 16, Scale) : 0));
+  exchange_lane_bits_512<W, Swaps, FoldPre, FoldPost>(r, ix, mlast);
+  if constexpr (Post && !FoldPost) {
+    const __m512i m = _mm512_set1_epi32(static_cast<int>(mu * Scale));
+#pragma GCC unroll 16
+    for (int l = 0; l < V; ++l) r[l] = _mm512_permutexvar_epi32(_mm512_xor_si512(load_words(ix.post[l]), m), r[l]);
+  }
+}
+
+template <int EB>
+BMMC_AVX512 __attribute__((always_inline)) inline void store_avx512(const TransposeTables& x, Word<EB>* out,
+                                                                    std::uint32_t vec, const __m512i* r) {
+  constexpr int W = EB == 4 ? 4 : 3, V = 1 << W;
+#pragma GCC unroll 16
+  for (int l = 0; l < V; ++l) _mm512_storeu_si512(out + (std::size_t{vec ^ x.qvec[l]} << W), r[l]);
+}
+
+// A group of whole lines and its partner (in place), out of line as pair_avx2.
+template <int EB, int Swaps, bool Pre, bool Post>
+BMMC_AVX512 __attribute__((noinline)) void pair_avx512(const TransposeTables& x, const WordIndices& ix,
+                                                       Word<EB>* data, std::uint32_t a, std::uint32_t mu,
+                                                       std::uint32_t vec, std::uint32_t pa, std::uint32_t pmu,
+                                                       std::uint32_t pvec) {
+  constexpr int V = EB == 4 ? 16 : 8;
+  __m512i r[V], q[V];
+  group_avx512<EB, Swaps, Pre, Post>(x, ix, data, a, mu, r);
+  group_avx512<EB, Swaps, Pre, Post>(x, ix, data, pa, pmu, q);
+  store_avx512<EB>(x, data, pvec, q);
+  store_avx512<EB>(x, data, vec, r);
+}
+
+// 4- and 8-byte groups of whole 64-byte lines (AVX-512, avx512_network.hpp): groups_avx2 with 16 (8) lanes
+// per vector and 2^W = 16 (8) vectors a group. [begin, end) in Gray-code order of the group index.
+template <int EB, int Swaps, bool Pre, bool Post, bool Pairs>
+BMMC_AVX512 void groups_avx512(const DirectTables& d, const unsigned char* in_raw, unsigned char* out_raw,
+                               std::uint64_t begin, std::uint64_t end) {
+  constexpr int V = EB == 4 ? 16 : 8;
+  const auto* in = reinterpret_cast<const Word<EB>*>(in_raw);
+  auto* out = reinterpret_cast<Word<EB>*>(out_raw);
   const TransposeTables& x = *d.groups;
   const WordIndices& ix = *x.words;
-  GrayGroups<Post> walk(d, begin);
+  GroupWalk<Post, Pairs> walk(d, begin);
   for (std::uint64_t g = begin; g < end; ++g) {
     if (g != begin) walk.step(g);
-    [[maybe_unused]] const std::uint32_t a = walk.a, vec = walk.vec, mu = walk.mu;
+    if (!walk.owns()) continue;
+    if (walk.paired()) {
+      pair_avx512<EB, Swaps, Pre, Post>(x, ix, out, walk.a, walk.mu, walk.vec, walk.pa, walk.pmu, walk.pvec);
+      continue;
+    }
     __m512i r[V];
-#pragma GCC unroll 16
-    for (int k = 0; k < V; ++k) {
-      r[k] = _mm512_loadu_si512(in + (a ^ x.kpos[k]));
-      if constexpr (Pre && !FoldPre) r[k] = _mm512_permutexvar_epi32(load_words(ix.pre[k]), r[k]);
-    }
-    [[maybe_unused]] const __m512i mlast =
-        _mm512_set1_epi32(static_cast<int>(FoldPost ? last_mu_index(W, Swaps, mu, 16, Scale) : 0));
-    exchange_lane_bits_512<W, Swaps, FoldPre, FoldPost>(r, ix, mlast);
-    [[maybe_unused]] const __m512i m = _mm512_set1_epi32(static_cast<int>(mu * Scale));
-#pragma GCC unroll 16
-    for (int l = 0; l < V; ++l) {
-      __m512i v = r[l];
-      if constexpr (Post && !FoldPost) v = _mm512_permutexvar_epi32(_mm512_xor_si512(load_words(ix.post[l]), m), v);
-      _mm512_storeu_si512(out + (std::size_t{vec ^ x.qvec[l]} << W), v);
-    }
+    group_avx512<EB, Swaps, Pre, Post>(x, ix, in, walk.a, walk.mu, r);
+    store_avx512<EB>(x, out, walk.vec, r);
   }
 }
 
 #pragma GCC diagnostic pop
 
-// The lane-permuting group loop for (element size, vector bytes, exchanged lane bits, pre, post): AVX2 or
-// AVX-512 for 4/8 bytes, VBMI for 1/2 bytes.
-template <int EB, int VB, int Swaps, bool Pre, bool Post>
+// The lane-permuting group loop for (element size, vector bytes, exchanged lane bits, pre, post, in place): AVX2
+// or AVX-512 for 4/8 bytes, VBMI for 1/2 bytes.
+template <int EB, int VB, int Swaps, bool Pre, bool Post, bool Pairs>
 GroupLoop group_loop() {
   if constexpr (EB >= 4 && VB == 64)
-    return &groups_avx512<EB, Swaps, Pre, Post>;
+    return &groups_avx512<EB, Swaps, Pre, Post, Pairs>;
   else if constexpr (EB >= 4)
-    return &groups_avx2<EB, Swaps, Pre, Post>;
+    return &groups_avx2<EB, Swaps, Pre, Post, Pairs>;
   else
-    return &groups_vbmi<EB, VB, Swaps, Pre, Post>;
+    return &groups_vbmi<EB, VB, Swaps, Pre, Post, Pairs>;
 }
 
-template <int EB, int VB, int Swaps>
+template <int EB, int VB, int Swaps, bool Pairs>
 GroupLoop pick_lanes(bool pre, bool post) {
-  if (pre) return post ? group_loop<EB, VB, Swaps, true, true>() : group_loop<EB, VB, Swaps, true, false>();
-  return post ? group_loop<EB, VB, Swaps, false, true>() : group_loop<EB, VB, Swaps, false, false>();
+  if (pre)
+    return post ? group_loop<EB, VB, Swaps, true, true, Pairs>() : group_loop<EB, VB, Swaps, true, false, Pairs>();
+  return post ? group_loop<EB, VB, Swaps, false, true, Pairs>() : group_loop<EB, VB, Swaps, false, false, Pairs>();
 }
 
-template <int EB, int VB, int... Swaps>
+template <int EB, int VB, bool Pairs, int... Swaps>
 GroupLoop pick_swaps(int swaps, bool pre, bool post, std::integer_sequence<int, Swaps...>) {
   GroupLoop loop = nullptr;
-  ((swaps == Swaps ? (loop = pick_lanes<EB, VB, Swaps>(pre, post), 0) : 0), ...);
+  ((swaps == Swaps ? (loop = pick_lanes<EB, VB, Swaps, Pairs>(pre, post), 0) : 0), ...);
+  return loop;
+}
+
+// The loop of group tables t, in place with Pairs.
+template <bool Pairs>
+GroupLoop pick_group_loop(const DirectTables& t) {
+  if (t.blend) {
+    auto loop = [&]<int EB>() -> GroupLoop {
+      if (t.mu) return &groups_blend<EB, false, true, true, Pairs>;
+      if (t.pre) return &groups_blend<EB, false, true, false, Pairs>;
+      if (t.load_swap) return &groups_blend<EB, true, false, false, Pairs>;
+      return &groups_blend<EB, false, false, false, Pairs>;
+    };
+    return t.elem_bytes == 4 ? loop.template operator()<4>() : loop.template operator()<8>();
+  }
+  const int r = t.groups->swaps;
+  const bool wide = t.groups->vector_bytes == 64;
+  const GroupLoop loop =
+      t.elem_bytes == 2 && wide ? pick_swaps<2, 64, Pairs>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{})
+      : t.elem_bytes == 4 && wide ? pick_swaps<4, 64, Pairs>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
+      : t.elem_bytes == 8 && wide ? pick_swaps<8, 64, Pairs>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
+      : t.elem_bytes == 4 ? pick_swaps<4, 32, Pairs>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
+      : t.elem_bytes == 8 ? pick_swaps<8, 32, Pairs>(r, t.pre, t.post, std::make_integer_sequence<int, 3>{})
+      : t.elem_bytes == 2 ? pick_swaps<2, 32, Pairs>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
+                          : pick_swaps<1, 32, Pairs>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{});
+  if (loop == nullptr) throw std::logic_error("run_direct: no loop for these group tables");
   return loop;
 }
 #endif
@@ -377,107 +495,17 @@ std::uint64_t direct_units(const DirectTables& t) {
 void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
                 std::uint64_t end) {
 #if BMMC_CPU_DIRECT_AVX2
-  if (t.blend) {
-    auto loop = [&]<int EB>() {
-      if (t.mu) return groups_blend<EB, false, true, true>(t, in, out, begin, end);
-      if (t.pre) return groups_blend<EB, false, true, false>(t, in, out, begin, end);
-      if (t.load_swap) return groups_blend<EB, true, false, false>(t, in, out, begin, end);
-      return groups_blend<EB, false, false, false>(t, in, out, begin, end);
-    };
-    return t.elem_bytes == 4 ? loop.template operator()<4>() : loop.template operator()<8>();
-  }
-  if (t.groups) {
-    const int r = t.groups->swaps;
-    const bool wide = t.groups->vector_bytes == 64;
-    const GroupLoop loop =
-        t.elem_bytes == 2 && wide ? pick_swaps<2, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{})
-        : t.elem_bytes == 4 && wide ? pick_swaps<4, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
-        : t.elem_bytes == 8 && wide ? pick_swaps<8, 64>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
-        : t.elem_bytes == 4 ? pick_swaps<4, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 4>{})
-        : t.elem_bytes == 8 ? pick_swaps<8, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 3>{})
-        : t.elem_bytes == 2 ? pick_swaps<2, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 5>{})
-                            : pick_swaps<1, 32>(r, t.pre, t.post, std::make_integer_sequence<int, 6>{});
-    if (loop == nullptr) throw std::logic_error("run_direct: no loop for these group tables");
-    return loop(t, in, out, begin, end);
-  }
+  if (t.blend || t.groups) return pick_group_loop<false>(t)(t, in, out, begin, end);
 #endif
-  switch (t.elem_bytes) {
-    case 1: return walk<1>(t, in, out, begin, end);
-    case 2: return walk<2>(t, in, out, begin, end);
-    case 4: return walk<4>(t, in, out, begin, end);
-    case 8: return walk<8>(t, in, out, begin, end);
-    case 16: return walk<16>(t, in, out, begin, end);
-  }
-  throw std::invalid_argument(fmt::format("run_direct: unsupported element size {}", t.elem_bytes));
+  return run_walk(t, in, out, begin, end, false);
 }
 
+void run_direct_pairs(const DirectTables& t, unsigned char* data, std::uint64_t begin, std::uint64_t end) {
+  if (!t.pairs) throw std::logic_error("run_direct_pairs: the tables have no pairs (make_direct_pairs)");
 #if BMMC_CPU_DIRECT_AVX2
-namespace {
-
-// The probe of a group loop: the group's 2^W input vectors loaded and stored to its 2^W output vectors in
-// the loop's order, with no permute (V vectors of 32 bytes a group; probe_groups_512 below for 64-byte ones,
-// which need AVX-512: as 32-byte halves the probe cost more than the loop it stands for).
-template <int V>
-__attribute__((target("avx2"))) void probe_groups_256(const DirectTables& d, const unsigned char* in,
-                                                      unsigned char* out, std::uint64_t begin, std::uint64_t end) {
-  const TransposeTables& x = *d.groups;
-  const int eb = d.elem_bytes, W = x.lane_bits;
-  GrayGroups<false> walk(d, begin);
-  for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) walk.step(g);
-    __m256i r[V];
-#pragma GCC unroll 32
-    for (int k = 0; k < V; ++k)
-      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + std::size_t{walk.a ^ x.kpos[k]} * eb));
-#pragma GCC unroll 32
-    for (int l = 0; l < V; ++l)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb), r[l]);
-  }
-}
-
-template <int V>
-BMMC_AVX512 void probe_groups_512(const DirectTables& d, const unsigned char* in, unsigned char* out,
-                                  std::uint64_t begin, std::uint64_t end) {
-  const TransposeTables& x = *d.groups;
-  const int eb = d.elem_bytes, W = x.lane_bits;
-  GrayGroups<false> walk(d, begin);
-  for (std::uint64_t g = begin; g < end; ++g) {
-    if (g != begin) walk.step(g);
-    __m512i r[V];
-#pragma GCC unroll 32
-    for (int k = 0; k < V; ++k) r[k] = _mm512_loadu_si512(in + std::size_t{walk.a ^ x.kpos[k]} * eb);
-#pragma GCC unroll 32
-    for (int l = 0; l < V; ++l) _mm512_storeu_si512(out + (std::size_t{walk.vec ^ x.qvec[l]} << W) * eb, r[l]);
-  }
-}
-
-}  // namespace
+  if (t.blend || t.groups) return pick_group_loop<true>(t)(t, data, data, begin, end);
 #endif
-
-bool run_direct_probe(const DirectTables& t, const unsigned char* in, unsigned char* out) {
-#if BMMC_CPU_DIRECT_AVX2
-  if (!t.groups) return false;
-  const std::uint64_t units = direct_units(t);
-  if (t.groups->vector_bytes == 64) {
-    if (!has_avx512()) return false;
-    switch (t.groups->lane_bits) {
-      case 5: return probe_groups_512<32>(t, in, out, 0, units), true;
-      case 4: return probe_groups_512<16>(t, in, out, 0, units), true;
-      case 3: return probe_groups_512<8>(t, in, out, 0, units), true;
-    }
-    return false;
-  }
-  if (!has_avx2()) return false;
-  switch (t.groups->lane_bits) {
-    case 5: return probe_groups_256<32>(t, in, out, 0, units), true;
-    case 4: return probe_groups_256<16>(t, in, out, 0, units), true;
-    case 3: return probe_groups_256<8>(t, in, out, 0, units), true;
-    case 2: return probe_groups_256<4>(t, in, out, 0, units), true;
-  }
-#else
-  (void)t, (void)in, (void)out;
-#endif
-  return false;
+  return run_walk(t, data, data, begin, end, true);
 }
 
 std::string direct_kernel_name(const DirectTables& t) {

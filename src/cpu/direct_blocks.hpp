@@ -1,5 +1,6 @@
 // Internal to the CPU backend: the direct loops for arrays that fit in cache — one pass from input to
-// output through registers, with no tile.
+// output through registers, with no tile — and the same loops in place on pairs of units for involutions
+// (make_direct_pairs, run_direct_pairs; docs/DESIGN.md §8).
 //
 // Why. The tile loops (transpose_blocks.hpp, executor.cpp) read and write every element twice (input →
 // tile → output) so that a block's input runs and output runs are both whole cache lines; for arrays that
@@ -29,16 +30,21 @@
 //   16-byte elements, for 1- and 2-byte elements without VBMI, for CPUs without AVX2, and for 8-byte maps
 //   that pile a group into one L1 set.
 //
-// Which loop runs, and below which size, is the executor's rule (executor.cpp, docs/DESIGN.md §4.2).
+// Which loop runs, and below which size, is the executor's rule (direct_limit_bytes, choose_direct;
+// docs/DESIGN.md §4.2).
 #pragma once
 
 #include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "bmmc/core/bit_matrix.hpp"
 #include "bmmc/core/bmmc.hpp"
+#include "bmmc/cpu/executor.hpp"
 #include "transpose_blocks.hpp"
 
 // The vector loops (AVX2, AVX-512) exist for GCC-compatible compilers on x86-64; elsewhere only the walk.
@@ -49,6 +55,28 @@
 #endif
 
 namespace bmmc::cpu_detail {
+
+/// In place, for an involution f (make_direct_pairs): the partner of unit h — the unit whose input set is h's
+/// output set, which exists because a unit's space is A-invariant — as affine maps of h's Gray index: the
+/// partner's Gray index (one unit of a pair runs both, owns_pair; a unit that is its own partner runs alone)
+/// and, for groups, its state, each as the value at Gray index 0 and one column per Gray bit.
+struct DirectPairs {
+  std::vector<BitVec> h_cols;
+  BitVec h_c = 0;
+  std::vector<std::uint32_t> nat_cols, vec_cols, mu_cols;  // groups: input offset a, output vector, lane XOR μ
+  std::uint32_t nat_c = 0, vec_c = 0, mu_c = 0;
+};
+
+/// Whether unit h runs its pair {h, ph} (ph = its partner's Gray index) in place: exactly one of the two does,
+/// and a unit that is its own partner does. The owner is the unit whose bit at the lowest position where h and
+/// ph differ equals the parity of h & ph, which spreads the owners evenly over any range of indices; "the
+/// smaller index" put every owner of pairs that differ in a high bit into the first half of the array, so two
+/// threads' chunks got all the work and none (2x the out-of-place time, 256 KiB of 16-byte elements).
+constexpr bool owns_pair(BitVec h, BitVec ph) {
+  if (h == ph) return true;
+  const int b = std::countr_zero(h ^ ph);
+  return ((h >> b) & 1) == static_cast<BitVec>(std::popcount(h & ph) & 1);
+}
 
 struct DirectTables {
   int n = 0;
@@ -84,6 +112,46 @@ struct DirectTables {
   std::vector<std::uint32_t> walk_out, walk_in;
   std::vector<BitVec> walk_ycols, walk_xcols;
   BitVec walk_c = 0;              // A⁻¹·c
+  // Set by make_direct_pairs: the loop then runs in place on pairs of units (run_direct_pairs).
+  std::optional<DirectPairs> pairs;
+};
+
+// The group representatives of the transposing loops in Gray-code order of the group index: group g's input
+// offset a, output vector vec and lane XOR mu (nat_c is 0 for the lane-permuting groups), one column XOR per
+// step; with Pairs (in place) also the partner's Gray index ph and state (pa, pvec, pmu). GroupWalk(d, begin)
+// stands on group `begin`; step(g) moves to g from g - 1.
+template <bool Mu, bool Pairs>
+struct GroupWalk {
+  const DirectTables& d;
+  std::uint32_t a, vec, mu;
+  BitVec h = 0, ph = 0;
+  std::uint32_t pa = 0, pvec = 0, pmu = 0;
+  GroupWalk(const DirectTables& t, std::uint64_t begin) : d(t) {
+    h = begin ^ (begin >> 1);
+    a = xor_of_columns(d.nat_cols, h) ^ d.nat_c;
+    vec = xor_of_columns(d.vec_cols, h) ^ d.vec_c;
+    mu = xor_of_columns(d.mu_cols, h) ^ d.mu_c;
+    if constexpr (Pairs) {
+      const DirectPairs& p = *d.pairs;
+      ph = xor_of_columns(p.h_cols, h) ^ p.h_c;
+      pa = xor_of_columns(p.nat_cols, h) ^ p.nat_c;
+      pvec = xor_of_columns(p.vec_cols, h) ^ p.vec_c;
+      pmu = xor_of_columns(p.mu_cols, h) ^ p.mu_c;
+    }
+  }
+  void step(std::uint64_t g) {
+    const int i = __builtin_ctzll(g);
+    a ^= d.nat_cols[i], vec ^= d.vec_cols[i];
+    if constexpr (Mu) mu ^= d.mu_cols[i];
+    if constexpr (Pairs) {
+      const DirectPairs& p = *d.pairs;
+      h ^= BitVec{1} << i, ph ^= p.h_cols[i], pa ^= p.nat_cols[i], pvec ^= p.vec_cols[i];
+      if constexpr (Mu) pmu ^= p.mu_cols[i];
+    }
+  }
+  // Whether this group runs (it owns its pair), and whether with a partner.
+  bool owns() const { return !Pairs || owns_pair(h, ph); }
+  bool paired() const { return Pairs && h != ph; }
 };
 
 /// The walk's block: the output lines' bits plus the images of the input lines' bits, so that a block reads
@@ -96,8 +164,11 @@ constexpr int walk_line_bits(int elem_bytes) {
 /// Tables for out[A·x ⊕ c] = in[x]: with the register transposes when `transposes` and this CPU can run
 /// them for the element size (AVX-512 groups of 64-byte vectors, else AVX2, for 4/8 bytes; AVX-512 VBMI for
 /// 1/2 bytes; else the walk); `avx512` = false leaves out the AVX-512 loops, as on a CPU without them.
+/// `pairs`: tables to run in place (make_direct_pairs), whose groups' X is completed by directions that keep
+/// the group space A-invariant where there are such (the same loops otherwise).
 /// Throws std::invalid_argument for n > 32. Pure apart from the CPU check.
-DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512 = true);
+DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512 = true,
+                                bool pairs = false);
 
 /// The order in which the groups of 64-byte vectors walk their group index: the aligned unit directions e_b
 /// (W ≤ b < n) that move both a group's input vectors (by e_b) and its output vectors (by A·e_b) to other L1
@@ -120,9 +191,43 @@ bool make_blend_tables(const Bmmc& bmmc, int elem_bytes, DirectTables& d);
 /// The units run_direct splits the array into: groups of 2^(2W) elements, or walk blocks.
 std::uint64_t direct_units(const DirectTables& t);
 
+/// The thread pool's chunk of units for `threads` threads: at least kDirectMinChunkBytes of the array (on
+/// small arrays a chunk per group made the pool's shared counter line travel between the cores once per group),
+/// else kChunksPerThread chunks a thread, so a stalled vCPU holds up little (tuning.hpp).
+std::uint64_t direct_chunk(const DirectTables& t, int threads);
+
+/// The walk's blocks [begin, end) (run_direct and run_direct_pairs for tables without groups; direct_walk.cpp).
+void run_walk(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
+              std::uint64_t end, bool pairs);
+
 /// Units [begin, end) of the permutation; `in` and `out` aligned to the element size only.
 void run_direct(const DirectTables& t, const unsigned char* in, unsigned char* out, std::uint64_t begin,
                 std::uint64_t end);
+
+/// For an involution f = `bmmc` whose tables `t` are (make_direct_tables): the partner of every unit into
+/// t.pairs, so that run_direct_pairs runs the loop in place. False (t unchanged) when a unit's output set is
+/// not another unit's input set (a group space that f does not map onto itself: X completed by directions f
+/// moves out of it) or f is not an involution. Pure.
+bool make_direct_pairs(const Bmmc& bmmc, DirectTables& t);
+
+/// Units [begin, end) of the permutation in place on `data` (t.pairs set; aligned to the element size only):
+/// of each pair one unit runs (owns_pair) and the other is skipped; a group loads its own and its partner's input
+/// before it stores either output, a walk block exchanges each of its outputs with its source (which runs the
+/// partner block too), so every element is read before it is written and the units that run own disjoint
+/// elements: calls on disjoint ranges may run at once. The same loads, networks and stores as run_direct.
+void run_direct_pairs(const DirectTables& t, unsigned char* data, std::uint64_t begin, std::uint64_t end);
+
+/// The array size up to which the executor runs these tables' loop instead of the tile loop (one-pass plans
+/// made by the CPU executor; in place, each involution pass): the size rule of docs/DESIGN.md §4.2, whose
+/// limits and measurements are in tuning.hpp.
+std::size_t direct_limit_bytes(const DirectTables& t);
+
+/// The direct loop's tables for out[A·x ⊕ c] = in[x] where the policy and the size rule (direct_limit_bytes) ask
+/// for the direct loop on this array (policy.direct: true always, false never, unset by the rule), else nothing.
+/// policy.tile_bits is the caller's to weigh (an explicit tile asks for the tile loop). `pairs`: as for
+/// make_direct_tables.
+std::optional<DirectTables> choose_direct(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy,
+                                          bool pairs = false);
 
 /// The access pattern of the lane-permuting group loops alone, for benchmarks: every group's input vectors
 /// loaded and stored to its output vectors in the loop's order (so every output line is written once),

@@ -12,8 +12,10 @@
 #include "avx2_transpose.hpp"
 #include "avx512_network.hpp"
 #include "bmmc/core/bit_matrix.hpp"
+#include "bmmc/core/buffers.hpp"
 #include "bmmc/core/subspace.hpp"
 #include "direct_blocks.hpp"
+#include "tuning.hpp"
 #include "vbmi_network.hpp"
 
 namespace bmmc::cpu_detail {
@@ -76,7 +78,30 @@ bool walk_instead(const DirectTables& d) { return d.elem_bytes == 8 && 2 * d.set
 // The lane-permuting groups of K0 = A (groups of 2^W vectors of 2^W lanes) into d: the group tables with
 // their representative tables replaced by Gray-walk columns, the complement's parts, and which lane
 // permutations are needed. False when make_group_tables finds none (d unchanged).
-bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int vector_bytes, DirectTables& d) {
+// For pairs (make_direct_tables' `pairs`): directions that complete the group space U = lanes + A·lanes
+// A-invariantly. Any v with A·v ⊕ v ∈ U keeps it so (A·(U + v) ⊆ U + v), e.g. every vector f fixes; these v
+// form a space Z ⊇ U, found by elimination on the images (A ⊕ I)·e_j modulo U. Unit directions of Z first
+// (whole consecutive vectors for the group), then the rest of Z's basis; aligned (lane bits in U anyway).
+std::vector<std::uint32_t> invariant_directions(const BitMatrix& a, int W) {
+  const int n = a.cols();
+  Subspace u = Subspace::low_bits(n, W);
+  for (int i = 0; i < W; ++i) u.insert(a.col(i));
+  std::vector<std::pair<BitVec, BitVec>> rows;  // (image modulo U, the combination of e_j it is the image of)
+  std::vector<std::uint32_t> units, combos;
+  for (int j = W; j < n; ++j) {
+    BitVec img = u.reduce(a.col(j) ^ (BitVec{1} << j)), comb = BitVec{1} << j;
+    for (const auto& [r, c] : rows)
+      if (img & r & -r) img ^= r, comb ^= c;  // rows are reduced by their predecessors: pivots stay cleared
+    if (img != 0)
+      rows.emplace_back(img, comb);
+    else
+      (std::has_single_bit(comb) ? units : combos).push_back(static_cast<std::uint32_t>(comb));
+  }
+  units.insert(units.end(), combos.begin(), combos.end());
+  return units;
+}
+
+bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int vector_bytes, DirectTables& d, bool pairs) {
   const int n = bmmc.n();
   const int W = std::countr_zero(static_cast<unsigned>(vector_bytes / d.elem_bytes)), V = 1 << W;
   // K0 = A: the group basis is A⁻¹'s columns (K0⁻¹(e_i) = A⁻¹·e_i).
@@ -87,7 +112,9 @@ bool fill_groups(const Bmmc& bmmc, const BitMatrix& ainv, int vector_bytes, Dire
   // the set order measured slower (1-byte transposes at n = 16..18, BENCHMARKS.md session 23).
   const std::vector<std::uint32_t> first =
       vector_bytes == 64 ? set_changing_first(bmmc.matrix(), W, d.elem_bytes) : std::vector<std::uint32_t>{};
-  std::optional<TransposeTables> x = make_group_tables(basis, W, d.elem_bytes, vector_bytes, first);
+  std::optional<TransposeTables> x =
+      make_group_tables(basis, W, d.elem_bytes, vector_bytes, first,
+                        pairs ? invariant_directions(bmmc.matrix(), W) : std::vector<std::uint32_t>{});
   if (!x) return false;
   for (std::size_t g = 1; g < x->rep_nat.size(); g *= 2) {
     d.nat_cols.push_back(x->rep_nat[g]);
@@ -122,7 +149,7 @@ std::vector<std::uint32_t> set_changing_first(const BitMatrix& a, int W, int ele
   return order;
 }
 
-DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512) {
+DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transposes, bool avx512, bool pairs) {
   const int n = bmmc.n();
   if (n > 32) throw std::invalid_argument(fmt::format("direct CPU loop: n = {} is above 32", n));
   DirectTables d;
@@ -134,7 +161,7 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
   // Groups of whole 64-byte lines where the CPU has them (AVX-512 for 4/8-byte elements, VBMI for 2-byte), for
   // every map that has them (n ≥ 2W); they beat the AVX2 loops and the 32-byte byte groups on every map
   // measured (BENCHMARKS.md, docs/DESIGN.md §4.2).
-  if (transposes && wide_groups_supported(elem_bytes, avx512) && fill_groups(bmmc, ainv, 64, d)) {
+  if (transposes && wide_groups_supported(elem_bytes, avx512) && fill_groups(bmmc, ainv, 64, d, pairs)) {
     const int V = 1 << d.groups->lane_bits;
     return with_pile(std::move(d), V);
   }
@@ -142,7 +169,7 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
     DirectTables blended = d;
     const bool blend = make_blend_tables(bmmc, elem_bytes, blended);
     const int W = elem_bytes == 4 ? 3 : 2;
-    if (fill_groups(bmmc, ainv, 32, d)) {
+    if (fill_groups(bmmc, ainv, 32, d, pairs)) {
       const int V = 1 << W;
       const TransposeTables& x = *d.groups;
       // The cheaper of the two loops by shuffle-unit work per group (vpermd counted as 2, a blend stage
@@ -160,7 +187,8 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
     }
   }
   // 1- and 2-byte elements (2-byte ones below 2W = 10 bits): the byte groups of 32-byte vectors (AVX-512 VBMI).
-  if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi() && fill_groups(bmmc, ainv, 32, d)) {
+  if (transposes && avx512 && (elem_bytes == 1 || elem_bytes == 2) && has_vbmi() &&
+      fill_groups(bmmc, ainv, 32, d, pairs)) {
     const int V = 1 << d.groups->lane_bits;
     return with_pile(std::move(d), V);
   }
@@ -185,6 +213,39 @@ DirectTables make_direct_tables(const Bmmc& bmmc, int elem_bytes, bool transpose
   // The sources of one output line: how many share an L1 set (all 2^L of them for bit-reverse).
   d.set_pile = set_pile(d.walk_in.data(), 1 << L, elem_bytes);
   d.walk_c = ainv.apply(c);
+  return d;
+}
+
+std::size_t direct_limit_bytes(const DirectTables& d) {
+  using namespace cpu_tuning;
+  const int group_vectors = d.groups ? 1 << d.groups->lane_bits : d.elem_bytes == 4 ? 8 : 4;
+  if (!d.groups && !d.blend) return d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes;  // the walk
+  if (d.groups && d.groups->vector_bytes == 64) return kDirectWideBytes;
+  if (2 * d.set_pile > group_vectors) return kDirectPiledBytes;
+  return d.elem_bytes <= 2 ? kDirectByteGroupBytes : kDirectTransposeBytes;
+}
+
+std::uint64_t direct_chunk(const DirectTables& d, int threads) {
+  const std::uint64_t units = direct_units(d);
+  const std::uint64_t min_chunk = std::max<std::uint64_t>(
+      1, std::uint64_t{cpu_tuning::kDirectMinChunkBytes} * units / array_bytes(d.n, d.elem_bytes));
+  const auto per_thread = static_cast<std::uint64_t>(cpu_tuning::kChunksPerThread) * std::max(threads, 1);
+  return std::max<std::uint64_t>(min_chunk, units / per_thread);
+}
+
+std::optional<DirectTables> choose_direct(const Bmmc& bmmc, int elem_bytes, const CpuPolicy& policy, bool pairs) {
+  using namespace cpu_tuning;
+  if (policy.direct == false) return std::nullopt;
+  const std::size_t bytes = array_bytes(bmmc.n(), elem_bytes);
+  // No tables built for arrays above every limit.
+  if (policy.direct != true &&
+      bytes > (policy.register_transpose != false && wide_groups_supported(elem_bytes, policy.avx512)
+                   ? kDirectWideBytes
+                   : std::max(kDirectTransposeBytes, kDirectWalkBytes)))
+    return std::nullopt;
+  DirectTables d =
+      make_direct_tables(bmmc, elem_bytes, policy.register_transpose.value_or(true), policy.avx512, pairs);
+  if (policy.direct != true && bytes > direct_limit_bytes(d)) return std::nullopt;
   return d;
 }
 

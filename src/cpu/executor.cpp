@@ -43,13 +43,6 @@ using cpu_detail::TransposeTables;
 constexpr std::size_t kLine = 64;
 // The size rules and budgets of this file (tuning.hpp gives each one's reason and measurement).
 using cpu_tuning::kBytesPerThread;
-using cpu_tuning::kDirectByteGroupBytes;
-using cpu_tuning::kDirectPiledBytes;
-using cpu_tuning::kDirectPiledWalkBytes;
-using cpu_tuning::kDirectTransposeBytes;
-using cpu_tuning::kDirectWalkBytes;
-using cpu_tuning::kDirectWideBytes;
-using cpu_tuning::kL1Ways;
 using cpu_tuning::kStreamingBytes;
 using cpu_tuning::kTileBytesL1;
 using cpu_tuning::kTileBytesL2;
@@ -104,32 +97,12 @@ PassTables pass_tables(const TilePass& p, std::optional<bool> transpose, bool av
 // from a Bmmc, not handed in — a given plan runs as given), the size rule asks for it; else the tile loop's.
 // The plan's tile tables are built either way, which checks a hand-made pass as for any other loop.
 PassTables one_pass_tables(const TilePass& p, const CpuPolicy& policy, bool own_plan) {
-  const std::size_t bytes = array_bytes(p.n(), p.elem_bytes);
   // An explicit tile size asks for the tile loop (the direct loop has no tile).
-  if (policy.direct == false || (!own_plan && policy.direct != true) ||
-      (policy.direct != true &&
-       (policy.tile_bits != -1 ||
-        bytes > (policy.register_transpose != false && cpu_detail::wide_groups_supported(p.elem_bytes, policy.avx512)
-                     ? kDirectWideBytes
-                     : std::max(kDirectTransposeBytes, kDirectWalkBytes)))))
-    return pass_tables(p, policy.register_transpose, policy.avx512);  // (no direct tables built for large arrays)
-  PassTables t{build_tables(p), std::nullopt, std::nullopt};
-  cpu_detail::DirectTables d =
-      cpu_detail::make_direct_tables(p.bmmc, p.elem_bytes, policy.register_transpose.value_or(true), policy.avx512);
-  const int group_vectors = d.groups ? 1 << d.groups->lane_bits : p.elem_bytes == 4 ? 8 : 4;
-  const bool walk = !d.groups && !d.blend;
-  const std::size_t walk_limit = d.set_pile > kL1Ways ? kDirectPiledWalkBytes : kDirectWalkBytes;
-  const bool wide = d.groups && d.groups->vector_bytes == 64;
-  const std::size_t limit = walk                           ? walk_limit
-                            : wide                           ? kDirectWideBytes
-                            : 2 * d.set_pile > group_vectors ? kDirectPiledBytes
-                            : p.elem_bytes <= 2              ? kDirectByteGroupBytes
-                                                             : kDirectTransposeBytes;
-  if (policy.direct == true || bytes <= limit) {
-    t.direct = std::move(d);
-    return t;
-  }
-  return pass_tables(p, policy.register_transpose, policy.avx512);
+  if ((!own_plan && policy.direct != true) || (policy.direct != true && policy.tile_bits != -1))
+    return pass_tables(p, policy.register_transpose, policy.avx512);
+  std::optional<cpu_detail::DirectTables> d = cpu_detail::choose_direct(p.bmmc, p.elem_bytes, policy);
+  if (!d) return pass_tables(p, policy.register_transpose, policy.avx512);
+  return PassTables{build_tables(p), std::nullopt, std::move(d)};
 }
 
 // The stand-in of a class for loop_choice: arrays of 2^kLoopChoiceBytesBits bytes (in L2), bit-reverse or a
@@ -167,17 +140,6 @@ bool auto_transposes(int elem_bytes, bool bpc) {
   });
 }
 
-// The pool's chunk for the direct loop's units (groups or walk rows): at least kDirectMinChunkBytes of the
-// array, since on small arrays a chunk per group made the shared counter's line travel between the cores once
-// per group; else kChunksPerThread chunks a thread, so a stalled vCPU holds up little (tuning.hpp).
-std::uint64_t direct_chunk(const cpu_detail::DirectTables& d, int threads) {
-  const std::uint64_t units = cpu_detail::direct_units(d);
-  const std::uint64_t min_chunk = std::max<std::uint64_t>(
-      1, std::uint64_t{cpu_tuning::kDirectMinChunkBytes} * units / array_bytes(static_cast<int>(d.n), d.elem_bytes));
-  return std::max<std::uint64_t>(min_chunk,
-                                 units / (cpu_tuning::kChunksPerThread * static_cast<std::uint64_t>(threads)));
-}
-
 // The tile loop's chunk of blocks: at least kTileMinChunkBlocks (where there are that many), so that the
 // next-block prefetch is lost only at chunk edges; else kChunksPerThread chunks a thread.
 std::uint64_t tile_chunk(std::uint64_t blocks, int threads) {
@@ -202,9 +164,10 @@ void execute_direct(const cpu_detail::DirectTables& d, const void* in, void* out
   const std::uint64_t units = cpu_detail::direct_units(d);
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, units)));
   if (threads == 1) return cpu_detail::run_direct(d, src, dst, 0, units);
-  ThreadPool::shared().run(units, direct_chunk(d, threads), threads, [&](std::uint64_t begin, std::uint64_t end, int) {
-    cpu_detail::run_direct(d, src, dst, begin, end);
-  });
+  ThreadPool::shared().run(units, cpu_detail::direct_chunk(d, threads), threads,
+                           [&](std::uint64_t begin, std::uint64_t end, int) {
+                             cpu_detail::run_direct(d, src, dst, begin, end);
+                           });
 }
 
 // Blocks go to threads in chunks from a shared counter rather than in fixed slices: on a shared VM a vCPU
@@ -356,7 +319,7 @@ int CpuPermuter::threads_used() const noexcept {
       const std::uint64_t count = std::uint64_t{1} << plan.n();
       pass = busy_threads(count, naive_chunk(count, threads), threads);
     } else if (pt.direct)
-      pass = busy_threads(cpu_detail::direct_units(*pt.direct), direct_chunk(*pt.direct, threads), threads);
+      pass = busy_threads(cpu_detail::direct_units(*pt.direct), cpu_detail::direct_chunk(*pt.direct, threads), threads);
     else
       pass = busy_threads(pt.tile.blocks, tile_chunk(pt.tile.blocks, threads), threads);
     used = std::max(used, pass);

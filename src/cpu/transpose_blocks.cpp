@@ -108,7 +108,8 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
 }
 
 std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes,
-                                                 int vector_bytes, const std::vector<std::uint32_t>& rep_first) {
+                                                 int vector_bytes, const std::vector<std::uint32_t>& rep_first,
+                                                 const std::vector<std::uint32_t>& x_first) {
   const int bits = static_cast<int>(basis.size());
   // 2^W lanes of a 32-byte vector (1- and 2-byte elements need the byte permutes of AVX-512 VBMI), or of a
   // 64-byte one for 4- and 8-byte elements.
@@ -143,7 +144,11 @@ std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basi
   }
   std::vector<std::uint32_t> units;
   for (int b = W; b < bits; ++b) units.push_back(std::uint32_t{1} << b);
-  for (std::uint32_t u : complete(aligned, units, W - static_cast<int>(xdirs.size()))) xdirs.push_back(u);
+  std::vector<std::uint32_t> x_units;
+  for (std::uint32_t e : x_first)
+    if ((e & lane_mask) == 0 && e >> bits == 0) x_units.push_back(e);
+  x_units.insert(x_units.end(), units.begin(), units.end());
+  for (std::uint32_t u : complete(aligned, x_units, W - static_cast<int>(xdirs.size()))) xdirs.push_back(u);
   // The representatives' columns: rep_first's directions in order where they are independent, then units.
   std::vector<std::uint32_t> rep_units;
   for (std::uint32_t e : rep_first)

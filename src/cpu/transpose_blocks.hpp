@@ -101,9 +101,12 @@ std::optional<TransposeTables> make_transpose_tables(const TileTables& t, int el
 /// make_transpose_tables takes the tile's basis; the direct loop (direct_blocks.hpp) takes K0 = A.
 /// The group index's columns (rep_nat[2^i], in the order a Gray walk flips them most often first) are
 /// rep_first's aligned directions where independent, then the unit vectors of the aligned bits in order.
+/// X (the projections of basis[0..W-1] onto the aligned indices) is completed to W directions from x_first's
+/// aligned directions first, then the unit vectors in order (make_direct_tables' pairs: A-invariant groups).
 std::optional<TransposeTables> make_group_tables(const std::vector<BitVec>& basis, int s, int elem_bytes,
                                                  int vector_bytes = 32,
-                                                 const std::vector<std::uint32_t>& rep_first = {});
+                                                 const std::vector<std::uint32_t>& rep_first = {},
+                                                 const std::vector<std::uint32_t>& x_first = {});
 
 /// True when this CPU can run run_blocks_transpose for this element size (checked at run time): AVX2 for
 /// 4- and 8-byte elements, AVX-512 VBMI (+BW, VL) for 1- and 2-byte elements (not when `avx512` is false).

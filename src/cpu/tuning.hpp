@@ -19,6 +19,16 @@ namespace bmmc::cpu_tuning {
 // (streams from 8 MiB; no option turns streaming off, so an A/B needs a build with another value)
 inline constexpr std::size_t kStreamingBytes = std::size_t{8} << 20;
 
+// In place (the tile loop on pairs of cosets, cpu/inplace.cpp), arrays at least this large are written with
+// non-temporal stores. Reason: in place touches one array where out of place touches two, so arrays up to the
+// L3 (32 MiB on the EPYC) stay cached and plain stores keep them there; beyond it a streaming store writes a
+// line the pair has read without keeping it, as out of place. Measured: EPYC, one thread, a conjugated
+// bit-reverse in place per out-of-place time, streamed against plain: 4-byte elements n = 22 (16 MiB) 1.05
+// against 0.87, n = 23 1.30 against 1.42, n = 24 1.18 against 1.36; 8-byte n = 20 2.08 against 1.60 (medians
+// of 4-5 alternating runs). Reproduce: bmmc bench --backend cpu --in-place --variant one-pass --threads 1
+// --spec 'inv(random-bmmc:3)*bit-reverse*random-bmmc:3' --n 22..24 (builds with this value and with 8 MiB)
+inline constexpr std::size_t kInPlaceStreamingBytes = std::size_t{32} << 20;
+
 // With automatic thread counts every thread gets at least this many bytes. Reason: waking or starting a
 // thread costs tens of microseconds on a VM, the time to permute a few hundred KiB.
 // Reproduce: bmmc bench --backend cpu --spec bit-reverse random-bmmc:1 --n 17 --reps 60 --variant one-pass

@@ -34,7 +34,8 @@ struct CpuPolicy {
   /// from a Bmmc, bmmc::permute) on arrays up to 1 MiB (4 MiB for the groups of 64-byte vectors), where it
   /// is faster (docs/DESIGN.md §4.2) — a plan
   /// handed in, or an explicit tile_bits, keeps the tile loop —; true = for any one-pass plan at every
-  /// size; false = never. With register_transpose = false it is the table walk.
+  /// size; false = never. With register_transpose = false it is the table walk. In place
+  /// (CpuInPlacePermuter) the same rule picks the direct loop for each involution pass.
   std::optional<bool> direct;
   /// The AVX-512 loops where the CPU has them (the direct groups of 64-byte vectors for 2/4/8-byte elements,
   /// the 1/2-byte VBMI loops); false runs what a CPU with AVX2 only would run (for comparisons and tests).
