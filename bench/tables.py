@@ -189,6 +189,40 @@ def t_gpu_any_shape(R):
     return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
 
 
+def t_gpu_inplace_sweep(R):
+    """h200/inplace_sweep.csv (scripts/gpu/inplace-sweep.sh): held-out swap sets in place against their bound."""
+    path = os.path.join(R["dir"], "h200", "inplace_sweep.csv")
+    cpath = os.path.join(R["dir"], "h200", "inplace_sweep_cases.txt")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    masks = {}
+    if os.path.exists(cpath):
+        for line in open(cpath):
+            parts = line.strip().split(";")
+            if len(parts) >= 5:
+                masks[parts[0]] = parts[4] or "–"
+    out = ["`h200/inplace_sweep.csv` (NVIDIA H200; cases `h200/inplace_sweep_cases.txt`); bound = the 32-byte sectors "
+           "that hold an element that moves, read and written once at `cudaMemcpy`'s rate in the same run:", "",
+           "| case | n | B | pairs | mask | moves | in place ms | × bound | % memcpy | verified |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    within = total = 0
+    for r in rows:
+        if r["variant"] != "in-place-1-pass" and not r["variant"].startswith("in-place"):
+            continue
+        mem = next((m for m in rows if m["id"] == r["id"] and m["variant"] == "memcpy"), None)
+        pairs = len(r["case"].split(":", 1)[1].split(",")) // 2
+        moves = float(r["bound_ms"]) / float(mem["median_ms"]) if mem else float("nan")
+        xb = float(r["x_bound"])
+        total += 1
+        within += xb <= 1.15
+        out.append(f"| {r['id']} | {r['n']} | {r['elem_bytes']} | {pairs} | {masks.get(r['id'], '–')} | {moves:.3f} | "
+                   f"{float(r['median_ms']):.3f} | {xb:.2f} | {float(r['pct_memcpy']):.1f}% | {r['verified']} |")
+    out += ["", f"{within} of {total} cases within 1.15× their bound."]
+    return "\n".join(out)
+
+
 def t_cpu_any_shape(R):
     """cpu/any_shape_cpu.csv (bench/any_shape_cpu.py): odd shapes on the CPU beside NumPy and a power-of-two shape."""
     path = os.path.join(R["dir"], "cpu", "any_shape_cpu.csv")
@@ -439,6 +473,7 @@ TABLES = {
     "cpu-sizes": t_cpu_sizes,
     "readme-speed": t_readme_speed,
     "gpu-any-shape": t_gpu_any_shape,
+    "gpu-inplace-sweep": t_gpu_inplace_sweep,
     "cpu-any-shape": t_cpu_any_shape,
     "cpu-inplace": t_cpu_inplace,
     "readme-cpu-inplace": t_readme_cpu_inplace,
