@@ -184,22 +184,7 @@ __attribute__((target("avx2"), always_inline)) inline void group_blend(const Dir
                                                                        const std::uint32_t* ua, __m256i* r) {
   constexpr int W = EB == 4 ? 3 : 2, V = 1 << W, H = V / 2;
   constexpr int Scale = EB / 4;  // 32-bit lanes per element
-  if constexpr (Pre) {  // lane XOR E·k ⊕ μ per register (vpermd), then as below without the load swap
-    const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
-#pragma GCC unroll 8
-    for (int k = 0; k < V; ++k) {
-      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
-      // Without μ only the registers with E·k ≠ 0 move (a branch that is the same for every group).
-      if (Mu || d.pre_xor[k] != 0) r[k] = _mm256_permutevar8x32_epi32(r[k], _mm256_xor_si256(pre[k], m));
-    }
-    stages<EB>(r, ub);
-    if constexpr (EB == 4) {
-      transpose8(r);
-    } else {
-      swap_halves<V>(r);
-      swap_quads<V>(r);
-    }
-  } else if constexpr (LoadSwap) {
+  if constexpr (LoadSwap && !Pre) {  // the half exchange by the loads
 #pragma GCC unroll 4
     for (int k = 0; k < H; ++k) {
       const auto* lo = reinterpret_cast<const __m128i*>(in + (a ^ kpos[k]));
@@ -212,9 +197,15 @@ __attribute__((target("avx2"), always_inline)) inline void group_blend(const Dir
       transpose8_after_halves(r);
     else
       swap_quads<V>(r);
-  } else {
+  } else {  // with Pre: lane XOR E·k ⊕ μ per register (vpermd), and no load swap
+    [[maybe_unused]] const __m256i m = _mm256_set1_epi32(static_cast<int>(mu * Scale));
 #pragma GCC unroll 8
-    for (int k = 0; k < V; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+    for (int k = 0; k < V; ++k) {
+      r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (a ^ kpos[k])));
+      // Without μ only the registers with E·k ≠ 0 move (a branch that is the same for every group).
+      if constexpr (Pre)
+        if (Mu || d.pre_xor[k] != 0) r[k] = _mm256_permutevar8x32_epi32(r[k], _mm256_xor_si256(pre[k], m));
+    }
     stages<EB>(r, ub);
     if constexpr (EB == 4) {
       transpose8(r);

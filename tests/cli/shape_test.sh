@@ -201,7 +201,7 @@ out=$("$bmmc" plan --shape 4x8 'axes:1,0' -b 4 --check) || fail "plan --shape of
 
 # --- gen: the digit kernel, or the BMMC kernel for a BMMC ------------------------------------------------------------
 out=$("$bmmc" gen --shape 3x5x7 'flip:0*axes:2,0,1' -b 2) || fail "gen --shape"
-[[ "$out" == *'any-shape digit plan'*'__global__'*'bmmc_digit(const unsigned short* __restrict__ in'* ]] ||
+[[ "$out" == *'any-shape digit plan'*'__global__'*'bmmc_digit(const unsigned char* __restrict__ in'*'digit_tile_pass<G, 2, '* ]] ||
   fail "gen --shape: $out"
 [[ $("$bmmc" gen --shape 4x8 'axes:1,0') == "$("$bmmc" gen 'axes:4x8:1,0')" ]] || fail "gen --shape of a BMMC"
 "$bmmc" gen --shape 5x6 'roll:1,1' -b 16 -o "$work/k.cu" || fail "gen --shape -o"

@@ -12,6 +12,7 @@
 #include "bmmc/core/involution.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/plan/inplace_plan.hpp"
+#include "error_of.hpp"
 
 namespace bmmc {
 namespace {
@@ -156,14 +157,7 @@ TEST(InPlacePlan, MaskedSwaps) {
   EXPECT_TRUE(std::holds_alternative<InvolutionPass>(make_swap_plan(13, {{0, 9}}, 4, {}, 1u << 12, 0).passes[0]));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(InPlacePlan, Errors) {
   EXPECT_NE(error_of([] { make_involution_pass(gray(8), 4); }).find("not an involution"), std::string::npos);

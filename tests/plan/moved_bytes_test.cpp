@@ -13,6 +13,7 @@
 #include "bmmc/core/involution.hpp"
 #include "bmmc/core/named.hpp"
 #include "bmmc/plan/moved_bytes.hpp"
+#include "error_of.hpp"
 
 namespace bmmc {
 namespace {
@@ -138,14 +139,7 @@ TEST(MovedBytes, ArraysSmallerThanASector) {
   EXPECT_EQ(swap_moved_bytes(2, {{0, 1}}, 16), (MovedBytes{2, 32, 64}));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(MovedBytes, Errors) {
   EXPECT_NE(error_of([] { swap_moved_bytes(8, {{1, 2}}, 3); }), "");
