@@ -49,10 +49,11 @@ struct HostGeometry {
   int col_pad_period = 0, pad = 0, vector_slots_r = 0;
 
   DigitTileAxis axis(int a) const { return axes[static_cast<std::size_t>(a)]; }
-  int run_r(int j) const { return run_r_[static_cast<std::size_t>(j)]; }
-  int row_r(int j) const { return row_r_[static_cast<std::size_t>(j)]; }
-  int run_w(int j) const { return run_w_[static_cast<std::size_t>(j)]; }
-  int row_w(int j) const { return row_w_[static_cast<std::size_t>(j)]; }
+  // at(): the device code never reads past a list (the JIT's empty list is {0}, which it must not use either).
+  int run_r(int j) const { return run_r_.at(static_cast<std::size_t>(j)); }
+  int row_r(int j) const { return row_r_.at(static_cast<std::size_t>(j)); }
+  int run_w(int j) const { return run_w_.at(static_cast<std::size_t>(j)); }
+  int row_w(int j) const { return row_w_.at(static_cast<std::size_t>(j)); }
   int div_units_r(int u) const { return u / cu_r; }
   int div_units_w(int u) const { return u / cu_w; }
   long long tile_coord(long long t, int a) const { return t / suffix[static_cast<std::size_t>(a)] % axes[static_cast<std::size_t>(a)].tile_count; }
@@ -169,6 +170,46 @@ TEST(DigitTileView, TheDeviceCodeMovesEveryRandomMapRight) {
   EXPECT_GT(up, 0);
   EXPECT_GT(down, 0);
   EXPECT_GT(whole_writes, 0);
+}
+
+TEST(DigitTileView, TinyTilesMoveEveryRandomMapRight) {
+  // Tile limits of a few elements: the shrink can leave a side's innermost axis out of the tile (an empty run).
+  std::mt19937_64 rng(46);
+  int empty_runs = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const DigitMap m = test::random_digit_map(rng, 4, 12, 1 << 10, 1 + trial % 2);
+    const int eb = std::vector<int>{1, 2, 4, 8}[trial % 4];
+    DigitPolicy policy;
+    policy.max_elem_bytes = eb;  // no folding: the tile limit stays a few elements
+    policy.max_tile_bytes = eb * static_cast<int>(2 + trial % 5);
+    const DigitPlan p = plan_digits(m, eb, policy);
+    const DigitTileView v = tile_view(p);
+    empty_runs += !p.read_order.empty() && (v.run_r.empty() || v.run_w.empty());
+    const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * eb);
+    const auto want = test::digit_reference(m, in, eb);
+    const auto got = run_tile_pass(p, in, false);
+    ASSERT_EQ(got, want) << m.to_string() << " of shape " << shape_to_string(m.shape()) << ", " << eb
+                         << "-byte elements\n" << to_string(p);
+  }
+  EXPECT_GT(empty_runs, 0);
+}
+
+TEST(DigitTileView, AnEmptyWriteRunBesideAFlippedEdgeAxis) {
+  // (5, 3, 4) → axes (0, 2, 1), output axis 0 flipped; a plan whose innermost output axis (input axis 1) is not
+  // a tile axis, so the write run is empty, while axis 0 is a flipped tile axis with an edge tile (5 = 2 + 2 + 1).
+  const DigitMap m({5, 3, 4}, {0, 2, 1}, {1, 0, 0}, {0, 0, 0});
+  DigitPlan p = plan_digits(m, 4);
+  ASSERT_EQ(p.axes.size(), 3u);
+  p.axes[0].chunk = 2, p.axes[1].chunk = 1, p.axes[2].chunk = 4;
+  p.read_order = {0, 2}, p.write_order = {0, 2}, p.smem_stride = {4, 1};
+  p.pad_period = 0, p.pad = 0, p.read_vector = 1, p.write_vector = 1;
+  const auto r = check_digit_plan(p);
+  ASSERT_TRUE(r.ok) << r.error;
+  const DigitTileView v = tile_view(p);
+  EXPECT_TRUE(v.run_w.empty());
+  std::mt19937_64 rng(5);
+  const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * 4);
+  for (bool col_table : {false, true}) EXPECT_EQ(run_tile_pass(p, in, col_table), test::digit_reference(m, in, 4));
 }
 
 TEST(DigitTileView, WorkedExampleReverseOfExtentThree) {
