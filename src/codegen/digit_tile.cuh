@@ -116,17 +116,22 @@ __device__ __forceinline__ void digit_tile_info(const G& g, long long t, const D
   DigitTileInfo& info = *tb.info;
   info.in_base = in_base;
   info.out_base = out_base;
+  // An empty run (the side's innermost axis is not a tile axis) is one col, always valid.
   long long inner_r = 1;
 #pragma unroll
   for (int j = 1; j < g.nrun_r; ++j) inner_r *= g.axis(g.run_r(j)).chunk;
-  info.colmax_r = (int)(tb.ce[g.run_r(0)] * inner_r);
+  info.colmax_r = g.nrun_r == 0 ? 1 : (int)(tb.ce[g.run_r(0)] * inner_r);
   long long inner_w = 1;
 #pragma unroll
   for (int j = 1; j < g.nrun_w; ++j) inner_w *= g.axis(g.run_w(j)).chunk;
-  const DigitTileAxis ow = g.axis(g.run_w(0));
-  const int cew = tb.ce[g.run_w(0)];
-  info.lo_w = ow.flip ? (int)((ow.chunk - cew) * inner_w) : 0;
-  info.hi_w = ow.flip ? (int)(ow.chunk * inner_w) : (int)(cew * inner_w);
+  info.lo_w = 0;
+  info.hi_w = 1;
+  if (g.nrun_w > 0) {
+    const DigitTileAxis ow = g.axis(g.run_w(0));
+    const int cew = tb.ce[g.run_w(0)];
+    info.lo_w = ow.flip ? (int)((ow.chunk - cew) * inner_w) : 0;
+    info.hi_w = ow.flip ? (int)(ow.chunk * inner_w) : (int)(cew * inner_w);
+  }
 }
 
 // The row tables: read rows (input offset, slot) and write rows (output offset with wraps, slot); −1 slots mark

@@ -2,9 +2,12 @@
 // parameter block instead of baked-in constants (for JIT off), and the in-place swap of an involution.
 #include <algorithm>
 #include <climits>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "../codegen/digit_tile.cuh"
 #include "bmmc/cuda/digit_permute.hpp"
@@ -172,6 +175,20 @@ Geometry geometry_of(const DigitPlan& plan, const DigitTileView& v) {
   return g;
 }
 
+// Raises a kernel's dynamic shared memory limit on a device to at least `bytes`, never lowering it: one kernel
+// serves every plan, so a host thread that set a smaller limit between another thread's setting and its launch
+// would fail that launch.
+void allow_dynamic_shared(const void* kernel, int device, std::size_t bytes) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, std::size_t> granted;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::size_t& have = granted[{kernel, device}];
+  if (have >= bytes) return;
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
+        "cudaFuncSetAttribute(digit_tile)");
+  have = bytes;
+}
+
 // Calls f.template operator()<V>() for V = v (a power of two, 1 to 16 / e).
 template <int E, class F>
 void with_vector(int v, F&& f) {
@@ -194,13 +211,11 @@ void launch_tile(const DigitPlan& plan, const void* in, void* out, cudaStream_t 
   with_vector<E>(plan.read_vector, [&]<int VR>() {
     with_vector<E>(plan.write_vector, [&]<int VW>() {
       auto* kernel = &digit_tile<E, VR, VW>;
-      if (smem > 48 * 1024)
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-              "cudaFuncSetAttribute(digit_tile)");
       // Four resident grids' worth of blocks: each block builds its row tables once for a few tiles, and blocks
       // that finish early take more (a resident grid of long-lived blocks measured slower).
       int device = 0, sms = 1, per_sm = 1;
       check(cudaGetDevice(&device), "cudaGetDevice");
+      if (smem > 48 * 1024) allow_dynamic_shared(reinterpret_cast<const void*>(kernel), device, smem);
       check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, plan.threads_per_block, smem),
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor(digit_tile)");

@@ -4,7 +4,11 @@
 // sizes, vectors and tile policies, and against the plan's formulas (the checker) for the slot convention.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <random>
 #include <vector>
 
@@ -13,13 +17,41 @@
 #include "bmmc/plan/digit_tile_view.hpp"
 #include "digit_map_support.hpp"
 
-// The device file on the host: one thread, one block at a time.
+// The device file on the host: blocks one at a time, each of one thread or of several threads that take turns in
+// a fixed order between barriers (host_cuda::Lanes), so a read of another lane's write that lacks a barrier
+// reads a stale value in every run.
 namespace host_cuda {
 struct Dim {
   unsigned x = 0;
 };
+// One lane runs at a time, in `order` within each phase between barriers; a barrier or the lane's end passes
+// the turn on.
+struct Lanes {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<unsigned> order;
+  std::size_t turn = 0;
+  void wait_turn(unsigned lane) {
+    std::unique_lock<std::mutex> l(m);
+    cv.wait(l, [&] { return order[turn] == lane; });
+  }
+  void pass() {
+    {
+      std::lock_guard<std::mutex> l(m);
+      turn = (turn + 1) % order.size();
+    }
+    cv.notify_all();
+  }
+};
+inline thread_local Lanes* lanes = nullptr;
 }  // namespace host_cuda
-static host_cuda::Dim threadIdx, blockIdx, gridDim{1};
+static thread_local host_cuda::Dim threadIdx;
+static host_cuda::Dim blockIdx, gridDim{1};
+static void host_syncthreads() {
+  if (host_cuda::lanes == nullptr) return;
+  host_cuda::lanes->pass();
+  host_cuda::lanes->wait_turn(threadIdx.x);
+}
 struct uint2 {
   unsigned x, y;
 };
@@ -29,7 +61,7 @@ struct uint4 {
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __syncthreads() ((void)0)
+#define __syncthreads() host_syncthreads()
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
 #include "../../src/codegen/digit_tile.cuh"
@@ -49,10 +81,11 @@ struct HostGeometry {
   int col_pad_period = 0, pad = 0, vector_slots_r = 0;
 
   DigitTileAxis axis(int a) const { return axes[static_cast<std::size_t>(a)]; }
-  int run_r(int j) const { return run_r_[static_cast<std::size_t>(j)]; }
-  int row_r(int j) const { return row_r_[static_cast<std::size_t>(j)]; }
-  int run_w(int j) const { return run_w_[static_cast<std::size_t>(j)]; }
-  int row_w(int j) const { return row_w_[static_cast<std::size_t>(j)]; }
+  // at(): the device code never reads past a list (the JIT's empty list is {0}, which it must not use either).
+  int run_r(int j) const { return run_r_.at(static_cast<std::size_t>(j)); }
+  int row_r(int j) const { return row_r_.at(static_cast<std::size_t>(j)); }
+  int run_w(int j) const { return run_w_.at(static_cast<std::size_t>(j)); }
+  int row_w(int j) const { return row_w_.at(static_cast<std::size_t>(j)); }
   int div_units_r(int u) const { return u / cu_r; }
   int div_units_w(int u) const { return u / cu_w; }
   long long tile_coord(long long t, int a) const { return t / suffix[static_cast<std::size_t>(a)] % axes[static_cast<std::size_t>(a)].tile_count; }
@@ -86,15 +119,43 @@ HostGeometry geometry(const DigitPlan& p, const DigitTileView& v, bool col_table
   return g;
 }
 
+// How the host runs the device code: `threads` lanes per block (1: the calling thread alone), `blocks` blocks one
+// after another, lanes taking turns in ascending order or with lane 0 last.
+struct Launch {
+  int threads = 1, blocks = 1;
+  bool lane0_last = false;
+};
+thread_local Launch g_launch;
+
 template <int E, int VR, int VW>
 void pass(const DigitPlan& p, const DigitTileView& v, bool col_table, const unsigned char* in, unsigned char* out) {
-  const HostGeometry g = geometry(p, v, col_table);
-  std::vector<unsigned char> smem(digit_kernel_smem_bytes(p, v, 8, col_table) + 16, 0xCD);
-  unsigned char* base = smem.data() + (16 - reinterpret_cast<std::uintptr_t>(smem.data()) % 16) % 16;
-  gridDim.x = 1;
-  blockIdx.x = 0;
-  threadIdx.x = 0;
-  digit_tile_pass<HostGeometry, E, VR, VW, long long>(g, in, out, base);
+  HostGeometry g = geometry(p, v, col_table);
+  const Launch launch = g_launch;
+  g.threads = launch.threads;
+  gridDim.x = static_cast<unsigned>(std::min<Extent>(launch.blocks, p.tiles()));
+  for (unsigned b = 0; b < gridDim.x; ++b) {
+    std::vector<unsigned char> smem(digit_kernel_smem_bytes(p, v, 8, col_table) + 16, 0xCD);
+    unsigned char* base = smem.data() + (16 - reinterpret_cast<std::uintptr_t>(smem.data()) % 16) % 16;
+    blockIdx.x = b;
+    if (launch.threads == 1) {
+      threadIdx.x = 0;
+      digit_tile_pass<HostGeometry, E, VR, VW, long long>(g, in, out, base);
+      continue;
+    }
+    host_cuda::Lanes lanes;
+    for (int t = 0; t < launch.threads; ++t) lanes.order.push_back(static_cast<unsigned>(t));
+    if (launch.lane0_last) std::rotate(lanes.order.begin(), lanes.order.begin() + 1, lanes.order.end());
+    std::vector<std::thread> pool;
+    for (int t = 0; t < launch.threads; ++t)
+      pool.emplace_back([&, t] {
+        threadIdx.x = static_cast<unsigned>(t);
+        host_cuda::lanes = &lanes;
+        lanes.wait_turn(threadIdx.x);
+        digit_tile_pass<HostGeometry, E, VR, VW, long long>(g, in, out, base);
+        lanes.pass();
+      });
+    for (auto& th : pool) th.join();
+  }
 }
 
 template <int E, int VR>
@@ -169,6 +230,68 @@ TEST(DigitTileView, TheDeviceCodeMovesEveryRandomMapRight) {
   EXPECT_GT(up, 0);
   EXPECT_GT(down, 0);
   EXPECT_GT(whole_writes, 0);
+}
+
+TEST(DigitTileView, TinyTilesMoveEveryRandomMapRight) {
+  // Tile limits of a few elements: the shrink can leave a side's innermost axis out of the tile (an empty run).
+  std::mt19937_64 rng(46);
+  int empty_runs = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const DigitMap m = test::random_digit_map(rng, 4, 12, 1 << 10, 1 + trial % 2);
+    const int eb = std::vector<int>{1, 2, 4, 8}[trial % 4];
+    DigitPolicy policy;
+    policy.max_elem_bytes = eb;  // no folding: the tile limit stays a few elements
+    policy.max_tile_bytes = eb * static_cast<int>(2 + trial % 5);
+    const DigitPlan p = plan_digits(m, eb, policy);
+    const DigitTileView v = tile_view(p);
+    empty_runs += !p.read_order.empty() && (v.run_r.empty() || v.run_w.empty());
+    const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * eb);
+    const auto want = test::digit_reference(m, in, eb);
+    const auto got = run_tile_pass(p, in, false);
+    ASSERT_EQ(got, want) << m.to_string() << " of shape " << shape_to_string(m.shape()) << ", " << eb
+                         << "-byte elements\n" << to_string(p);
+  }
+  EXPECT_GT(empty_runs, 0);
+}
+
+TEST(DigitTileView, AnEmptyWriteRunBesideAFlippedEdgeAxis) {
+  // (5, 3, 4) → axes (0, 2, 1), output axis 0 flipped; a plan whose innermost output axis (input axis 1) is not
+  // a tile axis, so the write run is empty, while axis 0 is a flipped tile axis with an edge tile (5 = 2 + 2 + 1).
+  const DigitMap m({5, 3, 4}, {0, 2, 1}, {1, 0, 0}, {0, 0, 0});
+  DigitPlan p = plan_digits(m, 4);
+  ASSERT_EQ(p.axes.size(), 3u);
+  p.axes[0].chunk = 2, p.axes[1].chunk = 1, p.axes[2].chunk = 4;
+  p.read_order = {0, 2}, p.write_order = {0, 2}, p.smem_stride = {4, 1};
+  p.pad_period = 0, p.pad = 0, p.read_vector = 1, p.write_vector = 1;
+  const auto r = check_digit_plan(p);
+  ASSERT_TRUE(r.ok) << r.error;
+  const DigitTileView v = tile_view(p);
+  EXPECT_TRUE(v.run_w.empty());
+  std::mt19937_64 rng(5);
+  const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * 4);
+  for (bool col_table : {false, true}) EXPECT_EQ(run_tile_pass(p, in, col_table), test::digit_reference(m, in, 4));
+}
+
+TEST(DigitTileView, LanesThatTakeTurnsBetweenBarriersMoveEveryMapRight) {
+  // Several lanes and blocks that walk several tiles (both table sets): a lane that reads what another writes in
+  // the same phase sees the old value, whichever lane runs first.
+  std::mt19937_64 rng(3046);
+  for (int trial = 0; trial < 60; ++trial) {
+    const DigitMap m = test::random_digit_map(rng, 5, 30, 1 << 12, 2);
+    const int eb = std::vector<int>{1, 2, 4, 8, 16, 3}[trial % 6];
+    DigitPolicy policy;
+    policy.run_bytes = 16, policy.tile_bytes = 256;  // many tiles, edge tiles on every side
+    const DigitPlan p = plan_digits(m, eb, policy);
+    const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * eb);
+    const auto want = test::digit_reference(m, in, eb);
+    for (bool lane0_last : {false, true}) {
+      g_launch = Launch{trial % 2 ? 3 : 5, 1 + trial % 3, lane0_last};
+      const auto got = run_tile_pass(p, in, trial % 2 == 0);
+      g_launch = Launch{};
+      ASSERT_EQ(got, want) << m.to_string() << " of shape " << shape_to_string(m.shape()) << ", " << eb
+                           << "-byte elements, lane 0 last " << lane0_last << "\n" << to_string(p);
+    }
+  }
 }
 
 TEST(DigitTileView, WorkedExampleReverseOfExtentThree) {
