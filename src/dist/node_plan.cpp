@@ -172,11 +172,11 @@ std::string describe(const NodePlan& p) {
   const auto [olo, ohi] = std::minmax_element(t.one_exchange_bytes.begin(), t.one_exchange_bytes.end());
   std::string s = fmt::format(
       "node plan: n = {}, {} ranks in {} nodes ({} per node), {} elements of {} bytes per rank\n"
-      " k' = {}: every node sends to {} nodes, {} of which keep one of their own chunks\n"
+      " k' = {}: every node sends to {} nodes; {} nodes keep one of their own chunks\n"
       " network bytes per rank: {}..{} (bound {}..{}; the one-exchange plan {}..{})\n"
-      " 1. intra-node pre over {} ranks (k = {}, {} bytes between ranks of a node): {}\n"
-      " 2. inter-node exchange: chunk bits at offset bits {}..{} of a rank{}\n"
-      " 3. intra-node post of node 0 (k = {}): {}\n",
+      " 1. intra-node pre over {} ranks (k = {}, {} bytes between ranks of a node):\n{}"
+      " 2. inter-node exchange: the chunk bits are offset bits [{}, {}) of a rank{}\n"
+      " 3. intra-node post of node 0 (k = {}):\n{}",
       p.n(), p.ranks(), p.node_count(), p.ranks_per_node(), p.local_elems(), p.elem_bytes, p.node_k(),
       p.nodes.destinations_per_rank(), t.nodes_keeping_a_chunk, *lo, *hi, *blo, *bhi, *olo, *ohi,
       p.intra_pre.ranks(), p.intra_pre.k, t.intra_pre_remote_bytes, p.intra_pre.bmmc.to_string(),
