@@ -47,6 +47,8 @@ NodeSimReport expect_node_plan_holds(const Bmmc& b, int g, int h, int e, const s
     const NetworkBound bound = network_bound(b, g, h, e, r);
     EXPECT_EQ(bound.node_elems, leaving[r >> l_bits]) << what << ": the bound of rank " << r;
     EXPECT_LE(rep.network_bytes[r], bound.rank_bytes) << what << ": rank " << r << " sends more than the bound";
+    if (plan.node_k() <= m)  // the chunk bits all lie in the offset: every rank sends exactly its share
+      EXPECT_EQ(rep.network_bytes[r], bound.rank_bytes) << what << ": rank " << r;
     EXPECT_EQ(rep.network_bytes[r], t.bytes[r]) << what << ": counted and planned bytes of rank " << r;
     EXPECT_EQ(t.bound_bytes[r], bound.rank_bytes) << what;
     sent_by_node[r >> l_bits] += rep.network_bytes[r];
@@ -62,7 +64,6 @@ NodeSimReport expect_node_plan_holds(const Bmmc& b, int g, int h, int e, const s
   for (std::uint64_t x : received_by_node) all_received += x;
   EXPECT_EQ(all_received, all_leaving * e) << what;
   if (h == 0) EXPECT_EQ(all_leaving, 0u) << what;
-  (void)m;
   return rep;
 }
 
@@ -101,6 +102,8 @@ TEST(NodePlan, WorkedExampleLocalRankNodeSwap) {
   const Bmmc b = test::swaps(5, {{3, 4}});
   const NodePlan plan = make_node_plan(b, 2, 1, 4);
   EXPECT_EQ(plan.node_k(), 1);
+  EXPECT_EQ(plan.nodes.pre, from_rows({0b0100, 0b0010, 0b0001, 0b1000}));  // p = (x_2, x_1, x_0, x_3)
+  EXPECT_EQ(plan.rail, test::swaps(4, {{2, 3}}));
   // y = (x_2, x_1, x_3, x_0) on a node's 4 bits (x_3 the local rank), and its inverse on both nodes.
   EXPECT_EQ(plan.intra_pre.bmmc, from_rows({0b0100, 0b0010, 0b1000, 0b0001}));
   EXPECT_EQ(plan.intra_pre.k, 1);
@@ -118,6 +121,7 @@ TEST(NodePlan, WorkedExampleLocalRankNodeSwap) {
       if (s.crosses) {
         EXPECT_EQ(s.offset, node == 0 ? 4u : 0u) << r;
         EXPECT_EQ(s.dest_rank, ((1 - node) << 1) | local) << r;
+        EXPECT_EQ(s.dest_offset, 4 * node) << r;
       } else {
         EXPECT_EQ(s.dest_rank, r);
       }

@@ -21,9 +21,12 @@
 // swapped with a node bit: half the ranks of a node send everything, the other half nothing).
 // Worked example (G = 4 ranks in N = 2 nodes, m = 3, n = 5, the swap of local-rank bit 3 and node bit 4):
 // k' = 1, every node keeps one chunk, so 16 − 8 = 8 elements leave each node: at 4 bytes, 16 bytes per rank
-// (the one-exchange plan: ranks 1 and 2 send 32, ranks 0 and 3 none). `intra_pre` swaps bits 2 and 3 (half of
-// each rank's buffer to the other rank of its node), rank (ν, λ) sends elements 4..7 (ν = 0) or 0..3 (ν = 1) to
-// rank (1 − ν, λ), and `intra_post` swaps bits 2 and 3 back. `bmmc plan SPEC --ranks G --nodes N` prints it.
+// (the one-exchange plan: ranks 1 and 2 send 32, ranks 0 and 3 none). The node plan's pre-pass on a node's 4 bits
+// (x_3 = the local rank) is p = (x_2, x_1, x_0, x_3), its chunk bit t = x_3 on top, and R swaps bits 2 and 3, so
+// `intra_pre` is y = (x_2, x_1, x_3, x_0): half of every rank's buffer goes to the other rank of its node. Node ν
+// keeps chunk t = ν, so rank (ν, λ) sends elements 4..7 (ν = 0) or 0..3 (ν = 1) to rank (1 − ν, λ), at 4ν in
+// its receive buffer, and `intra_post` is the inverse of `intra_pre` on both nodes.
+// `bmmc plan SPEC --ranks G --nodes N` prints the plan.
 #pragma once
 
 #include <cstdint>
