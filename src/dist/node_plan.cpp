@@ -101,21 +101,24 @@ std::vector<NodeSend> inter_node_sends(const NodePlan& plan, BitVec rank) {
   // The top k − rail bits of the local rank carry the rest of the chunk index (only when k' > m).
   const int high_at = l_bits - (k - rail);
   const BitVec t_high = local >> high_at;
-  std::vector<SendStep> by_chunk(plan.nodes.destinations_per_rank());
-  for (const SendStep& s : send_schedule(plan.nodes, node)) by_chunk[s.chunk] = s;
+  // The node-level schedule (schedule.hpp) in closed form: chunk t of node ν goes to node B·t ⊕ A_hh·ν ⊕ c_h,
+  // into ν's slot there.
+  const DistPlan& np = plan.nodes;
+  const BitVec from_node = xor_of_columns(np.dest_rank_cols, node) ^ np.dest_complement;
+  const BitVec slot = sender_slot(np, node);
   const std::uint64_t count = std::uint64_t{1} << (plan.local_bits - rail);
   std::vector<NodeSend> sends;
   for (BitVec t_low = 0; t_low < (BitVec{1} << rail); ++t_low) {
-    const SendStep& s = by_chunk[t_low | (t_high << rail)];
-    const BitVec j_low = s.slot & low_mask(rail), j_high = s.slot >> rail;
+    const BitVec t = t_low | (t_high << rail), dest = xor_of_columns(np.dest_chunk_cols, t) ^ from_node;
+    const BitVec j_low = slot & low_mask(rail), j_high = slot >> rail;
     const BitVec dest_local = (local & low_mask(high_at)) | (j_high << high_at);
     NodeSend m;
-    m.dest_rank = (s.dest << l_bits) | dest_local;
-    m.chunk = s.chunk;
+    m.dest_rank = (dest << l_bits) | dest_local;
+    m.chunk = t;
     m.offset = t_low * count;
     m.dest_offset = j_low * count;
     m.count = count;
-    m.crosses = s.dest != node;
+    m.crosses = dest != node;
     sends.push_back(m);
   }
   return sends;
@@ -144,24 +147,40 @@ NetworkBound network_bound(const Bmmc& bmmc, int rank_bits, int node_bits, int e
 }
 
 NodeTraffic node_traffic(const NodePlan& plan) {
+  // Closed forms, so that 2^16 ranks cost 2^16 small steps (inter_node_sends walks 2^rail_bits messages per rank,
+  // the one-exchange schedule 2^k): node ν keeps chunk t_ν = B⁺·v iff v = ν ⊕ A_hh·ν ⊕ c_h lies in im B (B·t_ν = v),
+  // and of its ranks only those whose top local-rank bits are t_ν's high bits hold a part of it.
   NodeTraffic t;
   const std::uint64_t e = static_cast<std::uint64_t>(plan.elem_bytes);
+  const DistPlan& np = plan.nodes;
+  const int l_bits = plan.rank_bits - plan.node_bits, rail = plan.rail_bits;
+  const int high_at = l_bits - (plan.node_k() - rail);
+  const std::uint64_t part = std::uint64_t{1} << (plan.local_bits - rail);
+  std::vector<std::int64_t> kept(plan.node_count(), -1);
+  for (BitVec v = 0; v < plan.node_count(); ++v) {
+    const BitVec want = v ^ xor_of_columns(np.dest_rank_cols, v) ^ np.dest_complement;
+    const BitVec chunk = xor_of_columns(np.chunk_of_dest_cols, want);
+    if (xor_of_columns(np.dest_chunk_cols, chunk) == want) {
+      kept[v] = static_cast<std::int64_t>(chunk);
+      ++t.nodes_keeping_a_chunk;
+    }
+  }
+  // The one-exchange plan: rank r's 2^k chunks go to B_f·t ⊕ A_hh,f·r ⊕ c_f; those on r's node are the t with
+  // top_h(B_f·t) = ν ⊕ top_h(A_hh,f·r ⊕ c_f): 2^(k − rank top_h(B_f)) of them when that lies in the span, else none.
   const DistPlan flat = make_dist_plan(plan.bmmc, plan.rank_bits, plan.elem_bytes);
-  const int l_bits = plan.rank_bits - plan.node_bits;
+  std::vector<BitVec> flat_node_cols;
+  for (BitVec c : flat.dest_chunk_cols) flat_node_cols.push_back(c >> l_bits);
+  const int flat_node_rank = span_rank(flat_node_cols);
   for (BitVec r = 0; r < plan.ranks(); ++r) {
-    std::uint64_t mine = 0, straight = 0;
-    for (const NodeSend& s : inter_node_sends(plan, r))
-      if (s.crosses) mine += s.count * e;
-    for (const SendStep& s : send_schedule(flat, r))
-      if ((s.dest >> l_bits) != (r >> l_bits)) straight += s.count * e;
-    t.bytes.push_back(mine);
-    t.one_exchange_bytes.push_back(straight);
+    const BitVec node = r >> l_bits, t_high = (r & low_mask(l_bits)) >> high_at;
+    const bool keeps = kept[node] >= 0 && (static_cast<BitVec>(kept[node]) >> rail) == t_high;
+    t.bytes.push_back((plan.local_elems() - (keeps ? part : 0)) * e);
+    const BitVec target = node ^ ((xor_of_columns(flat.dest_rank_cols, r) ^ flat.dest_complement) >> l_bits);
+    const std::uint64_t on_node = in_span(flat_node_cols, target) ? std::uint64_t{1} << (flat.k - flat_node_rank) : 0;
+    t.one_exchange_bytes.push_back((flat.destinations_per_rank() - on_node) * flat.chunk_bytes());
     t.bound_bytes.push_back(network_bound(plan.bmmc, plan.rank_bits, plan.node_bits, plan.elem_bytes, r).rank_bytes);
   }
   t.intra_pre_remote_bytes = dist_traffic(plan.intra_pre).total_remote_bytes;
-  for (BitVec v = 0; v < plan.node_count(); ++v)
-    for (const SendStep& s : send_schedule(plan.nodes, v))
-      if (s.dest == v) ++t.nodes_keeping_a_chunk;
   return t;
 }
 

@@ -13,6 +13,7 @@
 #include "bmmc/cpu/reference.hpp"
 #include "bmmc/dist/node_plan.hpp"
 #include "bmmc/dist/node_simulate.hpp"
+#include "bmmc/dist/schedule.hpp"
 #include "dist/error_message.hpp"
 #include "dist_test_support.hpp"
 
@@ -42,6 +43,7 @@ NodeSimReport expect_node_plan_holds(const Bmmc& b, int g, int h, int e, const s
   for (BitVec x = 0; x < (BitVec{1} << n); ++x)
     if ((x >> (n - h)) != (b.apply(x) >> (n - h))) ++leaving[x >> (n - h)];
   const NodeTraffic t = node_traffic(plan);
+  const DistPlan flat = make_dist_plan(b, g, e);
   std::vector<std::uint64_t> sent_by_node(plan.node_count(), 0), received_by_node(plan.node_count(), 0);
   for (BitVec r = 0; r < plan.ranks(); ++r) {
     const NetworkBound bound = network_bound(b, g, h, e, r);
@@ -51,6 +53,12 @@ NodeSimReport expect_node_plan_holds(const Bmmc& b, int g, int h, int e, const s
       EXPECT_EQ(rep.network_bytes[r], bound.rank_bytes) << what << ": rank " << r;
     EXPECT_EQ(rep.network_bytes[r], t.bytes[r]) << what << ": counted and planned bytes of rank " << r;
     EXPECT_EQ(t.bound_bytes[r], bound.rank_bytes) << what;
+    // What arrives: by the same argument for A⁻¹, at most the receiving node's share.
+    EXPECT_LE(rep.received_bytes[r], network_bound(b.inverse(), g, h, e, r).rank_bytes) << what << ": rank " << r;
+    std::uint64_t straight = 0;
+    for (const SendStep& s : send_schedule(flat, r))
+      if ((s.dest >> l_bits) != (r >> l_bits)) straight += s.count * e;
+    EXPECT_EQ(t.one_exchange_bytes[r], straight) << what << ": the one-exchange plan's bytes of rank " << r;
     sent_by_node[r >> l_bits] += rep.network_bytes[r];
     received_by_node[r >> l_bits] += rep.received_bytes[r];
   }
