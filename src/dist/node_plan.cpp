@@ -82,7 +82,10 @@ NodePlan make_node_plan(const Bmmc& bmmc, int rank_bits, int node_bits, int elem
   p.nodes = make_dist_plan(bmmc, node_bits, elem_bytes);
   p.rail_bits = std::min(p.nodes.k, p.local_bits);
   p.rail = rail_layout(p.nodes.local_bits, p.nodes.k, p.local_bits, p.rail_bits);
-  p.intra_pre = make_dist_plan(compose(p.rail, p.nodes.pre), rank_bits - node_bits, elem_bytes);
+  // k' = 0: each node's data goes whole to one node, so nothing needs gathering first; the node-level pre-pass
+  // folds into the post (intra_post_for_node) and the intra-node steps take one exchange, not two.
+  p.intra_pre = make_dist_plan(p.nodes.k == 0 ? identity(p.nodes.local_bits) : compose(p.rail, p.nodes.pre),
+                               rank_bits - node_bits, elem_bytes);
   return p;
 }
 
@@ -90,8 +93,9 @@ DistPlan intra_post_for_node(const NodePlan& plan, BitVec node) {
   if (node >= plan.node_count())
     throw std::invalid_argument(
         fmt::format("intra_post_for_node: node {} is outside 0..{}", node, plan.node_count() - 1));
-  return make_dist_plan(compose(post_for_rank(plan.nodes, node), plan.rail.inverse()),
-                        plan.rank_bits - plan.node_bits, plan.elem_bytes);
+  const Bmmc post = compose(post_for_rank(plan.nodes, node), plan.rail.inverse());
+  return make_dist_plan(plan.nodes.k == 0 ? compose(post, plan.nodes.pre) : post, plan.rank_bits - plan.node_bits,
+                        plan.elem_bytes);
 }
 
 std::vector<NodeSend> inter_node_sends(const NodePlan& plan, BitVec rank) {

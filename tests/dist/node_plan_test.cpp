@@ -138,6 +138,23 @@ TEST(NodePlan, WorkedExampleLocalRankNodeSwap) {
   expect_node_plan_holds(b, 2, 1, 4, "worked example");
 }
 
+// k' = 0: one node, or node rows of A blind to the node-local bits: no gathering step, one intra-node exchange;
+// with one node the post is the one-level plan itself.
+TEST(NodePlan, WholeNodesMoveWithoutAGatheringStep) {
+  const Bmmc one_node = random_bmmc(9, 5);
+  const NodePlan a = make_node_plan(one_node, 3, 0, 4);
+  EXPECT_TRUE(a.intra_pre.bmmc.is_identity());
+  EXPECT_EQ(intra_post_for_node(a, 0).bmmc, one_node);
+  // Node bits of A depend on the node bits only (block triangular over the node split): k' = 0.
+  const Bmmc whole = test::block_triangular(7, 2, 9);
+  const NodePlan b = make_node_plan(whole, 4, 2, 2);
+  EXPECT_EQ(b.node_k(), 0);
+  EXPECT_TRUE(b.intra_pre.bmmc.is_identity());
+  for (const NodeSend& s : inter_node_sends(b, 5)) EXPECT_EQ(s.count, b.local_elems());
+  expect_node_plan_holds(one_node, 3, 0, 4, "one node");
+  expect_node_plan_holds(whole, 4, 2, 2, "whole nodes");
+}
+
 // The bound is what the one-exchange plan misses: swapping a local-rank bit with a node bit makes half the ranks
 // of every node send their whole buffer there, twice the bound; the node plan spreads it over every rank.
 TEST(NodePlan, OneExchangePlanExceedsTheBoundWhereTheNodePlanMeetsIt) {

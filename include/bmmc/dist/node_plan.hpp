@@ -14,6 +14,8 @@
 //  2. inter-node exchange (`inter_node_sends`): rank (ν, λ) sends its part of chunk t to node d(t), into the
 //     slot j of ν there, at the same rank offset bits — rank λ of node d when k' ≤ m (the same rail);
 //  3. intra-node post (`intra_post_for_node(d)`): the node-level post-pass of node d after R⁻¹, over its L ranks.
+// When k' = 0 (one node, or node rows of A that ignore the node-local bits) every node's data goes whole to one
+// node: `intra_pre` is the identity and the node-level pre-pass folds into `intra_post`, one intra-node exchange.
 // Each element crosses the network only in step 2 and only when its destination node is not its own, so the
 // network carries exactly the elements that must cross; with the chunk bits inside the rank offset every rank
 // of a node sends the same share, which meets the per-rank bound. The one-exchange plan of dist_plan.hpp already
@@ -47,7 +49,8 @@ struct NodePlan {
   DistPlan nodes;        ///< make_dist_plan(bmmc, h, elem_bytes): the nodes as ranks of 2^(n−h) elements
   int rail_bits = 0;     ///< min(k', m): chunk bits inside a rank's offset, at bits [m − rail_bits, m)
   Bmmc rail;             ///< R on n − h bits: node-level position (u, t) ↦ the rail layout
-  DistPlan intra_pre;    ///< on the n − h node-local bits over 2^(g−h) ranks: R ∘ nodes.pre (every node)
+  DistPlan intra_pre;    ///< on the n − h node-local bits over 2^(g−h) ranks: R ∘ nodes.pre (every node); the
+                         ///< identity when k' = 0
 
   int n() const { return bmmc.n(); }
   int node_k() const { return nodes.k; }  ///< k' = rank(A_nl'): every node sends to 2^k' nodes
@@ -67,8 +70,8 @@ NodePlan make_node_plan(const Bmmc& bmmc, int rank_bits, int node_bits, int elem
 /// count and what was expected).
 int dist_node_bits(std::uint64_t nodes, std::uint64_t ranks);
 
-/// The intra-node post-pass of node d: nodes' post_for_rank(d) ∘ R⁻¹ on the n − h node-local bits, planned over
-/// the node's 2^(g−h) ranks (nodes differ only in the complement).
+/// The intra-node post-pass of node d: nodes' post_for_rank(d) ∘ R⁻¹ (∘ nodes.pre when k' = 0) on the n − h
+/// node-local bits, planned over the node's 2^(g−h) ranks (nodes differ only in the complement).
 DistPlan intra_post_for_node(const NodePlan& plan, BitVec node);
 
 /// One message of the inter-node exchange: elements [offset, offset + count) of the sender's intra_pre output go
