@@ -251,6 +251,26 @@ text=$("$bmmc" plan gray --n 10 --ranks 8) || fail "plan --ranks text"
 for part in "k = rank(A_hl)" "pre-pass" "post-pass" "rank 7:" "round 0: send chunk" "push plan:" "pipelined exchange"; do
   [[ "$text" == *"$part"* ]] || fail "plan --ranks text lacks '$part'"
 done
+# plan --ranks G --nodes N (§9.1b): the worked example (a local-rank bit swapped with a node bit: 16 bytes per rank
+# over the network against a bound of 16, where the one-exchange plan sends 0 or 32), rank 0's sends at 1024 ranks
+# in 128 nodes, the text form, and the refusals; without --nodes the output is the one-level plan's.
+out=$("$bmmc" plan swap:3,4 --n 5 --ranks 4 --nodes 2 --json) || fail "plan --ranks --nodes --json"
+[[ "$out" == *'"ranks":4,"nodes":2,"ranks_per_node":2,'*'"node_k":1,'*'"network":{"bytes_per_rank":{"min":16,"max":16},"bound_bytes_per_rank":{"min":16,"max":16},"within_bound":true,"bytes_total":64,"bound_bytes_total":64,"one_exchange_bytes_per_rank":{"min":0,"max":32}}'* &&
+  "$out" == *'"intra_pre":{"k":1,"bmmc":{"n":4,"rows":[4,2,8,1],"c":0,"class":"BP"}'* ]] ||
+  fail "plan swap:3,4 --ranks 4 --nodes 2: $out"
+[[ $(grep -o '"send":' <<<"$out" | wc -l) == 4 ]] || fail "plan --nodes --json: not one send list per rank"
+out=$("$bmmc" plan random-bmmc:1 --n 14 --ranks 1024 --nodes 128 --json) || fail "plan --ranks 1024 --nodes 128"
+[[ "$out" == *'"within_bound":true,'* && $(grep -o '"send":' <<<"$out" | wc -l) == 1 ]] ||
+  fail "plan --ranks 1024 --nodes 128: $out"
+text=$("$bmmc" plan bit-reverse --n 10 --ranks 8 --nodes 4) || fail "plan --nodes text"
+for part in "node plan: n = 10, 8 ranks in 4 nodes" "network bytes per rank" "1. intra-node pre" "2. inter-node exchange" \
+  "3. intra-node post" "over the network"; do
+  [[ "$text" == *"$part"* ]] || fail "plan --nodes text lacks '$part'"
+done
+[[ $("$bmmc" plan gray --n 10 --ranks 8) != *"node plan"* ]] || fail "plan --ranks without --nodes printed a node plan"
+expect_error 2 "nodes = 3: expected a power of two from 1 to the rank count 8" "$bmmc" plan gray --n 10 --ranks 8 --nodes 3
+expect_error 2 "nodes = 16: expected a power of two" "$bmmc" plan gray --n 10 --ranks 8 --nodes 16
+expect_error 2 "give --ranks too" "$bmmc" plan gray --n 10 --nodes 2
 # permute --ranks: the same file as without --ranks, for 1 .. 2^n ranks and pieced exchanges.
 head -c $((4 << 12)) /dev/urandom >"$work/r12.bin"
 for spec in random-bmmc:4 random-bpc:4 bit-reverse transpose:5 reverse; do

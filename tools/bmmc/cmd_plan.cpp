@@ -1,5 +1,6 @@
 // `bmmc plan SPEC` — print the kernel plan, optionally proved by the plan checker (--check); with --ranks G the
-// distributed plan of docs/DESIGN.md §9 (k, groups, chunks, pre/post-pass, per-rank schedules); with --in-place
+// distributed plan of docs/DESIGN.md §9 (k, groups, chunks, pre/post-pass, per-rank schedules), with --nodes N too
+// the plan across nodes of §9.1b (bytes over the network per rank against the bound); with --in-place
 // the in-place plan of §8 (the involution passes, each a tile pass with its partner map). With --shape S, SPEC is
 // an any-shape map: one that is a BMMC is planned as above (and says so), any other by the digit planner
 // (plan/digit_plan.hpp), its plan proved by the digit plan checker where it is small enough.
@@ -14,6 +15,7 @@
 #include <variant>
 
 #include "bmmc/dist/dist_plan.hpp"
+#include "bmmc/dist/node_plan.hpp"
 #include "bmmc/dist/push_plan.hpp"
 #include "bmmc/dist/schedule.hpp"
 #include "bmmc/plan/gpu_policy.hpp"
@@ -214,12 +216,76 @@ void print_dist_plan(const Bmmc& b, std::uint64_t ranks, int elem_bytes, bool js
   fmt::print("{}", describe(make_gpu_push_plan(b, p.rank_bits, elem_bytes)));
 }
 
+// --nodes: the plan across nodes, with the bytes over the network per rank against the bound (§9.1b).
+nlohmann::ordered_json min_max(const std::vector<std::uint64_t>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {{"min", *lo}, {"max", *hi}};
+}
+
+nlohmann::ordered_json node_plan_json(const NodePlan& p) {
+  const NodeTraffic t = node_traffic(p);
+  nlohmann::ordered_json j;
+  j["n"] = p.n();
+  j["ranks"] = p.ranks();
+  j["nodes"] = p.node_count();
+  j["ranks_per_node"] = p.ranks_per_node();
+  j["rank_bits"] = p.rank_bits;
+  j["node_bits"] = p.node_bits;
+  j["local_bits"] = p.local_bits;
+  j["elem_bytes"] = p.elem_bytes;
+  j["bytes_per_rank"] = p.local_elems() * static_cast<std::uint64_t>(p.elem_bytes);
+  j["node_k"] = p.node_k();
+  j["destination_nodes_per_node"] = p.nodes.destinations_per_rank();
+  j["nodes_keeping_a_chunk"] = t.nodes_keeping_a_chunk;
+  std::uint64_t total = 0, bound_total = 0;
+  bool within = true;
+  for (std::size_t r = 0; r < t.bytes.size(); ++r) {
+    total += t.bytes[r];
+    within = within && t.bytes[r] <= t.bound_bytes[r];
+  }
+  for (BitVec v = 0; v < p.node_count(); ++v)
+    bound_total += network_bound(p.bmmc, p.rank_bits, p.node_bits, p.elem_bytes, v * p.ranks_per_node()).node_elems *
+                   static_cast<std::uint64_t>(p.elem_bytes);
+  j["network"] = {{"bytes_per_rank", min_max(t.bytes)},
+                  {"bound_bytes_per_rank", min_max(t.bound_bytes)},
+                  {"within_bound", within},
+                  {"bytes_total", total},
+                  {"bound_bytes_total", bound_total},
+                  {"one_exchange_bytes_per_rank", min_max(t.one_exchange_bytes)}};
+  j["bmmc"] = bmmc_json(p.bmmc);
+  j["rail_bits"] = p.rail_bits;
+  j["rail"] = bmmc_json(p.rail);
+  j["intra_pre"] = {{"k", p.intra_pre.k}, {"bmmc", bmmc_json(p.intra_pre.bmmc)},
+                    {"remote_bytes_per_node", t.intra_pre_remote_bytes}};
+  const DistPlan post = intra_post_for_node(p, 0);
+  j["intra_post_node_0"] = {{"k", post.k}, {"bmmc", bmmc_json(post.bmmc)}};
+  j["inter_node_sends"] = nlohmann::ordered_json::array();
+  for (BitVec r = 0; r < (p.ranks() <= kAllSchedulesUpTo ? p.ranks() : 1); ++r) {
+    nlohmann::ordered_json s;
+    s["rank"] = r;
+    s["send"] = nlohmann::ordered_json::array();
+    for (const NodeSend& m : inter_node_sends(p, r))
+      s["send"].push_back({{"dest_rank", m.dest_rank}, {"chunk", m.chunk}, {"offset", m.offset},
+                           {"dest_offset", m.dest_offset}, {"count", m.count}, {"network", m.crosses}});
+    j["inter_node_sends"].push_back(s);
+  }
+  return j;
+}
+
+void print_node_plan(const Bmmc& b, std::uint64_t ranks, std::uint64_t nodes, int elem_bytes, bool json,
+                     const nlohmann::ordered_json& head) {
+  const int g = dist_rank_bits(ranks, b.n());
+  const NodePlan p = make_node_plan(b, g, dist_node_bits(nodes, ranks), elem_bytes);
+  if (json) return print_json_after(head, node_plan_json(p));
+  fmt::print("{}", describe(p));
+}
+
 struct PlanCommand {
   SpecOptions spec;
   std::string shape;
   PlanCliOptions po;
   bool json = false, check = false, in_place = false;
-  std::uint64_t ranks = 0;
+  std::uint64_t ranks = 0, nodes = 0;
 };
 
 // The plan of a Bmmc, as every option asks. `head`: the keys --shape puts first in --json.
@@ -227,12 +293,14 @@ void plan_bmmc(const Bmmc& b, const PlanCommand& c, const nlohmann::ordered_json
   const PlanCliOptions& po = c.po;
   if (po.longer_runs != "read" && (c.in_place || c.ranks != 0))
     throw UsageError("--longer-runs applies to out-of-place kernel plans, not to --in-place or --ranks");
+  if (c.nodes != 0 && c.ranks == 0) throw UsageError("--nodes N splits the ranks of --ranks G over nodes: give --ranks too");
   if (c.in_place) {
     if (c.ranks != 0) throw UsageError("--in-place and --ranks do not combine (yet): pick one");
     return print_inplace_plan(b, po, c.json, c.check, head);
   }
   if (c.ranks != 0) {
     if (c.check) throw UsageError("--check proves kernel plans; it does not apply to --ranks");
+    if (c.nodes != 0) return print_node_plan(b, c.ranks, c.nodes, po.elem_bytes, c.json, head);
     return print_dist_plan(b, c.ranks, po.elem_bytes, c.json, head);
   }
   const Plan plan = make_plan(b, po.elem_bytes, default_caps(), to_gpu_policy(po));
@@ -278,7 +346,8 @@ void plan_shape(const PlanCommand& c) {
     return plan_bmmc(*b, c, {{"runs_as", "bmmc"}, {"map", map.to_string()}, {"shape", map.shape()},
                              {"bmmc", bmmc_json(*b)}});
   }
-  refuse_bit_planner_options(c.po, what, {{c.in_place, "--in-place"}, {c.ranks != 0, "--ranks"}});
+  refuse_bit_planner_options(c.po, what,
+                             {{c.in_place, "--in-place"}, {c.ranks != 0, "--ranks"}, {c.nodes != 0, "--nodes"}});
   const DigitPlan plan = plan_digits(map, c.po.elem_bytes);
   std::optional<DigitPlanReport> report;
   std::string unchecked;
@@ -333,6 +402,10 @@ void add_plan(CLI::App& app, Action& run) {
   sub->add_option("--ranks", c->ranks,
                   "print the distributed plan over G ranks (a power of two; rank = the top log2(G) index bits): "
                   "k, groups, chunks, pre/post-pass and the schedule of rank 0 (every rank when G <= 16)");
+  sub->add_option("--nodes", c->nodes,
+                  "with --ranks G: the plan across N nodes (a power of two, N <= G; rank = node * G/N + local rank): "
+                  "intra-node pre, one inter-node exchange, intra-node post, and the bytes over the network per rank "
+                  "against the bound");
   sub->add_flag("--in-place", c->in_place,
                 "print the in-place plan: the BMMC as a product of involutions, one pass each (\"passes\", "
                 "\"involution\" in --json); --check proves it race-free");
