@@ -164,8 +164,7 @@ Geometry geometry_of(const DigitPlan& plan, const DigitTileView& v) {
   g.row_count_w = static_cast<int>(v.row_count_w);
   g.col_table_r = v.run_r.size() >= 2 && v.cols_r <= 4096;
   g.rows_fixed = v.rows_fixed;
-  g.roll_run_w = false;
-  for (int a : v.run_w) g.roll_run_w = g.roll_run_w || plan.axes[a].roll != 0;
+  g.roll_run_w = v.roll_run_w;
   g.col_pad_period = static_cast<int>(v.col_pad_period);
   g.pad = v.pad;
   g.vector_slots_r = v.vector_slots_r;

@@ -77,6 +77,7 @@ DigitTileView tile_view(const DigitPlan& p) {
     if (v.slot_stride[static_cast<std::size_t>(a)] == 1 && p.axes[a].chunk % vr == 0 && strides_divisible(p.write_order, vr, a))
       v.vector_slots_r = p.axes[a].flip ? -1 : 1;
   }
+  for (int a : v.run_w) v.roll_run_w = v.roll_run_w || p.axes[a].roll != 0;
   for (int a : v.rows_r)
     if (p.axes[a].extent % p.axes[a].chunk != 0) v.rows_fixed = false;
   for (int a : v.rows_w)

@@ -113,7 +113,7 @@ HostGeometry geometry(const DigitPlan& p, const DigitTileView& v, bool col_table
   g.cu_r = static_cast<int>(v.cols_r / p.read_vector), g.cu_w = static_cast<int>(v.cols_w / p.write_vector);
   g.tiles = p.tiles(), g.smem_slots = p.smem_elements();
   g.col_table_r = col_table, g.rows_fixed = v.rows_fixed;
-  for (int a : v.run_w) g.roll_run_w = g.roll_run_w || p.axes[a].roll != 0;
+  g.roll_run_w = v.roll_run_w;
   g.col_pad_period = static_cast<int>(v.col_pad_period), g.pad = v.pad;
   g.vector_slots_r = v.vector_slots_r, g.vector_slots_w = v.vector_slots_w;
   return g;

@@ -29,6 +29,8 @@ struct DigitTileView {
   int pad = 0;
   /// True when the row tables are the same for every tile: no row axis has an edge tile or a roll.
   bool rows_fixed = true;
+  /// True when a write-run axis has a roll (a write then checks each such axis's wrap).
+  bool roll_run_w = false;
   /// A read vector's elements fill consecutive aligned slots, ascending (1) or descending (−1: the innermost
   /// read axis is the innermost slot axis and flipped), so it is stored as one vector; 0 = element by element.
   int vector_slots_r = 0;
