@@ -52,6 +52,7 @@ KernelSource generate_digit_cuda(const DigitPlan& p, const CodegenOptions& /*opt
   s += fmt::format("  static constexpr int col_pad_period = {}, pad = {};\n", v.col_pad_period, v.pad);
   s += fmt::format("  static constexpr int vector_slots_r = {};\n  static constexpr bool vector_slots_w = {};\n",
                    v.vector_slots_r, v.vector_slots_w);
+  s += fmt::format("  static constexpr int skew_shift = {}, skew_step = {};\n", p.read_skew_shift, p.read_skew_step);
   std::vector<std::string> axes;
   std::vector<Extent> suffix(static_cast<std::size_t>(k), 1), counts;
   for (int a = k - 1; a >= 0; --a)

@@ -11,7 +11,9 @@
 //   axis(a) -> DigitTileAxis; nrun_r, run_r(j), nrows_r, row_r(j), cols_r, row_count_r (and _w for the write side);
 //   col_table_r: slot of a read col from a table (else by arithmetic over run_r); col_pad_period, pad;
 //   rows_fixed: row tables built once per block; roll_run_w: a write-run axis has a roll;
-//   vector_slots_r (1, −1 or 0), vector_slots_w: vectors move to and from shared memory whole (digit_tile_view.hpp); div_units_r(u) = u / (cols_r / VR), div_units_w(u) likewise;
+//   vector_slots_r (1, −1 or 0), vector_slots_w: vectors move to and from shared memory whole (digit_tile_view.hpp);
+//   skew_shift, skew_step: the plan's read skew (lane l stores its read vector's elements from ρ = ((l >> shift) ·
+//   step) mod VR on; step 0 = none); div_units_r(u) = u / (cols_r / VR), div_units_w(u) likewise;
 //   tile_coord(t, a): the tile index's coordinate on axis a.
 #ifndef BMMC_DIGIT_TILE_CUH
 #define BMMC_DIGIT_TILE_CUH
@@ -35,6 +37,28 @@ struct DigitTileInfo {
 };
 
 __host__ __device__ inline long long digit_align16(long long b) { return (b + 15) / 16 * 16; }
+
+// The vector v rotated by rho elements of E bytes: element q of the result is element (q + rho) mod VR of v
+// (little-endian words: a word rotation, then a shift across neighbouring words); only for E · VR ≥ 4 bytes.
+template <class TR, int E, int VR>
+__device__ __forceinline__ TR digit_rotate(TR v, int rho) {
+  const int nw = E * VR / 4 > 0 ? E * VR / 4 : 1;
+  union U { TR v; unsigned w[E * VR / 4 > 0 ? E * VR / 4 : 1]; } a, r;
+  a.v = v;
+  const int bytes = rho * E, wr = bytes >> 2, sh = (bytes & 3) * 8;
+  unsigned x[E * VR / 4 > 0 ? E * VR / 4 : 1];
+#pragma unroll
+  for (int i = 0; i < nw; ++i) {
+    unsigned s = a.w[i];
+#pragma unroll
+    for (int k = 1; k < nw; ++k)
+      if (wr == k) s = a.w[(i + k) % nw];
+    x[i] = s;
+  }
+#pragma unroll
+  for (int i = 0; i < nw; ++i) r.w[i] = sh == 0 ? x[i] : (x[i] >> sh) | (x[(i + 1) % nw] << (32 - sh));
+  return r.v;
+}
 
 // One of the two table sets (tile t uses set t's parity, so thread 0 can fill the next tile's set while the block
 // moves the current one): per-row tables, per-axis ce and wrap thresholds, and the tile record.
@@ -191,6 +215,7 @@ __device__ __forceinline__ void digit_tile_pass(const G& g, const unsigned char*
   const int units_r = (int)(g.row_count_r * (g.cols_r / VR));
   const int units_w = (int)(g.row_count_w * (g.cols_w / VW));
   const int cu_r = (int)(g.cols_r / VR), cu_w = (int)(g.cols_w / VW);
+  const int rho = (int)((((threadIdx.x & 31) >> g.skew_shift) * g.skew_step) & (VR - 1));
   if (g.col_table_r)
     for (int c = threadIdx.x; c < g.cols_r; c += g.threads) col_r[c] = digit_col_slot_r(g, c);
   // Tile blockIdx.x's record and rows into set 0 (with rows_fixed, set 0's rows serve every tile).
@@ -239,6 +264,15 @@ __device__ __forceinline__ void digit_tile_pass(const G& g, const unsigned char*
 #pragma unroll
             for (int q = 0; q < VR; ++q) rr.e[q] = uu.e[VR - 1 - q];
             *reinterpret_cast<TR*>(smem + s0 - (VR - 1)) = rr.v;
+          }
+          continue;
+        }
+        if (E * VR >= 4 && VR > 1 && g.skew_step != 0) {  // skewed: lane groups start at different elements
+          uu.v = digit_rotate<TR, E, VR>(uu.v, rho);
+#pragma unroll
+          for (int q = 0; q < VR; ++q) {
+            const int c = cb[b] + ((q + rho) & (VR - 1));
+            smem[sb[b] + (g.col_table_r ? col_r[c] : digit_col_slot_r(g, c))] = uu.e[q];
           }
           continue;
         }

@@ -61,7 +61,7 @@ struct Geometry {
   int k, threads, elem_bytes, nrun_r, nrows_r, nrun_w, nrows_w, cols_r, row_count_r, cols_w, row_count_w;
   long long tiles, smem_slots;
   bool col_table_r, rows_fixed, roll_run_w, small_tiles, vector_slots_w;
-  int col_pad_period, pad, vector_slots_r;
+  int col_pad_period, pad, vector_slots_r, skew_shift, skew_step;
   FastDiv units_r, units_w;
   FastDiv suffix[kMax], count[kMax];  // the tile index's radices (small_tiles: below 2^31)
   long long suffix_ll[kMax], count_ll[kMax];
@@ -169,6 +169,8 @@ Geometry geometry_of(const DigitPlan& plan, const DigitTileView& v) {
   g.pad = v.pad;
   g.vector_slots_r = v.vector_slots_r;
   g.vector_slots_w = v.vector_slots_w;
+  g.skew_shift = plan.read_skew_shift;
+  g.skew_step = plan.read_skew_step;
   g.units_r = FastDiv(static_cast<unsigned>(v.cols_r / plan.read_vector));
   g.units_w = FastDiv(static_cast<unsigned>(v.cols_w / plan.write_vector));
   return g;

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "bmmc/plan/digit_tile_view.hpp"
 #include "tuning.hpp"
 
 namespace bmmc {
@@ -82,27 +83,6 @@ Extent volume(const std::vector<DigitAxis>& axes) {
   Extent v = 1;
   for (const auto& a : axes) v *= a.chunk;
   return v;
-}
-
-// Bank conflicts (the worst number of distinct 4-byte words one bank serves in one shared access) of the first
-// warp of a phase that visits `slots` in order. Lanes are split into the transactions the hardware makes for
-// wide elements (8 B: half-warps, 16 B: quarter-warps); several lanes on one word are no conflict.
-int conflict_ways(const std::vector<Extent>& slots, int elem_bytes) {
-  const int lanes_per_wave = elem_bytes <= 4 ? 32 : 128 / elem_bytes;
-  int worst = 1;
-  for (std::size_t w0 = 0; w0 < slots.size(); w0 += lanes_per_wave) {
-    std::vector<std::vector<Extent>> words(32);
-    for (std::size_t l = w0; l < std::min(slots.size(), w0 + lanes_per_wave); ++l) {
-      const Extent byte = slots[l] * elem_bytes;
-      for (int part = 0; part < std::max(1, elem_bytes / 4); ++part) {
-        const Extent word = byte / 4 + part;
-        auto& bank = words[static_cast<std::size_t>(word % 32)];
-        if (std::find(bank.begin(), bank.end(), word) == bank.end()) bank.push_back(word);
-      }
-    }
-    for (const auto& b : words) worst = std::max(worst, static_cast<int>(b.size()));
-  }
-  return worst;
 }
 
 // The widest access (a power of two of elements, at most 16 bytes) of one side: the side's innermost tile axes
@@ -239,49 +219,53 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   const int threads = policy.threads_per_block > 0 ? policy.threads_per_block : plan_tuning::kDigitThreadsPerBlock;
   plan.threads_per_block = static_cast<int>(std::min<Extent>(threads, (v + 31) / 32 * 32));
 
-  // Padding: one pad every `period` slots, where period is the slot stride of the innermost read axis (the
-  // stride the read phase's lanes step by); the pad is the one of a few candidates with the fewest conflicts.
-  if (!plan.read_order.empty()) {
-    const int r = plan.read_order.back();
-    const auto pos = std::find(plan.write_order.begin(), plan.write_order.end(), r) - plan.write_order.begin();
-    const Extent period = plan.smem_stride[static_cast<std::size_t>(pos)];
-    if (period > 1) {
-      auto phase_slots = [&](const std::vector<int>& order, Extent p) {
-        std::vector<Extent> slots;
-        for (Extent e = 0; e < std::min<Extent>(v, 32); ++e) {
-          Extent rest = e, s = 0;
-          for (int i = static_cast<int>(order.size()) - 1; i >= 0; --i) {
-            const Extent c = plan.axes[order[i]].chunk;
-            const auto wi = std::find(plan.write_order.begin(), plan.write_order.end(), order[i]) -
-                            plan.write_order.begin();
-            s += rest % c * plan.smem_stride[static_cast<std::size_t>(wi)];
-            rest /= c;
-          }
-          slots.push_back(s + s / period * p);
-        }
-        return slots;
-      };
-      int best_cost = 1 << 30, best_pad = 0;
-      for (int p : {0, 1, 2, 3, 4, 5, 7, 8}) {
-        if (p * elem > 32) break;
-        const int cost = conflict_ways(phase_slots(plan.read_order, p), elem) +
-                         conflict_ways(phase_slots(plan.write_order, p), elem);
-        if (cost < best_cost) best_cost = cost, best_pad = p;
-      }
-      if (best_pad > 0) {
-        plan.pad_period = period;
-        plan.pad = best_pad;
-      }
-    }
-  }
-  // Vector accesses on each side (positions: an input axis's place in input order, and in output order).
+  // Vectors (positions: an input axis's place in input order, and in output order), padding and the read skew,
+  // chosen together: one pad every `period` slots, where period is the slot stride of the innermost read axis (the
+  // stride the read phase's lanes step by), and the pad and skew of a few candidates whose shared accesses have the
+  // fewest bank ways as the kernel makes them (digit_bank_ways); ties keep the first (no pad, no skew).
   std::vector<int> in_pos(static_cast<std::size_t>(k)), out_pos(static_cast<std::size_t>(k));
   for (int a = 0; a < k; ++a) in_pos[a] = a;
   for (int j = 0; j < k; ++j) out_pos[out_order[j]] = j;
   const int max_vector = policy.max_vector_elems > 0 ? policy.max_vector_elems : 16;
   const int max_access = policy.max_access_bytes > 0 ? std::min(policy.max_access_bytes, 16) : 16;
-  plan.read_vector = std::min(max_vector, side_vector(plan, plan.read_order, in_pos, false, max_access));
-  plan.write_vector = std::min(max_vector, side_vector(plan, plan.write_order, out_pos, true, max_access));
+  const auto set_vectors = [&] {
+    plan.read_vector = std::min(max_vector, side_vector(plan, plan.read_order, in_pos, false, max_access));
+    plan.write_vector = std::min(max_vector, side_vector(plan, plan.write_order, out_pos, true, max_access));
+  };
+  Extent period = 0;
+  if (!plan.read_order.empty()) {
+    const int r = plan.read_order.back();
+    const auto pos = std::find(plan.write_order.begin(), plan.write_order.end(), r) - plan.write_order.begin();
+    period = plan.smem_stride[static_cast<std::size_t>(pos)];
+  }
+  struct Choice {
+    int cost, pad, shift, step;
+  };
+  Choice best{1 << 30, 0, 0, 0};
+  for (int pad : {0, 1, 2, 3, 4, 5, 7, 8}) {
+    if (pad > 0 && (period <= 1 || pad * elem > 32)) break;
+    plan.pad_period = pad > 0 ? period : 0;
+    plan.pad = pad;
+    plan.read_skew_shift = plan.read_skew_step = 0;
+    set_vectors();
+    const int vr = plan.read_vector;
+    std::vector<std::pair<int, int>> skews{{0, 0}};
+    if (vr > 1 && vr * elem >= 4)
+      for (int shift = 0; shift <= 4; ++shift)
+        for (int step = 1; step < vr; step *= 2) skews.emplace_back(shift, step);
+    for (auto [shift, step] : skews) {
+      plan.read_skew_shift = shift;
+      plan.read_skew_step = step;
+      const DigitTileView view = tile_view(plan);
+      const int cost = digit_bank_ways(plan, view, false) + digit_bank_ways(plan, view, true);
+      if (cost < best.cost) best = Choice{cost, pad, shift, step};
+    }
+  }
+  plan.pad_period = best.pad > 0 ? period : 0;
+  plan.pad = best.pad;
+  plan.read_skew_shift = best.shift;
+  plan.read_skew_step = best.step;
+  set_vectors();
   return plan;
 }
 
@@ -299,7 +283,8 @@ std::string to_string(const DigitPlan& p) {
                    p.tile_elements(), p.smem_bytes(), p.tiles(), p.threads_per_block);
   s += fmt::format("  read order [{}], write order [{}], pad {} every {} slots\n", fmt::join(p.read_order, ", "),
                    fmt::join(p.write_order, ", "), p.pad, p.pad_period);
-  s += fmt::format("  lanes read {} and write {} elements per access\n", p.read_vector, p.write_vector);
+  s += fmt::format("  lanes read {} and write {} elements per access", p.read_vector, p.write_vector);
+  s += p.read_skew_step > 0 ? fmt::format(", read skew (lane >> {}) * {}\n", p.read_skew_shift, p.read_skew_step) : "\n";
   return s;
 }
 
@@ -314,10 +299,12 @@ std::string to_json(const DigitPlan& p) {
   return fmt::format(
       R"({{"kind":"digit","spec":"{}","shape":[{}],"elem_bytes":{},"plan_elem_bytes":{},"axes":[{}],)"
       R"("read_order":[{}],"write_order":[{}],"tile_elements":{},"smem_bytes":{},"tiles":{},)"
-      R"("threads_per_block":{},"pad":{},"pad_period":{},"read_vector":{},"write_vector":{}}})",
+      R"("threads_per_block":{},"pad":{},"pad_period":{},"read_vector":{},"write_vector":{},)"
+      R"("read_skew_shift":{},"read_skew_step":{}}})",
       p.map.to_string(), fmt::join(p.map.shape(), ","), p.caller_elem_bytes, p.elem_bytes, axes,
       fmt::join(p.read_order, ","), fmt::join(p.write_order, ","), p.tile_elements(), p.smem_bytes(), p.tiles(),
-      p.threads_per_block, p.pad, p.pad_period, p.read_vector, p.write_vector);
+      p.threads_per_block, p.pad, p.pad_period, p.read_vector, p.write_vector, p.read_skew_shift,
+      p.read_skew_step);
 }
 
 }  // namespace bmmc

@@ -1,6 +1,8 @@
 // The digit plan checker (bmmc/plan/digit_plan_check.hpp).
 #include "bmmc/plan/digit_plan_check.hpp"
 
+#include "bmmc/plan/digit_tile_view.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,22 +13,6 @@
 namespace bmmc {
 
 namespace {
-
-int bank_ways(const std::vector<Extent>& slots, int elem_bytes) {
-  const int per_wave = elem_bytes <= 4 ? 32 : 128 / elem_bytes;
-  int worst = slots.empty() ? 0 : 1;
-  for (std::size_t w0 = 0; w0 < slots.size(); w0 += per_wave) {
-    std::vector<std::vector<Extent>> banks(32);
-    for (std::size_t l = w0; l < std::min(slots.size(), w0 + per_wave); ++l)
-      for (int part = 0; part < std::max(1, elem_bytes / 4); ++part) {
-        const Extent word = slots[l] * elem_bytes / 4 + part;
-        auto& b = banks[static_cast<std::size_t>(word % 32)];
-        if (std::find(b.begin(), b.end(), word) == b.end()) b.push_back(word);
-      }
-    for (const auto& b : banks) worst = std::max(worst, static_cast<int>(b.size()));
-  }
-  return worst;
-}
 
 std::int64_t longest_run(const std::vector<Extent>& addrs) {
   std::int64_t best = addrs.empty() ? 0 : 1, cur = 1;
@@ -50,6 +36,10 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
     r.error = std::move(msg);
     return r;
   };
+  if (p.read_skew_step < 0 || p.read_skew_shift < 0 || p.read_skew_shift > 4 ||
+      (p.read_skew_step > 0 && p.read_skew_step >= p.read_vector))
+    return fail(fmt::format("read skew (lane >> {}) * {} is out of range: expected a shift 0 to 4 and a step 0 to {}",
+                            p.read_skew_shift, p.read_skew_step, p.read_vector - 1));
   const std::size_t k = p.axes.size();
   const Extent vol = p.tile_elements(), slots = p.smem_elements();
   auto slot_of = [&](Extent lin) { return p.pad_period > 0 ? lin + lin / p.pad_period * p.pad : lin; };
@@ -64,7 +54,7 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       ce[a] = std::min(p.axes[a].chunk, p.axes[a].extent - origin[a]);
     }
     std::fill(smem.begin(), smem.end(), -1);
-    std::vector<Extent> read_addr, read_slots, write_addr, write_slots;
+    std::vector<Extent> read_addr, write_addr;
     std::vector<Extent> rx(static_cast<std::size_t>(vol), -1), wy(static_cast<std::size_t>(vol), -1);
     for (Extent e = 0; e < vol; ++e) {  // read phase
       Extent re = e;
@@ -88,7 +78,6 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       if (smem[s] >= 0) return fail(fmt::format("tile {} stores twice to slot {}", t, s));
       smem[s] = x;
       rx[static_cast<std::size_t>(e)] = x;
-      if (t == 0 && read_slots.size() < 32) read_slots.push_back(s);
       if (t == 0) read_addr.push_back(x);
     }
     for (Extent e = 0; e < vol; ++e) {  // write phase
@@ -115,7 +104,6 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       source[y] = smem[s];
       wy[static_cast<std::size_t>(e)] = y;
       ++r.writes;
-      if (t == 0 && write_slots.size() < 32) write_slots.push_back(s);
       if (t == 0) write_addr.push_back(y);
     }
     // Vector accesses: each group of v tile elements is all predicated off, or v consecutive aligned elements.
@@ -133,8 +121,9 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       }
     }
     if (t == 0) {
-      r.read_conflicts = bank_ways(read_slots, p.elem_bytes);
-      r.write_conflicts = bank_ways(write_slots, p.elem_bytes);
+      const DigitTileView view = tile_view(p);
+      r.read_conflicts = digit_bank_ways(p, view, false);
+      r.write_conflicts = digit_bank_ways(p, view, true);
       r.read_run = longest_run(read_addr);
       r.write_run = longest_run(write_addr);
     }

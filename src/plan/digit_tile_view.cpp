@@ -85,6 +85,68 @@ DigitTileView tile_view(const DigitPlan& p) {
   return v;
 }
 
+namespace {
+
+// The padded slot of tile element e of a phase's order (the last axis fastest): reading, e's local coordinates
+// become slot coordinates through the flips; writing, e's coordinates are slot coordinates.
+Extent phase_slot(const DigitPlan& p, const std::vector<int>& order, Extent e, bool write) {
+  Extent s = 0;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const DigitAxis& ax = p.axes[static_cast<std::size_t>(*it)];
+    const Extent l = e % ax.chunk;
+    e /= ax.chunk;
+    const Extent w = !write && ax.flip ? ax.chunk - 1 - l : l;
+    const auto j = std::find(p.write_order.begin(), p.write_order.end(), *it) - p.write_order.begin();
+    s += w * p.smem_stride[static_cast<std::size_t>(j)];
+  }
+  return p.pad_period > 0 ? s + s / p.pad_period * p.pad : s;
+}
+
+// Ways of one warp instruction: lane accesses of `bytes` bytes at byte offsets `starts`.
+int instruction_ways(const std::vector<Extent>& starts, int bytes) {
+  const std::size_t per_wave = bytes <= 4 ? 32 : static_cast<std::size_t>(128 / bytes);
+  int worst = 1;
+  std::vector<std::vector<Extent>> banks(32);
+  for (std::size_t w0 = 0; w0 < starts.size(); w0 += per_wave) {
+    for (auto& b : banks) b.clear();
+    for (std::size_t l = w0; l < std::min(starts.size(), w0 + per_wave); ++l)
+      for (Extent word = starts[l] / 4; word <= (starts[l] + bytes - 1) / 4; ++word) {
+        auto& b = banks[static_cast<std::size_t>(word % 32)];
+        if (std::find(b.begin(), b.end(), word) == b.end()) b.push_back(word);
+      }
+    for (const auto& b : banks) worst = std::max(worst, static_cast<int>(b.size()));
+  }
+  return worst;
+}
+
+}  // namespace
+
+int digit_bank_ways(const DigitPlan& p, const DigitTileView& v, bool write) {
+  const std::vector<int>& order = write ? p.write_order : p.read_order;
+  const Extent vol = p.tile_elements();
+  const int vec = write ? p.write_vector : p.read_vector;
+  const bool whole = vec > 1 && (write ? v.vector_slots_w : v.vector_slots_r != 0);
+  const Extent lanes = std::min<Extent>(32, vol / vec);
+  const int eb = p.elem_bytes;
+  int worst = 1;
+  std::vector<Extent> starts;
+  for (int q = 0; q < (whole ? 1 : vec); ++q) {
+    starts.clear();
+    for (Extent l = 0; l < lanes; ++l) {
+      if (whole) {
+        Extent lo = phase_slot(p, order, l * vec, write);
+        for (int j = 1; j < vec; ++j) lo = std::min(lo, phase_slot(p, order, l * vec + j, write));
+        starts.push_back(lo * eb);
+        continue;
+      }
+      const Extent rho = !write && p.read_skew_step > 0 ? ((l >> p.read_skew_shift) * p.read_skew_step) % vec : 0;
+      starts.push_back(phase_slot(p, order, l * vec + (q + rho) % vec, write) * eb);
+    }
+    worst = std::max(worst, instruction_ways(starts, whole ? vec * eb : eb));
+  }
+  return worst;
+}
+
 std::size_t digit_kernel_smem_bytes(const DigitPlan& plan, const DigitTileView& v, int off_bytes, bool col_table) {
   const auto a16 = [](Extent b) { return (b + 15) / 16 * 16; };
   const Extent k = static_cast<Extent>(plan.axes.size());

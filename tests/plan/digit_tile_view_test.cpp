@@ -78,7 +78,7 @@ struct HostGeometry {
   int cols_r = 1, row_count_r = 1, cols_w = 1, row_count_w = 1, cu_r = 1, cu_w = 1;
   long long tiles = 1, smem_slots = 1;
   bool col_table_r = false, rows_fixed = true, roll_run_w = false, vector_slots_w = false;
-  int col_pad_period = 0, pad = 0, vector_slots_r = 0;
+  int col_pad_period = 0, pad = 0, vector_slots_r = 0, skew_shift = 0, skew_step = 0;
 
   DigitTileAxis axis(int a) const { return axes[static_cast<std::size_t>(a)]; }
   // at(): the device code never reads past a list (the JIT's empty list is {0}, which it must not use either).
@@ -116,6 +116,7 @@ HostGeometry geometry(const DigitPlan& p, const DigitTileView& v, bool col_table
   g.roll_run_w = v.roll_run_w;
   g.col_pad_period = static_cast<int>(v.col_pad_period), g.pad = v.pad;
   g.vector_slots_r = v.vector_slots_r, g.vector_slots_w = v.vector_slots_w;
+  g.skew_shift = p.read_skew_shift, g.skew_step = p.read_skew_step;
   return g;
 }
 
@@ -290,6 +291,56 @@ TEST(DigitTileView, LanesThatTakeTurnsBetweenBarriersMoveEveryMapRight) {
       g_launch = Launch{};
       ASSERT_EQ(got, want) << m.to_string() << " of shape " << shape_to_string(m.shape()) << ", " << eb
                            << "-byte elements, lane 0 last " << lane0_last << "\n" << to_string(p);
+    }
+  }
+}
+
+TEST(DigitTileView, EveryReadSkewMovesEveryMapRight) {
+  // The read skew orders shared stores only: forced on plans whose read vectors go to shared memory element by
+  // element, every skew must give the map's result, with lanes of distinct rotations in one block.
+  std::mt19937_64 rng(4646);
+  int skewed = 0;
+  for (int trial = 0; trial < 300 && skewed < 60; ++trial) {
+    const DigitMap m = test::random_digit_map(rng, 5, 40, 1 << 13, 2);
+    const int eb = std::vector<int>{1, 2, 4, 8}[trial % 4];
+    DigitPolicy policy;
+    policy.run_bytes = 64, policy.tile_bytes = 1024;
+    DigitPlan p = plan_digits(m, eb, policy);
+    if (p.read_vector < 2 || p.read_vector * p.elem_bytes < 4 || tile_view(p).vector_slots_r != 0) continue;
+    p.read_skew_shift = trial % 2;
+    p.read_skew_step = 1 + static_cast<int>(rng() % static_cast<unsigned>(p.read_vector - 1));
+    ASSERT_TRUE(check_digit_plan(p).ok);
+    const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * eb);
+    g_launch = Launch{5, 2, false};
+    const auto got = run_tile_pass(p, in, trial % 3 == 0);
+    g_launch = Launch{};
+    ASSERT_EQ(got, test::digit_reference(m, in, eb)) << m.to_string() << " of shape " << shape_to_string(m.shape())
+                                                     << ", " << eb << "-byte elements\n" << to_string(p);
+    ++skewed;
+  }
+  EXPECT_GE(skewed, 60);
+}
+
+TEST(DigitTileView, TheReadSkewTakesByteTransposesOffBankConflicts) {
+  // A uint8 transpose of odd extents reads 16-byte vectors whose bytes go to shared memory one by one, 16 cols
+  // apart in every lane: unskewed, the lanes of one store share banks four ways whatever the pad. The planner
+  // picks a skew (and pad) that leaves none; the HWC → CHW image transpose, whose 3 channels interleave, two.
+  for (auto [shape, axes] : {std::pair{std::vector<Extent>{1000, 4112}, std::vector<int>{1, 0}},
+                             std::pair{std::vector<Extent>{4, 720, 1280, 3}, std::vector<int>{0, 3, 1, 2}}}) {
+    const DigitMap m(shape, axes, std::vector<std::uint8_t>(shape.size(), 0), std::vector<Extent>(shape.size(), 0));
+    DigitPlan p = plan_digits(m, 1);
+    ASSERT_EQ(p.read_vector, 16) << to_string(p);
+    const DigitTileView v = tile_view(p);
+    const int ways = digit_bank_ways(p, v, false);
+    EXPECT_LE(ways, shape.size() == 2 ? 1 : 2) << to_string(p);
+    EXPECT_EQ(digit_bank_ways(p, v, true), 1) << to_string(p);
+    // No unskewed plan (any pad) does as well for the transpose.
+    EXPECT_EQ(v.vector_slots_r, 0);
+    if (shape.size() == 2)
+      for (int pad : {0, 1, 2, 3, 4, 5, 7, 8}) {
+      DigitPlan q = p;
+      q.read_skew_step = 0, q.pad = pad, q.pad_period = pad > 0 ? q.smem_stride[0] : 0;
+      EXPECT_GT(digit_bank_ways(q, tile_view(q), false), ways) << "unskewed, pad " << pad << "\n" << to_string(q);
     }
   }
 }

@@ -19,6 +19,8 @@
 //     `pad_period` slots (so lanes of the read phase fall on distinct banks).
 //   Vectors: a lane moves `read_vector` (`write_vector`) consecutive tile elements in one global access of up to
 //     16 bytes, where the innermost axes of that side form a contiguous run whose length and extent it divides.
+//   Padding and the read skew are chosen together with the vectors, by counting the bank ways of the first warp's
+//     shared accesses as the kernel makes them (digit_bank_ways in plan/digit_tile_view.hpp).
 // The element of a plan may be wider than the caller's (a preserved innermost axis folded into it) or a byte (an
 // element size that is not 1, 2, 4, 8 or 16 becomes an innermost axis of bytes). The CPU executor and the CUDA
 // code generator execute exactly these formulas; check_digit_plan (digit_plan_check.hpp) proves a plan writes
@@ -84,6 +86,13 @@ struct DigitPlan {
   /// consecutive aligned elements of the input (output), all valid or all predicated off. 1 = scalar accesses.
   int read_vector = 1;
   int write_vector = 1;
+  /// The read phase's lane skew, where a read vector's elements go to shared memory one by one: lane l of a warp
+  /// stores them in the order j = (q + ρ) mod read_vector, q = 0, 1, …, with ρ = ((l >> read_skew_shift) ·
+  /// read_skew_step) mod read_vector, so that the lanes of one store fall on distinct banks (a vector's elements
+  /// are read_vector cols apart in every lane). read_skew_step 0 = no skew. It orders stores only: any skew moves
+  /// the same elements to the same slots.
+  int read_skew_shift = 0;
+  int read_skew_step = 0;
 
   Extent elements() const;      ///< in plan elements
   Extent tile_elements() const; ///< Π chunk

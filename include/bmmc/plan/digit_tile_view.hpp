@@ -43,6 +43,13 @@ struct DigitTileView {
 
 DigitTileView tile_view(const DigitPlan& plan);
 
+/// The bank ways (1 = conflict-free) of the first warp's shared-memory accesses in one phase of the tile kernel
+/// (codegen/digit_tile.cuh), the worst instruction's: each lane's unit is `vector` consecutive tile elements of the
+/// phase's order; it moves them whole where the view says so (vector_slots_r/w), else element by element (reading,
+/// in the skewed order of the plan's read_skew). Lanes are served in wavefronts of 128 bytes (accesses of 8 bytes:
+/// half-warps; 16 bytes: quarter-warps); in each, the ways are the most distinct 4-byte words on one bank.
+int digit_bank_ways(const DigitPlan& plan, const DigitTileView& view, bool write_phase);
+
 /// The shared memory the tile kernel (codegen/digit_tile.cuh) takes: the plan's slots, then two sets of 16-byte
 /// aligned tables — input and output offsets of `off_bytes` per row, an int slot per row, an int and a long long
 /// per axis, and the 32-byte tile record — then an int per read col when `col_table`.
