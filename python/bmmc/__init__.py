@@ -145,6 +145,18 @@ def _transpose_static(n: int, r: int) -> Bmmc:
 Bmmc.apply = _apply
 Bmmc.__call__ = _apply
 Bmmc.from_matrix = staticmethod(_from_matrix)
+
+
+# A Bmmc (like a DigitMap) is an immutable value: a copy is the object itself, as for tuples and strings. So
+# copy.copy and copy.deepcopy (which torch.compile applies to what it traces) make no second native object.
+def _same(self, memo=None):
+    return self
+
+
+Bmmc.__copy__ = _same
+Bmmc.__deepcopy__ = _same
+DigitMap.__copy__ = _same
+DigitMap.__deepcopy__ = _same
 # Named constructors are also reachable from the class, e.g. bmmc.Bmmc.bit_reverse(10).
 for _name, _fn in [("identity", identity), ("bit_reverse", bit_reverse), ("reverse", reverse), ("rotate", rotate),
                    ("transpose", _transpose_static), ("gray", gray), ("gray_inverse", gray_inverse),

@@ -81,6 +81,17 @@ def test_classify_eq_hash_repr_pickle():
     assert "c = 0x" in str(b)
 
 
+def test_copies_of_immutable_maps_are_the_maps_themselves():
+    # copy.copy / copy.deepcopy (torch.compile deep-copies what it traces) make no second native object.
+    import copy
+
+    b = bmmc.random_bmmc(11, 3)
+    m = bmmc.DigitMap([3, 5], [1, 0])
+    for x in (b, m):
+        assert copy.copy(x) is x and copy.deepcopy(x) is x
+        assert copy.deepcopy([x, x])[0] is x
+
+
 def test_errors_are_value_and_type_errors_with_messages():
     with pytest.raises(bmmc.SpecError, match="column"):
         bmmc.Bmmc("rotate", n=3)

@@ -248,18 +248,20 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
     plan.pad = pad;
     plan.read_skew_shift = plan.read_skew_step = 0;
     set_vectors();
+    const DigitTileView view = tile_view(plan);
+    const int read_ways = digit_bank_ways(plan, view, false), write_ways = digit_bank_ways(plan, view, true);
+    if (read_ways + write_ways < best.cost) best = Choice{read_ways + write_ways, pad, 0, 0};
+    // A skew costs a rotation and unaligned col arithmetic per vector: taken only against conflicts of four ways
+    // or more (vectors of 16 bytes whose elements land a slot stride apart), never to shave two ways to one.
     const int vr = plan.read_vector;
-    std::vector<std::pair<int, int>> skews{{0, 0}};
-    if (vr > 1 && vr * elem >= 4)
-      for (int shift = 0; shift <= 4; ++shift)
-        for (int step = 1; step < vr; step *= 2) skews.emplace_back(shift, step);
-    for (auto [shift, step] : skews) {
-      plan.read_skew_shift = shift;
-      plan.read_skew_step = step;
-      const DigitTileView view = tile_view(plan);
-      const int cost = digit_bank_ways(plan, view, false) + digit_bank_ways(plan, view, true);
-      if (cost < best.cost) best = Choice{cost, pad, shift, step};
-    }
+    if (read_ways < 4 || vr < 2 || vr * elem < 4) continue;
+    for (int shift = 0; shift <= 4; ++shift)
+      for (int step = 1; step < vr; step *= 2) {
+        plan.read_skew_shift = shift;
+        plan.read_skew_step = step;
+        const int cost = digit_bank_ways(plan, tile_view(plan), false) + write_ways;
+        if (cost < best.cost) best = Choice{cost, pad, shift, step};
+      }
   }
   plan.pad_period = best.pad > 0 ? period : 0;
   plan.pad = best.pad;
