@@ -189,6 +189,29 @@ def t_gpu_any_shape(R):
     return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
 
 
+def t_gpu_digit_tune(R):
+    """h200/digit_tune.csv (bmmc bench --digit-tune): the digit planner's knobs on the suite's slower cases."""
+    path = os.path.join(R["dir"], "h200", "digit_tune.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["variant"] == "digit" or r["variant"].startswith("digit[")]
+    names = list(dict.fromkeys(r["name"] for r in rows))
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    out = ["`h200/digit_tune.csv` (NVIDIA H200, measured 2026-12-02 with the build that added `--digit-tune`; `bmmc bench --backend cuda --shape S "
+           "--spec X -b E --reps 10 --digit-tune ...` per case of `bench/any_shape_suite.txt`): the JIT kernel's % "
+           "of `cudaMemcpy` under other planner policies; `digit` = the defaults (plan/tuning.hpp). Every row verified.",
+           "", "| policy | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for v in variants:
+        cells = []
+        for n in names:
+            r = next((r for r in rows if r["name"] == n and r["variant"] == v), None)
+            cells.append(f"{float(r['pct_memcpy']):.1f}" if r else "–")
+        out.append(f"| `{v}` | " + " | ".join(cells) + " |")
+    bad = [f"{r['name']} {r['variant']}" for r in rows if r["verified"].lower() not in ("true", "yes")]
+    return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
+
+
 def t_gpu_inplace_sweep(R):
     """h200/inplace_sweep.csv (scripts/gpu/inplace-sweep.sh): held-out swap sets in place against their bound."""
     path = os.path.join(R["dir"], "h200", "inplace_sweep.csv")
@@ -473,6 +496,7 @@ TABLES = {
     "cpu-sizes": t_cpu_sizes,
     "readme-speed": t_readme_speed,
     "gpu-any-shape": t_gpu_any_shape,
+    "gpu-digit-tune": t_gpu_digit_tune,
     "gpu-inplace-sweep": t_gpu_inplace_sweep,
     "cpu-any-shape": t_cpu_any_shape,
     "cpu-inplace": t_cpu_inplace,

@@ -1,4 +1,6 @@
 // bench_cpu_digits (bmmc/bench/digit.hpp): any-shape maps on the CPU beside a memcpy of the same bytes.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -32,6 +34,14 @@ GpuBenchRow time_host(const char* name, int reps, std::size_t bytes, F run) {
 }
 
 }  // namespace
+
+std::string digit_tuning_name(const DigitPolicy& p) {
+  std::string s;
+  for (auto [key, value] : {std::pair{"tile", p.tile_bytes}, std::pair{"run", p.run_bytes},
+                            std::pair{"threads", p.threads_per_block}, std::pair{"min-blocks", p.min_blocks}})
+    if (value > 0) s += fmt::format("{}{}={}", s.empty() ? "" : ",", key, value);
+  return "digit[" + s + "]";
+}
 
 std::vector<GpuBenchRow> bench_cpu_digits(const DigitMap& map, int eb, int reps, const CpuPolicy& policy) {
   if (reps < 1) throw std::invalid_argument("reps must be at least 1");

@@ -23,7 +23,8 @@ __global__ void copy16_loop(const uint4* __restrict__ in, uint4* __restrict__ ou
 
 }  // namespace
 
-std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap& map, int eb, int reps, bool in_place) {
+std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap& map, int eb, int reps, bool in_place,
+                                          const std::vector<DigitPolicy>& tunings) {
   if (reps < 1) throw std::invalid_argument("reps must be at least 1");
   const std::size_t bytes = static_cast<std::size_t>(map.size()) * static_cast<std::size_t>(eb);
   std::vector<unsigned char> host_in(bytes), want(bytes), got(bytes);
@@ -62,6 +63,15 @@ std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap& map, int eb, int reps,
     const bool ok = verified();
     GpuBenchRow r = time_reps(jit ? "digit" : "digit-generic", reps, bytes, [&] { p(in.get(), out.get()); });
     r.first_use_ms = first;
+    r.verified = ok && verified();
+    rows.push_back(r);
+  }
+  for (const DigitPolicy& policy : tunings) {  // the JIT kernel of other planner policies
+    const CudaDigitPermuter p(plan_digits(map, eb, policy, device_caps()), GpuOptions{});
+    out.fill_bytes(0xA5);
+    p(in.get(), out.get());
+    const bool ok = verified();
+    GpuBenchRow r = time_reps(digit_tuning_name(policy), reps, bytes, [&] { p(in.get(), out.get()); });
     r.verified = ok && verified();
     rows.push_back(r);
   }

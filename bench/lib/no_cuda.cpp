@@ -24,7 +24,7 @@ namespace {
 
 std::vector<GpuBenchRow> bench_gpu(const Bmmc&, int, const std::vector<GpuBenchCase>&, int) { no_cuda("bench_gpu"); }
 std::vector<HostCallRow> host_call_costs(int, int) { no_cuda("host_call_costs"); }
-std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap&, int, int, bool) { no_cuda("bench_gpu_digits"); }
+std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap&, int, int, bool, const std::vector<DigitPolicy>&) { no_cuda("bench_gpu_digits"); }
 std::string gpu_name(int) { no_cuda("gpu_name"); }
 unsigned long long count_mismatches(const Bmmc&, const void*, const void*, int, BitVec, BitVec) {
   no_cuda("count_mismatches");

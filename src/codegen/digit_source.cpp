@@ -78,11 +78,12 @@ KernelSource generate_digit_cuda(const DigitPlan& p, const CodegenOptions& /*opt
       cnt.empty() ? "1ULL" : fmt::format("{}", fmt::join(cnt, ", ")));
   s += "};\n";
   s += fmt::format(
-      "extern \"C\" __global__ void __launch_bounds__({0}) bmmc_digit(const unsigned char* __restrict__ in, "
+      "extern \"C\" __global__ void __launch_bounds__({5}) bmmc_digit(const unsigned char* __restrict__ in, "
       "unsigned char* __restrict__ out) {{\n"
       "  extern __shared__ __align__(16) unsigned char smem_raw[];\n"
       "  digit_tile_pass<G, {1}, {2}, {3}, {4}>(G(), in, out, smem_raw);\n}}\n",
-      p.threads_per_block, p.elem_bytes, p.read_vector, p.write_vector, wide ? "long long" : "int");
+      p.threads_per_block, p.elem_bytes, p.read_vector, p.write_vector, wide ? "long long" : "int",
+      p.min_blocks > 0 ? fmt::format("{}, {}", p.threads_per_block, p.min_blocks) : fmt::format("{}", p.threads_per_block));
 
   KernelSource ks;
   ks.source = std::move(s);

@@ -218,6 +218,7 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   const Extent v = volume(plan.axes);
   const int threads = policy.threads_per_block > 0 ? policy.threads_per_block : plan_tuning::kDigitThreadsPerBlock;
   plan.threads_per_block = static_cast<int>(std::min<Extent>(threads, (v + 31) / 32 * 32));
+  plan.min_blocks = std::max(0, policy.min_blocks > 0 ? policy.min_blocks : plan_tuning::kDigitMinBlocks);
 
   // Vectors (positions: an input axis's place in input order, and in output order), padding and the read skew,
   // chosen together: one pad every `period` slots, where period is the slot stride of the innermost read axis (the
@@ -281,8 +282,9 @@ std::string to_string(const DigitPlan& p) {
     s += fmt::format("  axis {}: extent {} in-stride {} out-stride {}{}{} chunk {}\n", a, x.extent, x.in_stride,
                      x.out_stride, x.flip ? " flip" : "", x.roll ? fmt::format(" roll {}", x.roll) : "", x.chunk);
   }
-  s += fmt::format("  tile {} elements ({} bytes of shared memory), {} tiles, {} threads per block\n",
-                   p.tile_elements(), p.smem_bytes(), p.tiles(), p.threads_per_block);
+  s += fmt::format("  tile {} elements ({} bytes of shared memory), {} tiles, {} threads per block{}\n",
+                   p.tile_elements(), p.smem_bytes(), p.tiles(), p.threads_per_block,
+                   p.min_blocks > 0 ? fmt::format(" (registers for {} blocks per SM)", p.min_blocks) : "");
   s += fmt::format("  read order [{}], write order [{}], pad {} every {} slots\n", fmt::join(p.read_order, ", "),
                    fmt::join(p.write_order, ", "), p.pad, p.pad_period);
   s += fmt::format("  lanes read {} and write {} elements per access", p.read_vector, p.write_vector);
@@ -302,11 +304,11 @@ std::string to_json(const DigitPlan& p) {
       R"({{"kind":"digit","spec":"{}","shape":[{}],"elem_bytes":{},"plan_elem_bytes":{},"axes":[{}],)"
       R"("read_order":[{}],"write_order":[{}],"tile_elements":{},"smem_bytes":{},"tiles":{},)"
       R"("threads_per_block":{},"pad":{},"pad_period":{},"read_vector":{},"write_vector":{},)"
-      R"("read_skew_shift":{},"read_skew_step":{}}})",
+      R"("read_skew_shift":{},"read_skew_step":{},"min_blocks":{}}})",
       p.map.to_string(), fmt::join(p.map.shape(), ","), p.caller_elem_bytes, p.elem_bytes, axes,
       fmt::join(p.read_order, ","), fmt::join(p.write_order, ","), p.tile_elements(), p.smem_bytes(), p.tiles(),
       p.threads_per_block, p.pad, p.pad_period, p.read_vector, p.write_vector, p.read_skew_shift,
-      p.read_skew_step);
+      p.read_skew_step, p.min_blocks);
 }
 
 }  // namespace bmmc

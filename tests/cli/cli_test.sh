@@ -435,6 +435,10 @@ expect_error 2 "--mask applies to --in-place swap specs on one GPU" \
 expect_error 2 "--mask applies to --in-place" "$bmmc" bench --n 10 --spec swap:1,2 --mask 3=1
 expect_error 2 "expected BIT=VALUE pairs" "$bmmc" bench --n 10 --in-place --spec swap:1,2 --mask 3=2
 expect_error 2 "bit 3 is given twice" "$bmmc" bench --n 10 --in-place --spec swap:1,2 --mask 3=1,3=0
+# --digit-tune: planner policies of --shape maps on the GPU, each KEY=N malformed item named with its column.
+expect_error 2 "'foo=3' at column 11 is not KEY=N" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=4096,foo=3
+expect_error 2 "'tile=-1' at column 1 is not KEY=N with a positive N" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=-1
+expect_error 2 "--digit-tune applies to the cuda backend" "$bmmc" bench --backend cpu --shape 5x7 --spec axes:1,0 --digit-tune tile=4096
 expect_error 2 "--variant two-pass: the cpu backend times naive and one-pass" "$bmmc" bench --backend cpu --n 10 --variant one-pass two-pass
 expect_error 2 "--output: the file name is empty" "$bmmc" gen bit-reverse --n 4 -o ''
 expect_error 2 "--out: the file name is empty" "$bmmc" sort --n 4 --random 1 --backend cpu --out ''

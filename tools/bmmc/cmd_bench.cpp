@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -34,6 +35,7 @@ struct BenchOptions {
   std::vector<std::string> specs;
   std::optional<int> n;
   std::string shape;  ///< --shape: the specs are any-shape maps (digit specs) of an array of this shape
+  std::vector<std::string> digit_tunes;  ///< --digit-tune: further JIT rows of other digit planner policies
   int default_n = 30;  ///< n for specs that do not define it when --n is absent (30 on a GPU, 26 on the CPU)
   int elem_bytes = 4;
   std::vector<std::string> variants = {"naive", "tiled", "tiled-banks", "tiled-banks-iters", "two-pass", "one-pass", "generic"};
@@ -240,9 +242,36 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
   return rows;
 }
 
+// --digit-tune "tile=16384,run=256,threads=256,min-blocks=6": a DigitPolicy (any subset of the keys).
+DigitPolicy parse_digit_tune(const std::string& text) {
+  DigitPolicy p;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    int* field = key == "tile" ? &p.tile_bytes : key == "run" ? &p.run_bytes : key == "threads" ? &p.threads_per_block
+                 : key == "min-blocks" ? &p.min_blocks : nullptr;
+    int value = 0;
+    const char* first = eq == std::string::npos ? nullptr : item.data() + eq + 1;
+    const auto [ptr, ec] = first ? std::from_chars(first, item.data() + item.size(), value)
+                                 : std::from_chars_result{nullptr, std::errc::invalid_argument};
+    if (field == nullptr || ec != std::errc{} || ptr != item.data() + item.size() || value <= 0)
+      throw UsageError(fmt::format("--digit-tune '{}': '{}' at column {} is not KEY=N with a positive N and KEY one of "
+                                   "tile, run, threads, min-blocks",
+                                   text, item, at + 1));
+    *field = value;
+    at = end + 1;
+  }
+  return p;
+}
+
 // --shape: any-shape maps (the digit spec language) on either backend, beside a copy of the same bytes.
 std::vector<Row> bench_shape_rows(const BenchOptions& o, Backend backend) {
   const std::vector<Extent> shape = parse_shape(o.shape);
+  std::vector<DigitPolicy> tunings;
+  for (const std::string& t : o.digit_tunes) tunings.push_back(parse_digit_tune(t));
   std::vector<Row> rows;
   for (const std::string& spec : o.specs) {
     const DigitMap m = parse_digit_spec(spec, shape, "--shape");
@@ -252,7 +281,7 @@ std::vector<Row> bench_shape_rows(const BenchOptions& o, Backend backend) {
       if (!o.json && !o.csv)
         fmt::print(stderr, "{} ({} B elements, {} bytes) on {}\n", full, o.elem_bytes,
                    m.size() * o.elem_bytes, gpu_name());
-      got = bench_gpu_digits(m, o.elem_bytes, o.reps, o.in_place);
+      got = bench_gpu_digits(m, o.elem_bytes, o.reps, o.in_place, tunings);
     } else {
       CpuPolicy cpu;
       cpu.threads = o.threads;
@@ -303,6 +332,9 @@ void add_bench(CLI::App& app, Action& run) {
   sub->add_option("--shape", o->shape,
                   "an array of this shape, e.g. 1000x1003x257: the specs are any-shape maps (flip, roll, axes: ...; "
                   "see `bmmc help spec`)");
+  sub->add_option("--digit-tune", o->digit_tunes,
+                  "with --shape on the GPU: one more JIT row per planner policy, e.g. "
+                  "tile=16384,run=256,threads=256,min-blocks=6 (repeatable)");
   sub->add_option("--elem-bytes,-b", o->elem_bytes, "element size in bytes: 1, 2, 4, 8 or 16")->capture_default_str();
   sub->add_option("--variant", o->variants,
                   "variants to time: naive tiled tiled-banks tiled-banks-iters two-pass one-pass generic")
@@ -359,12 +391,13 @@ void add_bench(CLI::App& app, Action& run) {
     run = [o] {
       if (o->specs.empty()) o->specs = {"bit-reverse"};
       if (o->reps < 1 || o->reps > 100000) throw UsageError(fmt::format("--reps {}: expected 1..100000", o->reps));
+      for (const std::string& t : o->digit_tunes) parse_digit_tune(t);  // malformed: refused before anything runs
       const Backend backend = cli_backend(o->backend);
       // Options of one backend are refused on the other rather than ignored, so that a row is what was asked.
       const std::pair<bool, const char*> gpu_only[] = {
           {o->vector_bits != -1, "--vector-bits"},   {o->elems_per_thread != 0, "--elems-per-thread"},
           {o->streaming, "--streaming"},             {o->block_orders != std::vector<std::string>{"default"}, "--block-order"},
-          {o->host_overhead, "--host-overhead"}};
+          {o->host_overhead, "--host-overhead"},     {!o->digit_tunes.empty(), "--digit-tune"}};
       const std::pair<bool, const char*> cpu_only[] = {
           {o->cpu_tile != -1, "--cpu-tile"},  {o->cpu_gather, "--cpu-gather"}, {o->cpu_transpose, "--cpu-transpose"},
           {o->cpu_direct, "--cpu-direct"},    {o->cpu_tiled, "--cpu-tiled"},   {o->cpu_avx2, "--cpu-avx2"}};
@@ -396,6 +429,8 @@ void add_bench(CLI::App& app, Action& run) {
         throw UsageError("--longer-runs applies to the one-pass rows of a single GPU (not --in-place, --gpus, "
                          "--devices or the CPU backend)");
       std::vector<Row> rows;
+      if (!o->digit_tunes.empty() && o->shape.empty())
+        throw UsageError("--digit-tune times planner policies of --shape maps: give --shape");
       if (!o->shape.empty()) {
         if (o->n) throw UsageError("--shape and --n both give the array's size: give one");
         if (o->gpus > 0 || !o->devices.empty()) throw UsageError("--shape runs on one device (no --gpus or --devices)");

@@ -67,6 +67,9 @@ struct DigitPolicy {
   int max_vector_elems = 0;
   /// The widest global access in bytes (the alignment the pointers have: vectors never exceed it); 0 = 16.
   int max_access_bytes = 0;
+  /// Blocks per multiprocessor the JIT kernel's registers must allow (its __launch_bounds__); 0 = the
+  /// compiler's choice. The precompiled generic kernel ignores it.
+  int min_blocks = 0;
 
   friend bool operator==(const DigitPolicy&, const DigitPolicy&) = default;
 };
@@ -82,6 +85,7 @@ struct DigitPlan {
   Extent pad_period = 0;        ///< a pad every this many slots (0 = none)
   int pad = 0;                  ///< elements per pad
   int threads_per_block = 256;
+  int min_blocks = 0;           ///< the policy's min_blocks (the JIT kernel's __launch_bounds__)
   /// Elements a lane reads (writes) in one access: tile elements e .. e+v−1 (v | e, in read or write order) are
   /// consecutive aligned elements of the input (output), all valid or all predicated off. 1 = scalar accesses.
   int read_vector = 1;

@@ -8,15 +8,22 @@
 // build without CUDA (bench/lib/no_cuda.cpp).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "bmmc/bench/gpu.hpp"
 #include "bmmc/core/digit_map.hpp"
 #include "bmmc/cpu/executor.hpp"
+#include "bmmc/plan/digit_plan.hpp"
 
 namespace bmmc {
 
-std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap& map, int elem_bytes, int reps, bool in_place);
+/// `tunings`: further JIT rows, one per planner policy (`bmmc bench --digit-tune`), named by digit_tuning_name.
+std::vector<GpuBenchRow> bench_gpu_digits(const DigitMap& map, int elem_bytes, int reps, bool in_place,
+                                          const std::vector<DigitPolicy>& tunings = {});
+
+/// "digit[tile=T,run=R,threads=N,min-blocks=M]" with the policy's non-zero knobs.
+std::string digit_tuning_name(const DigitPolicy& policy);
 
 /// CPU rows: "memcpy" and "digit" (CpuDigitPermuter), each verified; pct_memcpy against the memcpy row.
 std::vector<GpuBenchRow> bench_cpu_digits(const DigitMap& map, int elem_bytes, int reps, const CpuPolicy& policy);
