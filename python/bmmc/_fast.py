@@ -309,15 +309,25 @@ def _release_at_exit() -> None:
     # keeps the module globals of the functions it compiled — `b = bmmc.Bmmc(...)` in a script's __main__ — for
     # as long as the interpreter exists, so nanobind, which checks at its own teardown, would report the caller's
     # own Bmmc as leaked (seen on the H200: no report when the script deletes its global, one when it does not).
-    # Where torch.compile may have run (Dynamo loaded), that report says nothing about bmmc: it is turned off.
+    # Where torch.compile traced bmmc's ops, that report says nothing about bmmc: it is turned off.
     if compiled:
         _bmmc._set_leak_warnings(False)
 
 
+_traced = False  # a fake (meta) implementation of bmmc's torch ops ran: torch.compile traced bmmc
+
+
+def note_traced() -> None:
+    """Called by the fake implementations of bmmc's torch ops (bmmc/_torch_ops.py), which run only while torch
+    traces (torch.compile, FakeTensorMode): compiled code that calls bmmc may exist from then on."""
+    global _traced
+    _traced = True
+
+
 def _torch_compiled() -> bool:
-    """Whether compiled code may exist: Dynamo is loaded. (Its frame counters are no sign: torch 2.11 on the H200
-    left them empty after torch.compile ran, and reported the script's globals as leaked.)"""
-    return "torch._dynamo" in sys.modules
+    """Whether torch.compile traced bmmc's ops in this process. (Dynamo being loaded is no sign: registering the
+    ops loads it; nor are its frame counters: torch 2.11 on the H200 left them empty after torch.compile ran.)"""
+    return _traced
 
 
 def _dynamo_reset() -> None:

@@ -104,6 +104,7 @@ def transpose(x: torch.Tensor, axes: List[int], flip: Optional[List[int]] = None
 
 @transpose.register_fake
 def _transpose_fake(x, axes, flip=None, roll=None):
+    _fast.note_traced()
     from . import _digit
 
     norm = _normalise(x.dim(), axes)
@@ -124,6 +125,7 @@ def contiguous(x: torch.Tensor) -> torch.Tensor:
 
 @contiguous.register_fake
 def _contiguous_fake(x):
+    _fast.note_traced()
     return x.new_empty(x.shape)
 
 
@@ -134,6 +136,7 @@ def permute(x: torch.Tensor, spec: str) -> torch.Tensor:
 
 @permute.register_fake
 def _permute_fake(x, spec):
+    _fast.note_traced()
     return x.new_empty(x.shape)
 
 
@@ -145,6 +148,7 @@ def transpose_out(x: torch.Tensor, axes: List[int], out: torch.Tensor, flip: Opt
 
 @transpose_out.register_fake
 def _transpose_out_fake(x, axes, out, flip=None, roll=None):
+    _fast.note_traced()
     return None
 
 
@@ -155,6 +159,7 @@ def permute_out(x: torch.Tensor, spec: str, out: torch.Tensor) -> None:
 
 @permute_out.register_fake
 def _permute_out_fake(x, spec, out):
+    _fast.note_traced()
     return None
 
 

@@ -243,8 +243,8 @@ bool gpu_available() { return bmmc::backend_available(bmmc::Backend::Cuda); }
 
 NB_MODULE(_bmmc, m) {
   m.doc() = "bmmc: BMMC permutations y = A·x ⊕ c of arrays of 2^n elements (native part; use the bmmc package)";
-  // bmmc/_fast.py's exit handler turns nanobind's leak report off where torch.compile ran: compiled code keeps the
-  // caller's module globals (a Bmmc among them) alive past nanobind's check at interpreter teardown.
+  // bmmc/_fast.py's exit handler turns nanobind's leak report off where torch.compile traced bmmc's ops: compiled
+  // code keeps the caller's module globals (a Bmmc among them) alive past nanobind's check at teardown.
   m.def("_set_leak_warnings", [](bool on) { nb::set_leak_warnings(on); }, nb::arg("on"));
 
   // SpecError (a std::invalid_argument) keeps its own Python class, a ValueError subclass, so callers may

@@ -242,33 +242,47 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   struct Choice {
     int cost, pad, shift, step;
   };
-  Choice best{1 << 30, 0, 0, 0};
-  for (int pad : {0, 1, 2, 3, 4, 5, 7, 8}) {
-    if (pad > 0 && (period <= 1 || pad * elem > 32)) break;
+  std::vector<int> pads;
+  for (int pad : {0, 1, 2, 3, 4, 5, 7, 8})
+    if (pad == 0 || (period > 1 && pad * elem <= 32)) pads.push_back(pad);
+  const auto use = [&](int pad, int shift, int step) {
     plan.pad_period = pad > 0 ? period : 0;
     plan.pad = pad;
-    plan.read_skew_shift = plan.read_skew_step = 0;
+    plan.read_skew_shift = shift;
+    plan.read_skew_step = step;
     set_vectors();
+  };
+  Choice best{1 << 30, 0, 0, 0};
+  for (int pad : pads) {
+    use(pad, 0, 0);
     const DigitTileView view = tile_view(plan);
-    const int read_ways = digit_bank_ways(plan, view, false), write_ways = digit_bank_ways(plan, view, true);
-    if (read_ways + write_ways < best.cost) best = Choice{read_ways + write_ways, pad, 0, 0};
-    // A skew costs a rotation and unaligned col arithmetic per vector: taken only against conflicts of four ways
-    // or more (vectors of 16 bytes whose elements land a slot stride apart), never to shave two ways to one.
-    const int vr = plan.read_vector;
-    if (read_ways < 4 || vr < 2 || vr * elem < 4) continue;
-    for (int shift = 0; shift <= 4; ++shift)
-      for (int step = 1; step < vr; step *= 2) {
-        plan.read_skew_shift = shift;
-        plan.read_skew_step = step;
-        const int cost = digit_bank_ways(plan, tile_view(plan), false) + write_ways;
-        if (cost < best.cost) best = Choice{cost, pad, shift, step};
-      }
+    const int cost = digit_bank_ways(plan, view, false) + digit_bank_ways(plan, view, true);
+    if (cost < best.cost) best = Choice{cost, pad, 0, 0};
+    if (best.cost == 2) break;  // conflict-free both ways
   }
-  plan.pad_period = best.pad > 0 ? period : 0;
-  plan.pad = best.pad;
-  plan.read_skew_shift = best.shift;
-  plan.read_skew_step = best.step;
-  set_vectors();
+  // A skew costs a rotation and unaligned col arithmetic per vector: tried only when the best unskewed plan has
+  // two ways or more to spare in all (a cost of 4 or more; 1 + 1 is conflict-free: 16-byte vectors whose elements
+  // land a slot stride apart meet four ways), and taken only when it removes two or more — never to shave one
+  // way (two to one on the innermost-2 transpose cost 20% on the H200).
+  if (best.cost >= 4) {
+    const Choice unskewed = best;
+    for (int pad : pads) {
+      use(pad, 0, 0);
+      const DigitTileView view = tile_view(plan);
+      const int vr = plan.read_vector;
+      if (vr < 2 || vr * elem < 4 || view.vector_slots_r != 0) continue;  // the kernel would not skew
+      const int write_ways = digit_bank_ways(plan, view, true);
+      for (int shift = 0; shift <= 4; ++shift)
+        for (int step = 1; step < vr; step *= 2) {
+          plan.read_skew_shift = shift;
+          plan.read_skew_step = step;
+          const int cost = digit_bank_ways(plan, view, false) + write_ways;
+          if (cost < best.cost) best = Choice{cost, pad, shift, step};
+        }
+    }
+    if (best.cost > unskewed.cost - 2) best = unskewed;
+  }
+  use(best.pad, best.shift, best.step);
   return plan;
 }
 

@@ -88,16 +88,16 @@ DigitTileView tile_view(const DigitPlan& p) {
 namespace {
 
 // The padded slot of tile element e of a phase's order (the last axis fastest): reading, e's local coordinates
-// become slot coordinates through the flips; writing, e's coordinates are slot coordinates.
-Extent phase_slot(const DigitPlan& p, const std::vector<int>& order, Extent e, bool write) {
+// become slot coordinates through the flips; writing, e's coordinates are slot coordinates. `stride`: each axis's
+// unpadded slot stride.
+Extent phase_slot(const DigitPlan& p, const std::vector<int>& order, const std::vector<Extent>& stride, Extent e,
+                  bool write) {
   Extent s = 0;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const DigitAxis& ax = p.axes[static_cast<std::size_t>(*it)];
     const Extent l = e % ax.chunk;
     e /= ax.chunk;
-    const Extent w = !write && ax.flip ? ax.chunk - 1 - l : l;
-    const auto j = std::find(p.write_order.begin(), p.write_order.end(), *it) - p.write_order.begin();
-    s += w * p.smem_stride[static_cast<std::size_t>(j)];
+    s += (!write && ax.flip ? ax.chunk - 1 - l : l) * stride[static_cast<std::size_t>(*it)];
   }
   return p.pad_period > 0 ? s + s / p.pad_period * p.pad : s;
 }
@@ -128,19 +128,23 @@ int digit_bank_ways(const DigitPlan& p, const DigitTileView& v, bool write) {
   const bool whole = vec > 1 && (write ? v.vector_slots_w : v.vector_slots_r != 0);
   const Extent lanes = std::min<Extent>(32, vol / vec);
   const int eb = p.elem_bytes;
+  const bool skew = !write && !whole && vec > 1 && vec * eb >= 4 && p.read_skew_step > 0;  // as the kernel skews
+  std::vector<Extent> stride(p.axes.size(), 0);
+  for (std::size_t j = 0; j < p.write_order.size(); ++j)
+    stride[static_cast<std::size_t>(p.write_order[j])] = p.smem_stride[j];
   int worst = 1;
   std::vector<Extent> starts;
   for (int q = 0; q < (whole ? 1 : vec); ++q) {
     starts.clear();
     for (Extent l = 0; l < lanes; ++l) {
       if (whole) {
-        Extent lo = phase_slot(p, order, l * vec, write);
-        for (int j = 1; j < vec; ++j) lo = std::min(lo, phase_slot(p, order, l * vec + j, write));
+        Extent lo = phase_slot(p, order, stride, l * vec, write);
+        for (int j = 1; j < vec; ++j) lo = std::min(lo, phase_slot(p, order, stride, l * vec + j, write));
         starts.push_back(lo * eb);
         continue;
       }
-      const Extent rho = !write && p.read_skew_step > 0 ? ((l >> p.read_skew_shift) * p.read_skew_step) % vec : 0;
-      starts.push_back(phase_slot(p, order, l * vec + (q + rho) % vec, write) * eb);
+      const Extent rho = skew ? ((l >> p.read_skew_shift) * p.read_skew_step) % vec : 0;
+      starts.push_back(phase_slot(p, order, stride, l * vec + (q + rho) % vec, write) * eb);
     }
     worst = std::max(worst, instruction_ways(starts, whole ? vec * eb : eb));
   }

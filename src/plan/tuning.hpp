@@ -70,8 +70,8 @@ namespace bmmc::plan_tuning {
 // The digit planner's tile (plan/digit_plan.hpp) where a DigitPolicy leaves it 0. Reason: the same bytes per
 // tile and per thread as the one-pass BMMC tile above (2^12 int32 = 16 KiB over 256 threads), whose runs of
 // 256 bytes on each side reach the copy limit; a tile up to twice that lets the rank-18 extent-3 reversal take
-// 3^4 × 3^4 elements. No min_blocks: forcing 6 or 8 blocks per SM (fewer registers) cost 3–60% on every scalar
-// case of the suite (spills). Reproduce: bmmc bench --backend cuda --shape S --spec X -b E --digit-tune
+// 3^4 × 3^4 elements. No min_blocks: forcing 8 blocks per SM (fewer registers, spills) cost 5–37 points on
+// every slow case of the suite but one, 6 blocks up to 14 on most. Reproduce: bmmc bench --backend cuda --shape S --spec X -b E --digit-tune
 // tile=T,run=R,threads=N,min-blocks=M (bench/results/h200/digit_tune.csv)
 inline constexpr int kDigitRunBytes = 256;
 inline constexpr int kDigitTileBytes = 16 * 1024;

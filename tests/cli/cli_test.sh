@@ -436,8 +436,14 @@ expect_error 2 "--mask applies to --in-place" "$bmmc" bench --n 10 --spec swap:1
 expect_error 2 "expected BIT=VALUE pairs" "$bmmc" bench --n 10 --in-place --spec swap:1,2 --mask 3=2
 expect_error 2 "bit 3 is given twice" "$bmmc" bench --n 10 --in-place --spec swap:1,2 --mask 3=1,3=0
 # --digit-tune: planner policies of --shape maps on the GPU, each KEY=N malformed item named with its column.
-expect_error 2 "'foo=3' at column 11 is not KEY=N" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=4096,foo=3
-expect_error 2 "'tile=-1' at column 1 is not KEY=N with a positive N" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=-1
+expect_error 2 "'foo=3' at column 11: expected KEY=N" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=4096,foo=3
+expect_error 2 "'tile=-1' at column 1: expected a positive integer" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=-1
+expect_error 2 "'tile=8' at column 11: tile is given twice" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=4096,tile=8
+expect_error 2 "at column 11: expected KEY=N" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=4096,
+expect_error 2 "the number is out of range" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune run=99999999999
+expect_error 2 "a tile takes at most 32768 bytes" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=65536
+expect_error 2 "a multiple of 32, at most 1024" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune threads=2048
+expect_error 2 "min-blocks 12 of 256 threads is more than the 2048" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune min-blocks=12
 expect_error 2 "--digit-tune applies to the cuda backend" "$bmmc" bench --backend cpu --shape 5x7 --spec axes:1,0 --digit-tune tile=4096
 expect_error 2 "--variant two-pass: the cpu backend times naive and one-pass" "$bmmc" bench --backend cpu --n 10 --variant one-pass two-pass
 expect_error 2 "--output: the file name is empty" "$bmmc" gen bit-reverse --n 4 -o ''

@@ -295,6 +295,29 @@ TEST(DigitTileView, LanesThatTakeTurnsBetweenBarriersMoveEveryMapRight) {
   }
 }
 
+template <int E, int VR>
+void check_rotate() {
+  typedef typename DigitBytes<E * VR>::T TR;
+  for (int rho = 0; rho < VR; ++rho) {
+    unsigned char in[E * VR], got[E * VR];
+    for (int i = 0; i < E * VR; ++i) in[i] = static_cast<unsigned char>(17 * i + 3);
+    TR v;
+    std::memcpy(&v, in, sizeof v);
+    const TR r = digit_rotate<TR, E, VR>(v, rho);
+    std::memcpy(got, &r, sizeof r);
+    for (int q = 0; q < VR; ++q)  // element q of the result is element (q + rho) mod VR
+      for (int b = 0; b < E; ++b)
+        ASSERT_EQ(got[q * E + b], in[((q + rho) % VR) * E + b]) << "E " << E << " VR " << VR << " rho " << rho;
+  }
+}
+
+TEST(DigitTileView, TheVectorRotationOfEveryWidth) {
+  // Every (element, vector) the kernel skews (E · VR of 4 to 16 bytes), every rotation.
+  check_rotate<1, 4>(), check_rotate<1, 8>(), check_rotate<1, 16>();
+  check_rotate<2, 2>(), check_rotate<2, 4>(), check_rotate<2, 8>();
+  check_rotate<4, 2>(), check_rotate<4, 4>(), check_rotate<8, 2>();
+}
+
 TEST(DigitTileView, EveryReadSkewMovesEveryMapRight) {
   // The read skew orders shared stores only: forced on plans whose read vectors go to shared memory element by
   // element, every skew must give the map's result, with lanes of distinct rotations in one block.
@@ -336,12 +359,12 @@ TEST(DigitTileView, TheReadSkewTakesByteTransposesOffBankConflicts) {
     EXPECT_EQ(digit_bank_ways(p, v, true), 1) << to_string(p);
     // No unskewed plan (any pad) does as well for the transpose.
     EXPECT_EQ(v.vector_slots_r, 0);
-    if (shape.size() == 2)
+    if (shape.size() == 2)  // (the pad period of a 2-D transpose: the slot stride of its outer write axis)
       for (int pad : {0, 1, 2, 3, 4, 5, 7, 8}) {
-      DigitPlan q = p;
-      q.read_skew_step = 0, q.pad = pad, q.pad_period = pad > 0 ? q.smem_stride[0] : 0;
-      EXPECT_GT(digit_bank_ways(q, tile_view(q), false), ways) << "unskewed, pad " << pad << "\n" << to_string(q);
-    }
+        DigitPlan q = p;
+        q.read_skew_step = 0, q.pad = pad, q.pad_period = pad > 0 ? q.smem_stride[0] : 0;
+        EXPECT_GT(digit_bank_ways(q, tile_view(q), false), ways) << "unskewed, pad " << pad << "\n" << to_string(q);
+      }
   }
   // Two ways are left as they are (a skew costs more than it saves there, measured on the H200: BENCHMARKS.md,
   // "Any shape"): the float32 (2, 0, 1) of an innermost extent 2.

@@ -242,9 +242,14 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
   return rows;
 }
 
-// --digit-tune "tile=16384,run=256,threads=256,min-blocks=6": a DigitPolicy (any subset of the keys).
+// --digit-tune "tile=16384,run=256,threads=256,min-blocks=6": a DigitPolicy (any subset of the keys, each once),
+// refused unless every value is one the planner takes as given.
 DigitPolicy parse_digit_tune(const std::string& text) {
   DigitPolicy p;
+  std::vector<std::string> seen;
+  const auto refuse = [&](std::size_t at, const std::string& item, const std::string& why) {
+    return UsageError(fmt::format("--digit-tune '{}': '{}' at column {}: {}", text, item, at + 1, why));
+  };
   std::size_t at = 0;
   while (at <= text.size()) {
     const std::size_t end = std::min(text.find(',', at), text.size());
@@ -253,17 +258,28 @@ DigitPolicy parse_digit_tune(const std::string& text) {
     const std::string key = item.substr(0, eq);
     int* field = key == "tile" ? &p.tile_bytes : key == "run" ? &p.run_bytes : key == "threads" ? &p.threads_per_block
                  : key == "min-blocks" ? &p.min_blocks : nullptr;
+    if (field == nullptr || eq == std::string::npos)
+      throw refuse(at, item, "expected KEY=N with KEY one of tile, run, threads, min-blocks");
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) throw refuse(at, item, fmt::format("{} is given twice", key));
+    seen.push_back(key);
     int value = 0;
-    const char* first = eq == std::string::npos ? nullptr : item.data() + eq + 1;
-    const auto [ptr, ec] = first ? std::from_chars(first, item.data() + item.size(), value)
-                                 : std::from_chars_result{nullptr, std::errc::invalid_argument};
-    if (field == nullptr || ec != std::errc{} || ptr != item.data() + item.size() || value <= 0)
-      throw UsageError(fmt::format("--digit-tune '{}': '{}' at column {} is not KEY=N with a positive N and KEY one of "
-                                   "tile, run, threads, min-blocks",
-                                   text, item, at + 1));
+    const auto [ptr, ec] = std::from_chars(item.data() + eq + 1, item.data() + item.size(), value);
+    if (ec == std::errc::result_out_of_range) throw refuse(at, item, "the number is out of range");
+    if (ec != std::errc{} || ptr != item.data() + item.size() || value <= 0)
+      throw refuse(at, item, "expected a positive integer after '='");
+    if (key == "tile" && value > 32768)
+      throw refuse(at, item, "a tile takes at most 32768 bytes of shared memory (the planner's limit)");
+    if (key == "run" && value > 32768) throw refuse(at, item, "a run of at most 32768 bytes (one tile)");
+    if (key == "threads" && (value % 32 != 0 || value > 1024))
+      throw refuse(at, item, "threads per block are a multiple of 32, at most 1024");
     *field = value;
     at = end + 1;
   }
+  const int threads = p.threads_per_block > 0 ? p.threads_per_block : 256;
+  if (p.min_blocks > 0 && p.min_blocks * threads > 2048)
+    throw UsageError(fmt::format("--digit-tune '{}': min-blocks {} of {} threads is more than the 2048 threads a "
+                                 "multiprocessor holds",
+                                 text, p.min_blocks, threads));
   return p;
 }
 

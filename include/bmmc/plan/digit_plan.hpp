@@ -93,8 +93,9 @@ struct DigitPlan {
   /// The read phase's lane skew, where a read vector's elements go to shared memory one by one: lane l of a warp
   /// stores them in the order j = (q + ρ) mod read_vector, q = 0, 1, …, with ρ = ((l >> read_skew_shift) ·
   /// read_skew_step) mod read_vector, so that the lanes of one store fall on distinct banks (a vector's elements
-  /// are read_vector cols apart in every lane). read_skew_step 0 = no skew. It orders stores only: any skew moves
-  /// the same elements to the same slots.
+  /// are read_vector cols apart in every lane). read_skew_step 0 = no skew. Only for vectors of at least 4 bytes
+  /// stored element by element (DigitTileView::vector_slots_r == 0). It orders stores only: any skew moves the
+  /// same elements to the same slots.
   int read_skew_shift = 0;
   int read_skew_step = 0;
 

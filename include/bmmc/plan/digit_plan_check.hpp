@@ -4,9 +4,10 @@
 // For every tile: each read lands in a distinct shared slot inside the tile's shared memory, each write loads a
 // slot that was read, and no global access leaves the array. Over the whole array: every output element is
 // written exactly once, and the plan (its canonical axes, folded or byte-split element) moves every byte of the
-// caller's array where the caller's DigitMap sends it. It also reports the bank conflicts of the first warp of
-// each phase and the longest runs of consecutive addresses in each phase, which tests compare with what the
-// planner intended. Exhaustive, so for arrays up to a few million plan elements.
+// caller's array where the caller's DigitMap sends it, and that a read skew is one the kernel applies. It also
+// reports the bank ways of the first warp of each phase (digit_bank_ways, the model the planner chose by) and the
+// longest runs of consecutive addresses in each phase, which tests compare with what the planner intended.
+// Exhaustive, so for arrays up to a few million plan elements.
 #pragma once
 
 #include <cstdint>
