@@ -269,8 +269,8 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
     for (int pad : pads) {
       use(pad, 0, 0);
       const DigitTileView view = tile_view(plan);
+      if (!read_skew_possible(plan, view)) continue;
       const int vr = plan.read_vector;
-      if (vr < 2 || vr * elem < 4 || view.vector_slots_r != 0) continue;  // the kernel would not skew
       const int write_ways = digit_bank_ways(plan, view, true);
       for (int shift = 0; shift <= 4; ++shift)
         for (int step = 1; step < vr; step *= 2) {

@@ -40,11 +40,11 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       (p.read_skew_step > 0 && p.read_skew_step >= p.read_vector))
     return fail(fmt::format("read skew (lane >> {}) * {} is out of range: expected a shift 0 to 4 and a step 0 to {}",
                             p.read_skew_shift, p.read_skew_step, p.read_vector - 1));
-  if (p.read_skew_step > 0 && (p.read_vector * p.elem_bytes < 4 || tile_view(p).vector_slots_r != 0))
+  if (const DigitTileView view = tile_view(p); p.read_skew_step > 0 && !read_skew_possible(p, view))
     return fail(fmt::format("read skew (lane >> {}) * {} on read vectors the kernel does not skew: it skews vectors of "
                             "at least 4 bytes stored element by element ({} elements of {} bytes{})",
                             p.read_skew_shift, p.read_skew_step, p.read_vector, p.elem_bytes,
-                            tile_view(p).vector_slots_r != 0 ? ", stored whole" : ""));
+                            view.vector_slots_r != 0 ? ", stored whole" : ""));
   const std::size_t k = p.axes.size();
   const Extent vol = p.tile_elements(), slots = p.smem_elements();
   auto slot_of = [&](Extent lin) { return p.pad_period > 0 ? lin + lin / p.pad_period * p.pad : lin; };

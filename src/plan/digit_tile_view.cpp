@@ -128,7 +128,7 @@ int digit_bank_ways(const DigitPlan& p, const DigitTileView& v, bool write) {
   const bool whole = vec > 1 && (write ? v.vector_slots_w : v.vector_slots_r != 0);
   const Extent lanes = std::min<Extent>(32, vol / vec);
   const int eb = p.elem_bytes;
-  const bool skew = !write && !whole && vec > 1 && vec * eb >= 4 && p.read_skew_step > 0;  // as the kernel skews
+  const bool skew = !write && p.read_skew_step > 0 && read_skew_possible(p, v);  // as the kernel skews
   std::vector<Extent> stride(p.axes.size(), 0);
   for (std::size_t j = 0; j < p.write_order.size(); ++j)
     stride[static_cast<std::size_t>(p.write_order[j])] = p.smem_stride[j];

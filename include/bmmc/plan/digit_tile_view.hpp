@@ -43,6 +43,12 @@ struct DigitTileView {
 
 DigitTileView tile_view(const DigitPlan& plan);
 
+/// Whether the tile kernel can skew the plan's read vectors: vectors of at least 4 bytes (2 elements or more) that go
+/// to shared memory element by element. The planner offers a skew only then; the checker refuses one otherwise.
+inline bool read_skew_possible(const DigitPlan& plan, const DigitTileView& view) {
+  return plan.read_vector > 1 && plan.read_vector * plan.elem_bytes >= 4 && view.vector_slots_r == 0;
+}
+
 /// The bank ways (1 = conflict-free) of the first warp's shared-memory accesses in one phase of the tile kernel
 /// (codegen/digit_tile.cuh), the worst instruction's: each lane's unit is `vector` consecutive tile elements of the
 /// phase's order; it moves them whole where the view says so (vector_slots_r/w), else element by element (reading,
