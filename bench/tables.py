@@ -189,19 +189,15 @@ def t_gpu_any_shape(R):
     return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
 
 
-def t_gpu_digit_tune(R):
-    """h200/digit_tune.csv (bmmc bench --digit-tune): the digit planner's knobs on the suite's slower cases."""
-    path = os.path.join(R["dir"], "h200", "digit_tune.csv")
+def policy_table(path, intro):
+    """Cases across, planner policies (`digit` and the `digit[...]` rows of --digit-tune) down: % of cudaMemcpy."""
     if not os.path.exists(path):
         return None
     with open(path, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["variant"] == "digit" or r["variant"].startswith("digit[")]
     names = list(dict.fromkeys(r["name"] for r in rows))
     variants = list(dict.fromkeys(r["variant"] for r in rows))
-    out = ["`h200/digit_tune.csv` (NVIDIA H200, measured 2026-12-02 with the build that added `--digit-tune`; `bmmc bench --backend cuda --shape S "
-           "--spec X -b E --reps 10 --digit-tune ...` per case of `bench/any_shape_suite.txt`): the JIT kernel's % "
-           "of `cudaMemcpy` under other planner policies; `digit` = the defaults (plan/tuning.hpp). Every row verified.",
-           "", "| policy | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    out = [intro, "", "| policy | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for v in variants:
         cells = []
         for n in names:
@@ -210,6 +206,25 @@ def t_gpu_digit_tune(R):
         out.append(f"| `{v}` | " + " | ".join(cells) + " |")
     bad = [f"{r['name']} {r['variant']}" for r in rows if r["verified"].lower() not in ("true", "yes")]
     return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
+
+
+def t_gpu_digit_tune(R):
+    """h200/digit_tune.csv (bmmc bench --digit-tune): the digit planner's knobs on the suite's slower cases."""
+    return policy_table(
+        os.path.join(R["dir"], "h200", "digit_tune.csv"),
+        "`h200/digit_tune.csv` (NVIDIA H200, measured 2026-12-02 with the build that added `--digit-tune`, before "
+        "covering vectors; `bmmc bench --backend cuda --shape S --spec X -b E --reps 10 --digit-tune ...` per case of "
+        "`bench/any_shape_suite.txt`): the JIT kernel's % of `cudaMemcpy` under other planner policies; `digit` = "
+        "the defaults of that build (plan/tuning.hpp). Every row verified.")
+
+
+def t_gpu_digit_cover(R):
+    """h200/any_shape.csv's --digit-tune rows: covering vectors and the read skew off, beside the defaults."""
+    return policy_table(
+        os.path.join(R["dir"], "h200", "any_shape.csv"),
+        "`h200/any_shape.csv` (the run of the table above, `BENCH_ARGS=\"--digit-tune cover=0 --digit-tune skew=0\"`): "
+        "the JIT kernel's % of `cudaMemcpy` with the defaults (`digit`), without covering vectors (`cover=0`) and "
+        "without the read skew (`skew=0`), each case in one process. Every row verified.")
 
 
 def t_gpu_inplace_sweep(R):
@@ -497,6 +512,7 @@ TABLES = {
     "readme-speed": t_readme_speed,
     "gpu-any-shape": t_gpu_any_shape,
     "gpu-digit-tune": t_gpu_digit_tune,
+    "gpu-digit-cover": t_gpu_digit_cover,
     "gpu-inplace-sweep": t_gpu_inplace_sweep,
     "cpu-any-shape": t_cpu_any_shape,
     "cpu-inplace": t_cpu_inplace,

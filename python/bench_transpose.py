@@ -12,7 +12,8 @@ Sections (--sections, default all three on a GPU; `host` alone with --device cpu
          allocation, and each step of the cached call alone ("part" rows: key lookup, checks, pointers,
          stream, the native call, allocations). On --device cpu the same for NumPy arrays and CPU tensors.
   sweep  sizes 1 MiB … --max-mib (powers of two), --shapes random power-of-two shapes per size (rank 2–6,
-         dtypes float16 / float32 / int64 / complex64 / uint8, random non-identity axes, fixed --seed).
+         dtypes float16 / float32 / int64 / complex64 / uint8, random non-identity axes, fixed --seed); with
+         --odd, shapes of about that many bytes whose extents are all odd (rank 2–4; bench_sweep_odd.csv).
          CUDA events, median of --reps, the four calls of a shape interleaved: "lat" times each call alone
          (event, call, event, synchronize: host time + GPU time, what one call costs), "pipe" times --reps
          calls back to back between two events (divided by --reps: the cost per call in a stream of calls). bmmc.transpose allocates its output
@@ -205,6 +206,26 @@ def random_case(rng, size_bytes):
     return dtype, shape, tuple(axes)
 
 
+def random_odd_case(rng, size_bytes):
+    """--odd: a shape of about size_bytes whose extents are all odd (rank 2-4, random non-identity axes): what
+    the any-shape planner serves, where no axis splits into bits."""
+    dtype = rng.choice(DTYPES)
+    eb = {"float16": 2, "float32": 4, "int64": 8, "complex64": 8, "uint8": 1}[dtype]
+    rest = size_bytes // eb
+    rank = rng.randint(2, 4)
+    shape = []
+    for i in range(rank - 1):
+        d = max(3, int(rest ** (1 / (rank - i)) * rng.uniform(0.5, 2)) | 1)
+        shape.append(d)
+        rest = max(1, rest // d)
+    shape.append(max(3, rest | 1))
+    rng.shuffle(shape)
+    axes = list(range(rank))
+    while axes == sorted(axes):
+        rng.shuffle(axes)
+    return dtype, tuple(shape), tuple(axes)
+
+
 def event_ms(torch, fns, reps):
     """{name: (lat, pipe)} for the calls in fns ({name: fn}), measured interleaved so that every call sees the
     same clocks, allocator state and neighbours: lat = median of reps rounds in which each call runs alone
@@ -280,7 +301,7 @@ def sweep_section(args, torch):
         rng = random.Random(args.seed * 100003 + mib)
         speeds, speeds_pipe = [], []
         for k in range(args.shapes):
-            dtype, shape, axes = random_case(rng, mib * 2**20)
+            dtype, shape, axes = (random_odd_case if args.odd else random_case)(rng, mib * 2**20)
             numel = 1
             for d in shape:
                 numel *= d
@@ -321,7 +342,7 @@ def sweep_section(args, torch):
         print(f"# lat: bmmc >= torch on {sum(v >= 1 for v in allv)}/{len(allv)} shapes, median speedup "
               f"{statistics.median(allv):.2f}×, min {min(allv):.2f}×; sizes where every shape wins: {won}; "
               f"crossover (every shape wins from here up): {cross} MiB")
-    write_csv(os.path.join(args.out_dir, "bench_sweep.csv"), header, rows)
+    write_csv(os.path.join(args.out_dir, "bench_sweep_odd.csv" if args.odd else "bench_sweep.csv"), header, rows)
     return not failed
 
 
@@ -429,6 +450,9 @@ def main() -> int:
     p.add_argument("--sections", nargs="+", choices=["host", "sweep", "graph"], default=None)
     p.add_argument("--max-mib", type=int, default=4096)
     p.add_argument("--shapes", type=int, default=4, help="random shapes per size")
+    p.add_argument("--odd", action="store_true",
+                   help="sweep shapes whose extents are all odd (any-shape plans) instead of powers of two; "
+                        "writes bench_sweep_odd.csv")
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--seed", type=int, default=17)
     p.add_argument("--host-calls", type=int, default=2000)

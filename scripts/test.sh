@@ -9,13 +9,15 @@
 #   thread_tests     the CPU tests built with ThreadSanitizer (in ./build-tsan), running the worker pool's tests
 #                    and the executor's multi-threaded ones: any data race fails them
 #   fuzz_smoke       the libFuzzer targets (clang, in ./build-fuzz) replay fuzz/corpus, then fuzz 25 s each
-#   python_tests     pip install ./python into a fresh virtualenv, then pytest python/tests
+#   python_tests     pip install ./python into a fresh virtualenv (without its CUDA parts where no GPU is found),
+#                    then pytest python/tests
 #   docs             the API reference (scripts/docs.sh, into build/docs): Doxygen over the public headers and,
 #                    after python_tests, pdoc over the installed package; any warning or broken reference fails
 # Switches (environment):
 #   BMMC_BUILD_DIR=DIR     build folder of build_and_test (default build)
 #   BMMC_HARDENING=0       skip sanitizer_tests, thread_tests and fuzz_smoke (e.g. a quick `scripts/test.sh -L cli`)
 #   BMMC_PYTHON=0          skip python_tests (docs then builds the C++ and C reference only)
+#   BMMC_PYTHON_CUDA=1     build the Python extension's CUDA parts even where no GPU is found
 #   BMMC_DOCS=0            skip docs
 #   BMMC_ASAN_BUILD_DIR, BMMC_TSAN_BUILD_DIR, BMMC_FUZZ_BUILD_DIR, BMMC_VENV   the other folders (build-asan,
 #                          build-tsan, build-fuzz, /tmp/bmmc-venv)
@@ -103,11 +105,16 @@ python_tests() {
   if [[ "$(command -v python3)" == /usr/bin/python3 ]]; then
     bmmc_install_packages "Python package tests" python3-venv python3-dev
   fi
-  # pip builds the nanobind extension against the C++ library (with the CUDA parts when a toolkit is found);
-  # the GPU tests skip without a GPU.
+  # pip builds the nanobind extension against the C++ library. Without a GPU the GPU tests skip, so the extension
+  # is built without its CUDA parts (a second CUDA build of the library would add minutes and test nothing here);
+  # BMMC_PYTHON_CUDA=1 builds them anyway (then with the CUDA parts when a toolkit is found).
+  local cuda=()
+  if [[ "${BMMC_PYTHON_CUDA:-0}" != 1 ]] && ! nvidia-smi -L >/dev/null 2>&1; then
+    cuda=(--config-settings=cmake.define.BMMC_CUDA=OFF)
+  fi
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --progress-bar off ./python pytest numpy
+  "$venv/bin/pip" install --progress-bar off "${cuda[@]}" ./python pytest numpy
   "$venv/bin/pytest" -q python/tests
 }
 

@@ -40,6 +40,9 @@ std::string digit_tuning_name(const DigitPolicy& p) {
   for (auto [key, value] : {std::pair{"tile", p.tile_bytes}, std::pair{"run", p.run_bytes},
                             std::pair{"threads", p.threads_per_block}, std::pair{"min-blocks", p.min_blocks}})
     if (value > 0) s += fmt::format("{}{}={}", s.empty() ? "" : ",", key, value);
+  // cover and skew as --digit-tune spells them (the policy's −1 = off is cover=0 / skew=0; cover 1 = cover=1).
+  if (p.cover != 0) s += fmt::format("{}cover={}", s.empty() ? "" : ",", p.cover > 0 ? 1 : 0);
+  if (p.read_skew < 0) s += fmt::format("{}skew=0", s.empty() ? "" : ",");
   return "digit[" + s + "]";
 }
 

@@ -4,6 +4,7 @@
 # case (memcpy, the JIT and generic kernels and, for involutions, in place, all in one process per case) into
 # $OUT/any_shape.csv, and bench/any_shape_torch.py (torch eager and torch.compile beside torch's own copy) into
 # $OUT/any_shape_torch.csv when torch imports. Usage on the GPU machine: OUT=dir scripts/gpu/any-shape.sh [REPS]
+# BENCH_ARGS adds arguments to every `bmmc bench` (e.g. "--digit-tune cover=0": more rows per case).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -24,7 +25,9 @@ csv="$OUT/any_shape.csv"
 echo "name,case,spec,variant,backend,n,elem_bytes,median_ms,min_ms,max_ms,gbps,pct_memcpy,first_use_ms,verified,bound_ms,x_bound" > "$csv"
 grep -v '^#' bench/any_shape_suite.txt | while IFS=';' read -r name shape spec eb; do
   [[ -z "$name" ]] && continue
-  "$BUILD/bin/bmmc" bench --backend cuda --shape "$shape" --spec "$spec" -b "$eb" --reps "$REPS" --in-place --csv |
+  # shellcheck disable=SC2086  # BENCH_ARGS is a list of arguments
+  "$BUILD/bin/bmmc" bench --backend cuda --shape "$shape" --spec "$spec" -b "$eb" --reps "$REPS" --in-place --csv \
+    ${BENCH_ARGS:-} |
     tail -n +2 | sed "s/^/$name,/" >> "$csv"
 done
 python3 - "$csv" <<'PY'

@@ -47,6 +47,9 @@ KernelSource generate_digit_cuda(const DigitPlan& p, const CodegenOptions& /*opt
                    v.rows_r.size(), v.run_w.size(), v.rows_w.size());
   s += fmt::format("  static constexpr int cols_r = {}, row_count_r = {}, cols_w = {}, row_count_w = {};\n", v.cols_r,
                    v.row_count_r, v.cols_w, v.row_count_w);
+  s += fmt::format("  static constexpr int cu_r = {}, cu_w = {};\n", v.units_r, v.units_w);
+  s += fmt::format("  static constexpr bool read_cover = {}, write_cover = {};\n", p.read_cover, p.write_cover);
+  s += fmt::format("  static constexpr long long elements = {}LL;\n", p.elements());
   s += fmt::format("  static constexpr bool col_table_r = {}, rows_fixed = {}, roll_run_w = {};\n", col_table,
                    v.rows_fixed, v.roll_run_w);
   s += fmt::format("  static constexpr int col_pad_period = {}, pad = {};\n", v.col_pad_period, v.pad);
@@ -66,8 +69,8 @@ KernelSource generate_digit_cuda(const DigitPlan& p, const CodegenOptions& /*opt
   s += accessor("DigitTileAxis", "axis", axes);
   s += accessor("int", "run_r", v.run_r) + accessor("int", "row_r", v.rows_r);
   s += accessor("int", "run_w", v.run_w) + accessor("int", "row_w", v.rows_w);
-  s += fmt::format("  __device__ static int div_units_r(int u) {{ return u / {}; }}\n", v.cols_r / p.read_vector);
-  s += fmt::format("  __device__ static int div_units_w(int u) {{ return u / {}; }}\n", v.cols_w / p.write_vector);
+  s += fmt::format("  __device__ static int div_units_r(int u) {{ return u / {}; }}\n", v.units_r);
+  s += fmt::format("  __device__ static int div_units_w(int u) {{ return u / {}; }}\n", v.units_w);
   std::vector<std::string> suf, cnt;
   for (int a = 0; a < k; ++a) suf.push_back(fmt::format("{}ULL", suffix[a])), cnt.push_back(fmt::format("{}ULL", counts[a]));
   s += fmt::format(

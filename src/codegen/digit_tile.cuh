@@ -8,12 +8,15 @@
 //
 // The geometry G provides (as constants or fields; the same names either way):
 //   k, threads, tiles, vol, smem_slots: axes, threads per block, tiles, tile elements, tile slots with pads;
+//   elements: the array's (plan) elements;
 //   axis(a) -> DigitTileAxis; nrun_r, run_r(j), nrows_r, row_r(j), cols_r, row_count_r (and _w for the write side);
+//   cu_r, cu_w: lane units per row (DigitTileView::units_r, units_w); read_cover, write_cover: the vectors of that
+//   side cover each row (plan/digit_plan.hpp);
 //   col_table_r: slot of a read col from a table (else by arithmetic over run_r); col_pad_period, pad;
 //   rows_fixed: row tables built once per block; roll_run_w: a write-run axis has a roll;
 //   vector_slots_r (1, −1 or 0), vector_slots_w: vectors move to and from shared memory whole (digit_tile_view.hpp);
 //   skew_shift, skew_step: the plan's read skew (lane l stores its read vector's elements from ρ = ((l >> shift) ·
-//   step) mod VR on; step 0 = none); div_units_r(u) = u / (cols_r / VR), div_units_w(u) likewise;
+//   step) mod VR on; step 0 = none); div_units_r(u) = u / cu_r, div_units_w(u) = u / cu_w;
 //   tile_coord(t, a): the tile index's coordinate on axis a.
 #ifndef BMMC_DIGIT_TILE_CUH
 #define BMMC_DIGIT_TILE_CUH
@@ -212,9 +215,9 @@ __device__ __forceinline__ void digit_tile_pass(const G& g, const unsigned char*
   T* smem = reinterpret_cast<T*>(smem_raw);
   int* col_r;
   const DigitTables<Off> set0 = digit_tables<Off>(g, smem_raw, 0, &col_r);
-  const int units_r = (int)(g.row_count_r * (g.cols_r / VR));
-  const int units_w = (int)(g.row_count_w * (g.cols_w / VW));
-  const int cu_r = (int)(g.cols_r / VR), cu_w = (int)(g.cols_w / VW);
+  const int cu_r = g.cu_r, cu_w = g.cu_w;
+  const int units_r = (int)(g.row_count_r * cu_r);
+  const int units_w = (int)(g.row_count_w * cu_w);
   const int rho = (int)((((threadIdx.x & 31) >> g.skew_shift) * g.skew_step) & (VR - 1));
   if (g.col_table_r)
     for (int c = threadIdx.x; c < g.cols_r; c += g.threads) col_r[c] = digit_col_slot_r(g, c);
@@ -241,12 +244,33 @@ __device__ __forceinline__ void digit_tile_pass(const G& g, const unsigned char*
         sb[b] = -1;
         if (u < units_r) {
           const int row = g.div_units_r(u);
-          const int c0 = (u - row * cu_r) * VR;
           const int s = tb.slot_row_r[row];
-          if (s >= 0 && c0 < info.colmax_r) {
-            sb[b] = s;
-            cb[b] = c0;
-            v[b] = *reinterpret_cast<const TR*>(in + (info.in_base + (long long)tb.in_row[row] + c0));
+          if (g.read_cover) {  // the aligned vector j of those covering the row: cols c0 .. c0 + VR − 1
+            const long long base = info.in_base + (long long)tb.in_row[row];
+            const int m = (int)(base & (VR - 1));
+            const int c0 = (u - row * cu_r) * VR - m;
+            if (s >= 0 && c0 < info.colmax_r) {
+              sb[b] = s;
+              cb[b] = c0;
+              const long long a0 = base + c0;  // aligned: base − m + j · VR
+              if (a0 + VR <= g.elements) {
+                v[b] = *reinterpret_cast<const TR*>(in + a0);
+              } else {  // the array ends inside this vector
+                union { TR v; T e[VR]; } part;
+                part.v = TR();
+#pragma unroll
+                for (int q = 0; q < VR; ++q)
+                  if (a0 + q < g.elements) part.e[q] = in[a0 + q];
+                v[b] = part.v;
+              }
+            }
+          } else {
+            const int c0 = (u - row * cu_r) * VR;
+            if (s >= 0 && c0 < info.colmax_r) {
+              sb[b] = s;
+              cb[b] = c0;
+              v[b] = *reinterpret_cast<const TR*>(in + (info.in_base + (long long)tb.in_row[row] + c0));
+            }
           }
         }
       }
@@ -272,6 +296,7 @@ __device__ __forceinline__ void digit_tile_pass(const G& g, const unsigned char*
 #pragma unroll
           for (int q = 0; q < VR; ++q) {
             const int c = cb[b] + ((q + rho) & (VR - 1));
+            if (g.read_cover && (c < 0 || c >= info.colmax_r)) continue;
             smem[sb[b] + (g.col_table_r ? col_r[c] : digit_col_slot_r(g, c))] = uu.e[q];
           }
           continue;
@@ -279,6 +304,7 @@ __device__ __forceinline__ void digit_tile_pass(const G& g, const unsigned char*
 #pragma unroll
         for (int q = 0; q < VR; ++q) {
           const int c = cb[b] + q;
+          if (g.read_cover && (c < 0 || c >= info.colmax_r)) continue;
           smem[sb[b] + (g.col_table_r ? col_r[c] : digit_col_slot_r(g, c))] = uu.e[q];
         }
       }
@@ -291,6 +317,28 @@ __device__ __forceinline__ void digit_tile_pass(const G& g, const unsigned char*
 #pragma unroll 4
     for (int u = threadIdx.x; u < units_w; u += g.threads) {
       const int row = g.div_units_w(u);
+      if (g.write_cover) {  // the aligned vector j of those covering the row's valid cols lo_w .. hi_w − 1
+        const int s = tb.slot_row_w[row];
+        const long long off = info.out_base + (long long)tb.out_row[row];
+        const int c0 = (u - row * cu_w) * VW - (int)(off & (VW - 1));
+        if (s < 0 || c0 >= info.hi_w || c0 + VW <= info.lo_w) continue;
+        union { TW v; T e[VW]; } uu;
+        uu.v = TW();
+#pragma unroll
+        for (int q = 0; q < VW; ++q) {
+          const int c = c0 + q;
+          if (c >= info.lo_w && c < info.hi_w)
+            uu.e[q] = smem[s + (g.col_pad_period > 0 ? c + c / g.col_pad_period * g.pad : c)];
+        }
+        if (c0 >= info.lo_w && c0 + VW <= info.hi_w) {
+          *reinterpret_cast<TW*>(out + off + c0) = uu.v;
+        } else {  // the row's ends: element by element, never a neighbour's element
+#pragma unroll
+          for (int q = 0; q < VW; ++q)
+            if (c0 + q >= info.lo_w && c0 + q < info.hi_w) out[off + c0 + q] = uu.e[q];
+        }
+        continue;
+      }
       const int c0 = (u - row * cu_w) * VW;
       const int s = tb.slot_row_w[row];
       if (s < 0 || c0 < info.lo_w || c0 >= info.hi_w) continue;

@@ -58,9 +58,9 @@ __device__ __forceinline__ long long out_coord(const Axis& a, long long i) {
 struct Geometry {
   DigitTileAxis axes[kMax];
   int run_r_[kMax], row_r_[kMax], run_w_[kMax], row_w_[kMax];
-  int k, threads, elem_bytes, nrun_r, nrows_r, nrun_w, nrows_w, cols_r, row_count_r, cols_w, row_count_w;
-  long long tiles, smem_slots;
-  bool col_table_r, rows_fixed, roll_run_w, small_tiles, vector_slots_w;
+  int k, threads, elem_bytes, nrun_r, nrows_r, nrun_w, nrows_w, cols_r, row_count_r, cols_w, row_count_w, cu_r, cu_w;
+  long long tiles, smem_slots, elements;
+  bool col_table_r, rows_fixed, roll_run_w, small_tiles, vector_slots_w, read_cover, write_cover;
   int col_pad_period, pad, vector_slots_r, skew_shift, skew_step;
   FastDiv units_r, units_w;
   FastDiv suffix[kMax], count[kMax];  // the tile index's radices (small_tiles: below 2^31)
@@ -171,8 +171,13 @@ Geometry geometry_of(const DigitPlan& plan, const DigitTileView& v) {
   g.vector_slots_w = v.vector_slots_w;
   g.skew_shift = plan.read_skew_shift;
   g.skew_step = plan.read_skew_step;
-  g.units_r = FastDiv(static_cast<unsigned>(v.cols_r / plan.read_vector));
-  g.units_w = FastDiv(static_cast<unsigned>(v.cols_w / plan.write_vector));
+  g.cu_r = static_cast<int>(v.units_r);
+  g.cu_w = static_cast<int>(v.units_w);
+  g.read_cover = plan.read_cover;
+  g.write_cover = plan.write_cover;
+  g.elements = plan.elements();
+  g.units_r = FastDiv(static_cast<unsigned>(v.units_r));
+  g.units_w = FastDiv(static_cast<unsigned>(v.units_w));
   return g;
 }
 

@@ -229,9 +229,24 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   for (int j = 0; j < k; ++j) out_pos[out_order[j]] = j;
   const int max_vector = policy.max_vector_elems > 0 ? policy.max_vector_elems : 16;
   const int max_access = policy.max_access_bytes > 0 ? std::min(policy.max_access_bytes, 16) : 16;
+  // Covering vectors where a side's run leaves aligned vectors narrower than the widest access and its rows are
+  // long enough (policy.cover); writing, not across a roll's wrap.
+  const int cover_vector =
+      static_cast<int>(std::bit_floor(static_cast<unsigned>(std::max(1, std::min(max_vector, max_access / elem)))));
+  const DigitTileView runs = tile_view(plan);
+  const auto long_enough = [&](Extent cols) {
+    return policy.cover == 1 || cols >= Extent{plan_tuning::kDigitCoverRowVectors} * cover_vector;
+  };
+  const bool can_cover = cover_vector > 1 && policy.cover >= 0;
+  const bool cover_r = can_cover && long_enough(runs.cols_r);
+  const bool cover_w = can_cover && !runs.roll_run_w && long_enough(runs.cols_w);
   const auto set_vectors = [&] {
     plan.read_vector = std::min(max_vector, side_vector(plan, plan.read_order, in_pos, false, max_access));
     plan.write_vector = std::min(max_vector, side_vector(plan, plan.write_order, out_pos, true, max_access));
+    plan.read_cover = cover_r && plan.read_vector < cover_vector;
+    if (plan.read_cover) plan.read_vector = cover_vector;
+    plan.write_cover = cover_w && plan.write_vector < cover_vector;
+    if (plan.write_cover) plan.write_vector = cover_vector;
   };
   Extent period = 0;
   if (!plan.read_order.empty()) {
@@ -263,8 +278,9 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   // A skew costs a rotation and unaligned col arithmetic per vector: tried only when the best unskewed plan has
   // two ways or more to spare in all (a cost of 4 or more; 1 + 1 is conflict-free: 16-byte vectors whose elements
   // land a slot stride apart meet four ways), and taken only when it removes two or more — never to shave one
-  // way (two to one on the innermost-2 transpose cost 20% on the H200).
-  if (best.cost >= 4) {
+  // way (two to one on the innermost-2 transpose cost 20% on the H200). Never for covering reads, whose stores
+  // are checked one by one: a skew cost the odd-row roll 26 points there (H200, bench/results/h200/digit_tune.csv).
+  if (best.cost >= 4 && policy.read_skew >= 0 && !plan.read_cover) {
     const Choice unskewed = best;
     for (int pad : pads) {
       use(pad, 0, 0);
@@ -301,7 +317,8 @@ std::string to_string(const DigitPlan& p) {
                    p.min_blocks > 0 ? fmt::format(" (registers for {} blocks per SM)", p.min_blocks) : "");
   s += fmt::format("  read order [{}], write order [{}], pad {} every {} slots\n", fmt::join(p.read_order, ", "),
                    fmt::join(p.write_order, ", "), p.pad, p.pad_period);
-  s += fmt::format("  lanes read {} and write {} elements per access", p.read_vector, p.write_vector);
+  s += fmt::format("  lanes read {}{} and write {}{} elements per access", p.read_vector,
+                   p.read_cover ? " (covering)" : "", p.write_vector, p.write_cover ? " (covering)" : "");
   s += p.read_skew_step > 0 ? fmt::format(", read skew (lane >> {}) * {}\n", p.read_skew_shift, p.read_skew_step) : "\n";
   return s;
 }
@@ -318,11 +335,11 @@ std::string to_json(const DigitPlan& p) {
       R"({{"kind":"digit","spec":"{}","shape":[{}],"elem_bytes":{},"plan_elem_bytes":{},"axes":[{}],)"
       R"("read_order":[{}],"write_order":[{}],"tile_elements":{},"smem_bytes":{},"tiles":{},)"
       R"("threads_per_block":{},"pad":{},"pad_period":{},"read_vector":{},"write_vector":{},)"
-      R"("read_skew_shift":{},"read_skew_step":{},"min_blocks":{}}})",
+      R"("read_skew_shift":{},"read_skew_step":{},"read_cover":{},"write_cover":{},"min_blocks":{}}})",
       p.map.to_string(), fmt::join(p.map.shape(), ","), p.caller_elem_bytes, p.elem_bytes, axes,
       fmt::join(p.read_order, ","), fmt::join(p.write_order, ","), p.tile_elements(), p.smem_bytes(), p.tiles(),
       p.threads_per_block, p.pad, p.pad_period, p.read_vector, p.write_vector, p.read_skew_shift,
-      p.read_skew_step, p.min_blocks);
+      p.read_skew_step, p.read_cover ? "true" : "false", p.write_cover ? "true" : "false", p.min_blocks);
 }
 
 }  // namespace bmmc

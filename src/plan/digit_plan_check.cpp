@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -40,7 +41,8 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       (p.read_skew_step > 0 && p.read_skew_step >= p.read_vector))
     return fail(fmt::format("read skew (lane >> {}) * {} is out of range: expected a shift 0 to 4 and a step 0 to {}",
                             p.read_skew_shift, p.read_skew_step, p.read_vector - 1));
-  if (const DigitTileView view = tile_view(p); p.read_skew_step > 0 && !read_skew_possible(p, view))
+  const DigitTileView view = tile_view(p);
+  if (p.read_skew_step > 0 && !read_skew_possible(p, view))
     return fail(fmt::format("read skew (lane >> {}) * {} on read vectors the kernel does not skew: it skews vectors of "
                             "at least 4 bytes stored element by element ({} elements of {} bytes{})",
                             p.read_skew_shift, p.read_skew_step, p.read_vector, p.elem_bytes,
@@ -112,7 +114,46 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       if (t == 0) write_addr.push_back(y);
     }
     // Vector accesses: each group of v tile elements is all predicated off, or v consecutive aligned elements.
+    // Covering read vectors instead need each read row's valid elements to be its first cols, at consecutive
+    // input elements (the kernel loads col c of a row at the row's first element + c).
+    if (p.read_cover) {
+      if (p.read_vector < 2 || p.read_vector > 16 || !std::has_single_bit(static_cast<unsigned>(p.read_vector)) ||
+          p.read_vector * p.elem_bytes > 16)
+        return fail(fmt::format("covering read vectors of {} elements of {} bytes: expected a power of two of 2 to 16 "
+                                "elements and at most 16 bytes",
+                                p.read_vector, p.elem_bytes));
+      for (Extent e = 0; e < vol; ++e) {
+        const Extent c = e % view.cols_r;
+        const Extent here = rx[static_cast<std::size_t>(e)];
+        const Extent before = c > 0 ? rx[static_cast<std::size_t>(e - 1)] : -1;
+        if (c > 0 && here >= 0 && (before < 0 || here != before + 1))
+          return fail(fmt::format("tile {}: read row {} is not consecutive input elements from its first col, as "
+                                  "covering read vectors need (col {} at {}, col {} at {})",
+                                  t, e / view.cols_r, c - 1, before, c, here));
+      }
+    }
+    // Covering write vectors need every write row's valid elements at output element (the row's base) + col.
+    if (p.write_cover) {
+      if (p.write_vector < 2 || p.write_vector > 16 || !std::has_single_bit(static_cast<unsigned>(p.write_vector)) ||
+          p.write_vector * p.elem_bytes > 16)
+        return fail(fmt::format("covering write vectors of {} elements of {} bytes: expected a power of two of 2 to "
+                                "16 elements and at most 16 bytes",
+                                p.write_vector, p.elem_bytes));
+      for (Extent row = 0; row < vol / view.cols_w; ++row) {
+        Extent base = -1;
+        for (Extent c = 0; c < view.cols_w; ++c) {
+          const Extent y = wy[static_cast<std::size_t>(row * view.cols_w + c)];
+          if (y < 0) continue;
+          if (base < 0) base = y - c;
+          if (y != base + c)
+            return fail(fmt::format("tile {}: write row {} is not consecutive output elements, as covering write "
+                                    "vectors need (col {} at {}, expected {})",
+                                    t, row, c, y, base + c));
+        }
+      }
+    }
     for (auto [addr, v, side] : {std::tuple{&rx, p.read_vector, "read"}, std::tuple{&wy, p.write_vector, "write"}}) {
+      if ((addr == &rx && p.read_cover) || (addr == &wy && p.write_cover)) continue;
       if (v < 1 || vol % v != 0) return fail(fmt::format("{} vector of {} elements does not divide the tile of {}", side, v, vol));
       for (Extent e = 0; e < vol; e += v) {
         const Extent first = (*addr)[static_cast<std::size_t>(e)];
@@ -126,7 +167,6 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
       }
     }
     if (t == 0) {
-      const DigitTileView view = tile_view(p);
       r.read_conflicts = digit_bank_ways(p, view, false);
       r.write_conflicts = digit_bank_ways(p, view, true);
       r.read_run = longest_run(read_addr);

@@ -71,8 +71,10 @@ DigitTileView tile_view(const DigitPlan& p) {
     return true;
   };
   const int vw = p.write_vector, vr = p.read_vector;
-  v.vector_slots_w = vw > 1 && strides_divisible(v.rows_w, vw, -1) && (v.col_pad_period == 0 || (v.col_pad_period % vw == 0 && v.pad % vw == 0));
-  if (vr > 1 && !v.run_r.empty()) {
+  v.vector_slots_w = vw > 1 && !p.write_cover && strides_divisible(v.rows_w, vw, -1) && (v.col_pad_period == 0 || (v.col_pad_period % vw == 0 && v.pad % vw == 0));
+  v.units_r = p.read_cover ? (v.cols_r + 2 * vr - 2) / vr : v.cols_r / vr;
+  v.units_w = p.write_cover ? (v.cols_w + 2 * vw - 2) / vw : v.cols_w / vw;
+  if (vr > 1 && !v.run_r.empty() && !p.read_cover) {
     const int a = v.run_r.back();
     if (v.slot_stride[static_cast<std::size_t>(a)] == 1 && p.axes[a].chunk % vr == 0 && strides_divisible(p.write_order, vr, a))
       v.vector_slots_r = p.axes[a].flip ? -1 : 1;

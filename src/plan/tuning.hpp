@@ -78,5 +78,9 @@ inline constexpr int kDigitTileBytes = 16 * 1024;
 inline constexpr int kDigitMaxTileBytes = 32 * 1024;
 inline constexpr int kDigitThreadsPerBlock = 256;
 inline constexpr int kDigitMinBlocks = 0;
+// Covering vectors (DigitPlan::read_cover, write_cover) where a row is at least this many vectors long: a row
+// of c elements then takes at most one vector more than c / vector, a quarter more lanes at worst. Reproduce:
+// bmmc bench --backend cuda --shape S --spec X -b E --digit-tune cover=0 (bench/results/h200/digit_tune.csv)
+inline constexpr int kDigitCoverRowVectors = 4;
 
 }  // namespace bmmc::plan_tuning

@@ -68,13 +68,26 @@ TEST(DigitPlan, TilesOfManySmallWholeAxesShrinkToFit) {
 }
 
 TEST(DigitPlan, RunsAndBanksAsPlannedOnATranspose) {
-  const DigitPlan p = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 4);
+  // Scalar lanes (no covering vectors): conflict-free both ways by the pad.
+  DigitPolicy scalar;
+  scalar.cover = -1;
+  const DigitPlan p = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 4, scalar);
   const auto r = check_digit_plan(p);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_GE(r.read_run, 64);
   EXPECT_GE(r.write_run, 64);
   EXPECT_EQ(r.read_conflicts, 1) << to_string(p);
   EXPECT_EQ(r.write_conflicts, 1) << to_string(p);
+  // Covering vectors of 4 int32 move their elements to and from shared memory one by one, 4 cols apart in every
+  // lane: the ways the bank model counts for that (2 each way, where scalar lanes had none).
+  const DigitPlan c = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 4);
+  ASSERT_TRUE(c.read_cover && c.write_cover) << to_string(c);
+  const auto rc = check_digit_plan(c);
+  ASSERT_TRUE(rc.ok) << rc.error;
+  EXPECT_EQ(rc.read_run, r.read_run);
+  EXPECT_EQ(rc.write_run, r.write_run);
+  EXPECT_EQ(rc.read_conflicts, 2) << to_string(c);
+  EXPECT_EQ(rc.write_conflicts, 2) << to_string(c);
 }
 
 TEST(DigitPlan, PreservedInnerAxisFoldsIntoTheElement) {
@@ -97,13 +110,44 @@ TEST(DigitPlan, LanesMoveVectorsWhereRunsAllowThem) {
   EXPECT_EQ(p.read_vector, 16) << to_string(p);
   EXPECT_EQ(p.write_vector, 16) << to_string(p);
   expect_ok(plan_digits(DigitMap::transpose({10, 72 * 128, 3}, {0, 2, 1}), 1));
-  // Prime extents leave no vector that divides a run; the scalar policy turns them off.
+  // Prime extents leave no vector that divides a run: both sides take covering vectors of 16 bytes; the scalar
+  // policy turns them off, and so does cover −1.
   const DigitPlan q = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 2);
-  EXPECT_EQ(q.read_vector, 1);
-  EXPECT_EQ(q.write_vector, 1);
+  EXPECT_EQ(q.read_vector, 8) << to_string(q);
+  EXPECT_TRUE(q.read_cover) << to_string(q);
+  EXPECT_EQ(q.write_vector, 8) << to_string(q);
+  EXPECT_TRUE(q.write_cover) << to_string(q);
+  expect_ok(q);
+  DigitPolicy no_cover;
+  no_cover.cover = -1;
+  const DigitPlan q1 = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 2, no_cover);
+  EXPECT_EQ(q1.read_vector, 1);
+  EXPECT_EQ(q1.write_vector, 1);
+  EXPECT_FALSE(q1.read_cover || q1.write_cover);
   DigitPolicy scalar;
   scalar.max_vector_elems = 1;
   EXPECT_EQ(plan_digits(DigitMap::transpose({100, 720 * 1280, 3}, {0, 2, 1}), 1, scalar).read_vector, 1);
+  const DigitPlan q2 = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 2, scalar);
+  EXPECT_FALSE(q2.read_cover || q2.write_cover);
+  // Covering where the rows are at least four vectors long (plan/tuning.hpp): rows of 3 int32 are not, and where
+  // aligned vectors divide the run no plan covers; writes never across a roll's wrap. Every covering plan checks
+  // out (small shapes).
+  EXPECT_FALSE(plan_digits(DigitMap::transpose({3, 1 << 20}, {1, 0}), 4).read_cover);
+  EXPECT_FALSE(plan_digits(DigitMap::transpose({1000, 1024}, {1, 0}), 4).read_cover);
+  EXPECT_FALSE(plan_digits(DigitMap::transpose({1024, 1000}, {1, 0}), 4).write_cover);
+  for (const DigitMap& m : {DigitMap::transpose({97, 101, 67}, {2, 1, 0}),
+                            DigitMap::transpose({3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}),
+                            DigitMap::roll({819, 821}, {100, 814})})
+    for (int eb : {1, 2, 4, 8}) {
+      const DigitPlan c = plan_digits(m, eb);
+      EXPECT_TRUE(c.read_cover) << to_string(c);
+      EXPECT_EQ(c.read_vector * c.elem_bytes, 16) << to_string(c);
+      if (m.rolls()[1] != 0) EXPECT_FALSE(c.write_cover) << to_string(c);
+      if (m.rank() == 3) EXPECT_TRUE(c.write_cover) << to_string(c);  // the prime transpose's write rows are long
+      if (c.write_cover) EXPECT_EQ(c.write_vector * c.elem_bytes, 16) << to_string(c);
+      EXPECT_EQ(c.read_skew_step, 0) << to_string(c);
+      expect_ok(c);
+    }
   // Offset pointers: vectors never exceed the access the alignment allows.
   DigitPolicy aligned4;
   aligned4.max_access_bytes = 4;

@@ -76,8 +76,9 @@ struct HostGeometry {
   std::vector<long long> suffix;
   int k = 0, threads = 1, elem_bytes = 1, nrun_r = 0, nrows_r = 0, nrun_w = 0, nrows_w = 0;
   int cols_r = 1, row_count_r = 1, cols_w = 1, row_count_w = 1, cu_r = 1, cu_w = 1;
-  long long tiles = 1, smem_slots = 1;
-  bool col_table_r = false, rows_fixed = true, roll_run_w = false, vector_slots_w = false;
+  long long tiles = 1, smem_slots = 1, elements = 1;
+  bool col_table_r = false, rows_fixed = true, roll_run_w = false, vector_slots_w = false, read_cover = false,
+       write_cover = false;
   int col_pad_period = 0, pad = 0, vector_slots_r = 0, skew_shift = 0, skew_step = 0;
 
   DigitTileAxis axis(int a) const { return axes[static_cast<std::size_t>(a)]; }
@@ -110,7 +111,8 @@ HostGeometry geometry(const DigitPlan& p, const DigitTileView& v, bool col_table
   g.nrun_w = static_cast<int>(v.run_w.size()), g.nrows_w = static_cast<int>(v.rows_w.size());
   g.cols_r = static_cast<int>(v.cols_r), g.row_count_r = static_cast<int>(v.row_count_r);
   g.cols_w = static_cast<int>(v.cols_w), g.row_count_w = static_cast<int>(v.row_count_w);
-  g.cu_r = static_cast<int>(v.cols_r / p.read_vector), g.cu_w = static_cast<int>(v.cols_w / p.write_vector);
+  g.cu_r = static_cast<int>(v.units_r), g.cu_w = static_cast<int>(v.units_w);
+  g.read_cover = p.read_cover, g.write_cover = p.write_cover, g.elements = p.elements();
   g.tiles = p.tiles(), g.smem_slots = p.smem_elements();
   g.col_table_r = col_table, g.rows_fixed = v.rows_fixed;
   g.roll_run_w = v.roll_run_w;
@@ -207,7 +209,7 @@ std::vector<unsigned char> random_bytes(std::mt19937_64& rng, std::size_t n) {
 
 TEST(DigitTileView, TheDeviceCodeMovesEveryRandomMapRight) {
   std::mt19937_64 rng(20261202);
-  int checked = 0, up = 0, down = 0, whole_writes = 0;
+  int checked = 0, up = 0, down = 0, whole_writes = 0, covered = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const DigitMap m = test::random_digit_map(rng, 6, 40, 1 << 14, 3);
     const int eb = std::vector<int>{1, 2, 3, 4, 8, 12, 16}[trial % 7];
@@ -217,6 +219,7 @@ TEST(DigitTileView, TheDeviceCodeMovesEveryRandomMapRight) {
     const DigitPlan p = plan_digits(m, eb, policy);
     const DigitTileView v = tile_view(p);
     up += v.vector_slots_r > 0, down += v.vector_slots_r < 0, whole_writes += v.vector_slots_w;
+    covered += p.read_cover;
     const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * eb);
     const auto want = test::digit_reference(m, in, eb);
     for (bool col_table : {false, true}) {
@@ -231,6 +234,48 @@ TEST(DigitTileView, TheDeviceCodeMovesEveryRandomMapRight) {
   EXPECT_GT(up, 0);
   EXPECT_GT(down, 0);
   EXPECT_GT(whole_writes, 0);
+  EXPECT_GT(covered, 0);
+}
+
+TEST(DigitTileView, CoveringVectorsMoveEveryMapRight) {
+  // Vectors that cover each row (DigitPlan::read_cover, write_cover), forced wherever they are wider: rows that
+  // start anywhere inside a vector, edge tiles (flipped ones too) that end inside one, arrays that end inside one
+  // (the last read vector is loaded element by element: the input here is exactly the array, so a load past it is
+  // a heap overflow under ASan; a write vector not wholly inside its row is stored element by element, or a
+  // neighbour's element comes out wrong), with and without a forced read skew, one lane and several taking turns.
+  std::mt19937_64 rng(20261203);
+  int covered = 0, skewed = 0, ragged_end = 0, read_covered = 0, write_covered = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const DigitMap m = test::random_digit_map(rng, 5, 40, 1 << 13, 3);
+    const int eb = std::vector<int>{1, 2, 4, 8, 3}[trial % 5];
+    DigitPolicy policy;
+    policy.cover = 1;
+    if (trial % 2 == 1) policy.run_bytes = 32, policy.tile_bytes = 512;  // edge tiles on every side
+    DigitPlan p = plan_digits(m, eb, policy);
+    if (!p.read_cover && !p.write_cover) continue;
+    read_covered += p.read_cover, write_covered += p.write_cover;
+    const auto r = check_digit_plan(p);
+    ASSERT_TRUE(r.ok) << r.error << "\n" << to_string(p);
+    if (trial % 3 == 0 && p.read_cover && read_skew_possible(p, tile_view(p))) {
+      p.read_skew_shift = trial % 5;
+      p.read_skew_step = 1 + static_cast<int>(rng() % static_cast<unsigned>(p.read_vector - 1));
+      ++skewed;
+    }
+    ragged_end += p.elements() % p.read_vector != 0;
+    const auto in = random_bytes(rng, static_cast<std::size_t>(m.size()) * eb);
+    const auto want = test::digit_reference(m, in, eb);
+    g_launch = trial % 4 == 3 ? Launch{3, 2, trial % 8 == 7} : Launch{};
+    const auto got = run_tile_pass(p, in, trial % 2 == 0);
+    g_launch = Launch{};
+    ASSERT_EQ(got, want) << m.to_string() << " of shape " << shape_to_string(m.shape()) << ", " << eb
+                         << "-byte elements\n" << to_string(p);
+    ++covered;
+  }
+  EXPECT_GE(covered, 150);
+  EXPECT_GE(read_covered, 80);
+  EXPECT_GE(write_covered, 80);
+  EXPECT_GT(skewed, 20);
+  EXPECT_GT(ragged_end, 20);
 }
 
 TEST(DigitTileView, TinyTilesMoveEveryRandomMapRight) {

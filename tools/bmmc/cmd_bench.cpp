@@ -242,7 +242,7 @@ std::vector<Row> bench_cuda(const BenchOptions& o) {
   return rows;
 }
 
-// --digit-tune "tile=16384,run=256,threads=256,min-blocks=6": a DigitPolicy (any subset of the keys, each once),
+// --digit-tune "tile=16384,run=256,threads=256,min-blocks=6,cover=0,skew=0": a DigitPolicy (any subset of the keys, each once),
 // refused unless every value is one the planner takes as given.
 DigitPolicy parse_digit_tune(const std::string& text) {
   DigitPolicy p;
@@ -257,14 +257,24 @@ DigitPolicy parse_digit_tune(const std::string& text) {
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     int* field = key == "tile" ? &p.tile_bytes : key == "run" ? &p.run_bytes : key == "threads" ? &p.threads_per_block
-                 : key == "min-blocks" ? &p.min_blocks : nullptr;
+                 : key == "min-blocks" ? &p.min_blocks : key == "cover" ? &p.cover : key == "skew" ? &p.read_skew
+                 : nullptr;
     if (field == nullptr || eq == std::string::npos)
-      throw refuse(at, item, "expected KEY=N with KEY one of tile, run, threads, min-blocks");
+      throw refuse(at, item, "expected KEY=N with KEY one of tile, run, threads, min-blocks, cover, skew");
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) throw refuse(at, item, fmt::format("{} is given twice", key));
     seen.push_back(key);
     int value = 0;
     const auto [ptr, ec] = std::from_chars(item.data() + eq + 1, item.data() + item.size(), value);
     if (ec == std::errc::result_out_of_range) throw refuse(at, item, "the number is out of range");
+    if (key == "cover" || key == "skew") {  // cover 0: never, 1: wherever wider; skew 0: never, 1: the planner's rule
+      if (ec != std::errc{} || ptr != item.data() + item.size() || (value != 0 && value != 1))
+        throw refuse(at, item, key == "cover"
+                                   ? "expected cover=0 (no covering vectors) or cover=1 (wherever they are wider)"
+                                   : "expected skew=0 (no read skew) or skew=1 (where the planner takes one)");
+      *field = value == 0 ? -1 : key == "cover" ? 1 : 0;
+      at = end + 1;
+      continue;
+    }
     if (ec != std::errc{} || ptr != item.data() + item.size() || value <= 0)
       throw refuse(at, item, "expected a positive integer after '='");
     if (key == "tile" && value > 32768)
@@ -350,7 +360,8 @@ void add_bench(CLI::App& app, Action& run) {
                   "see `bmmc help spec`)");
   sub->add_option("--digit-tune", o->digit_tunes,
                   "with --shape on the GPU: one more JIT row per planner policy, e.g. "
-                  "tile=16384,run=256,threads=256,min-blocks=6 (repeatable)");
+                  "tile=16384,run=256,threads=256,min-blocks=6,cover=0,skew=0 (repeatable; cover=0/1: covering "
+                  "vectors never / wherever wider; skew=0: no read skew)");
   sub->add_option("--elem-bytes,-b", o->elem_bytes, "element size in bytes: 1, 2, 4, 8 or 16")->capture_default_str();
   sub->add_option("--variant", o->variants,
                   "variants to time: naive tiled tiled-banks tiled-banks-iters two-pass one-pass generic")

@@ -19,6 +19,10 @@
 //     `pad_period` slots (so lanes of the read phase fall on distinct banks).
 //   Vectors: a lane moves `read_vector` (`write_vector`) consecutive tile elements in one global access of up to
 //     16 bytes, where the innermost axes of that side form a contiguous run whose length and extent it divides.
+//     Where they do not (odd or prime extents), a plan may cover instead (`read_cover`, `write_cover`): each row of
+//     a phase (plan/digit_tile_view.hpp) is consecutive elements of that side, and lanes move the aligned vectors
+//     that cover it — reading, the elements around the row are read and dropped (never past the array); writing,
+//     a vector that is not wholly inside the row is written element by element.
 //   Padding and the read skew are chosen together with the vectors, by counting the bank ways of the first warp's
 //     shared accesses as the kernel makes them (digit_bank_ways in plan/digit_tile_view.hpp).
 // The element of a plan may be wider than the caller's (a preserved innermost axis folded into it) or a byte (an
@@ -70,6 +74,11 @@ struct DigitPolicy {
   /// Blocks per multiprocessor the JIT kernel's registers must allow (its __launch_bounds__); 0 = the
   /// compiler's choice. The precompiled generic kernel ignores it.
   int min_blocks = 0;
+  /// Covering vectors (DigitPlan::read_cover, write_cover) where a run is too odd for aligned vectors: 0 = where
+  /// the rows are long enough to pay (plan/tuning.hpp), 1 = wherever the vector would be wider, −1 = never.
+  int cover = 0;
+  /// The read skew (DigitPlan::read_skew_step): 0 = where the planner's rule takes one, −1 = never.
+  int read_skew = 0;
 
   friend bool operator==(const DigitPolicy&, const DigitPolicy&) = default;
 };
@@ -98,6 +107,16 @@ struct DigitPlan {
   /// same elements to the same slots.
   int read_skew_shift = 0;
   int read_skew_step = 0;
+  /// The read vectors cover each read row instead of dividing it: lane unit j of a row whose first element is input
+  /// element b loads the aligned vector at b − (b mod read_vector) + j · read_vector and stores the elements that
+  /// fall inside the row (elements of one access past the array's end are loaded one by one). read_vector then need
+  /// not divide the run, its extents or the tile; the vectors go to shared memory element by element.
+  bool read_cover = false;
+  /// The write vectors cover each write row (no write run axis rolled): lane unit j of a row whose col 0 is output
+  /// element b moves the aligned vector at b − (b mod write_vector) + j · write_vector, loading its valid cols from
+  /// shared memory one by one; a vector wholly inside the row's valid cols is stored whole, any other element by
+  /// element. write_vector then need not divide the run, its extents or the tile.
+  bool write_cover = false;
 
   Extent elements() const;      ///< in plan elements
   Extent tile_elements() const; ///< Π chunk

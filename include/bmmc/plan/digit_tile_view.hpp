@@ -23,6 +23,9 @@ struct DigitTileView {
   std::vector<int> run_w;   ///< the write run's axes, outermost first (consecutive innermost output axes)
   std::vector<int> rows_w;  ///< the other tile axes in write order
   Extent cols_r = 1, row_count_r = 1, cols_w = 1, row_count_w = 1;
+  /// Lane units (vectors) per row: cols / vector, or where the plan's vectors of that side cover (read_cover,
+  /// write_cover) the most aligned vectors that can cover cols consecutive elements, (cols + 2 · vector − 2) / vector.
+  Extent units_r = 1, units_w = 1;
   /// Per axis: the padded slot stride (0 for an axis that is not a tile axis).
   std::vector<Extent> slot_stride;
   Extent col_pad_period = 0;  ///< write cols: `pad` slots after every this many (0 = none within the run)
@@ -32,9 +35,10 @@ struct DigitTileView {
   /// True when a write-run axis has a roll (a write then checks each such axis's wrap).
   bool roll_run_w = false;
   /// A read vector's elements fill consecutive aligned slots, ascending (1) or descending (−1: the innermost
-  /// read axis is the innermost slot axis and flipped), so it is stored as one vector; 0 = element by element.
+  /// read axis is the innermost slot axis and flipped), so it is stored as one vector; 0 = element by element
+  /// (always where the read vectors cover).
   int vector_slots_r = 0;
-  /// A write vector's elements come from consecutive aligned slots: loaded as one vector.
+  /// A write vector's elements come from consecutive aligned slots: loaded as one vector (never where writes cover).
   bool vector_slots_w = false;
 
   /// The padded slot of write col c (before the row's part).
