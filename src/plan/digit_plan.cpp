@@ -229,8 +229,9 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   for (int j = 0; j < k; ++j) out_pos[out_order[j]] = j;
   const int max_vector = policy.max_vector_elems > 0 ? policy.max_vector_elems : 16;
   const int max_access = policy.max_access_bytes > 0 ? std::min(policy.max_access_bytes, 16) : 16;
-  // Covering vectors where a side's run leaves aligned vectors narrower than the widest access and its rows are
-  // long enough (policy.cover); writing, not across a roll's wrap.
+  // Covering vectors where a side's run leaves aligned vectors narrower than the widest access (policy.cover): by
+  // default reads whose rows are long enough, never writes (slower than scalar writes on every suite case it
+  // changed: bench/results/h200/any_shape.csv, digit[cover=1]); writing never across a roll's wrap.
   const int cover_vector =
       static_cast<int>(std::bit_floor(static_cast<unsigned>(std::max(1, std::min(max_vector, max_access / elem)))));
   const DigitTileView runs = tile_view(plan);
@@ -239,7 +240,7 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   };
   const bool can_cover = cover_vector > 1 && policy.cover >= 0;
   const bool cover_r = can_cover && long_enough(runs.cols_r);
-  const bool cover_w = can_cover && !runs.roll_run_w && long_enough(runs.cols_w);
+  const bool cover_w = can_cover && policy.cover == 1 && !runs.roll_run_w;
   const auto set_vectors = [&] {
     plan.read_vector = std::min(max_vector, side_vector(plan, plan.read_order, in_pos, false, max_access));
     plan.write_vector = std::min(max_vector, side_vector(plan, plan.write_order, out_pos, true, max_access));

@@ -78,9 +78,11 @@ inline constexpr int kDigitTileBytes = 16 * 1024;
 inline constexpr int kDigitMaxTileBytes = 32 * 1024;
 inline constexpr int kDigitThreadsPerBlock = 256;
 inline constexpr int kDigitMinBlocks = 0;
-// Covering vectors (DigitPlan::read_cover, write_cover) where a row is at least this many vectors long: a row
-// of c elements then takes at most one vector more than c / vector, a quarter more lanes at worst. Reproduce:
-// bmmc bench --backend cuda --shape S --spec X -b E --digit-tune cover=0 (bench/results/h200/digit_tune.csv)
+// Covering read vectors (DigitPlan::read_cover) where a read row is at least this many vectors long: a row of c
+// elements then takes at most one vector more than c / vector, a quarter more lanes at worst. Covering writes are
+// off by default (DigitPolicy::cover 1 turns them on): slower than scalar writes on every case they changed.
+// Reproduce: bmmc bench --backend cuda --shape S --spec X -b E --digit-tune cover=0 --digit-tune cover=1
+// (bench/results/h200/any_shape.csv)
 inline constexpr int kDigitCoverRowVectors = 4;
 
 }  // namespace bmmc::plan_tuning

@@ -45,8 +45,8 @@ TEST(GpuDigit, RandomMapsJitAndGeneric) {
   }
 }
 
-TEST(GpuDigit, CoveringReadsOfRandomMaps) {
-  // Covering read vectors forced wherever they are wider: rows starting anywhere in a vector, arrays that end inside
+TEST(GpuDigit, CoveringVectorsOfRandomMaps) {
+  // Covering vectors on both sides forced wherever they are wider: rows starting anywhere in a vector, arrays that end inside
   // one (exactly sized buffers: compute-sanitizer's memcheck sees a load past the end), JIT and generic kernels.
   REQUIRE_GPU();
   std::mt19937_64 rng(1203);

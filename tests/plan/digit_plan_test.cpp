@@ -80,7 +80,9 @@ TEST(DigitPlan, RunsAndBanksAsPlannedOnATranspose) {
   EXPECT_EQ(r.write_conflicts, 1) << to_string(p);
   // Covering vectors of 4 int32 move their elements to and from shared memory one by one, 4 cols apart in every
   // lane: the ways the bank model counts for that (2 each way, where scalar lanes had none).
-  const DigitPlan c = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 4);
+  DigitPolicy both;
+  both.cover = 1;
+  const DigitPlan c = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 4, both);
   ASSERT_TRUE(c.read_cover && c.write_cover) << to_string(c);
   const auto rc = check_digit_plan(c);
   ASSERT_TRUE(rc.ok) << rc.error;
@@ -110,14 +112,20 @@ TEST(DigitPlan, LanesMoveVectorsWhereRunsAllowThem) {
   EXPECT_EQ(p.read_vector, 16) << to_string(p);
   EXPECT_EQ(p.write_vector, 16) << to_string(p);
   expect_ok(plan_digits(DigitMap::transpose({10, 72 * 128, 3}, {0, 2, 1}), 1));
-  // Prime extents leave no vector that divides a run: both sides take covering vectors of 16 bytes; the scalar
-  // policy turns them off, and so does cover −1.
+  // Prime extents leave no vector that divides a run: reads take covering vectors of 16 bytes, writes stay scalar
+  // unless cover 1 asks for covering writes too; the scalar policy turns them off, and so does cover −1.
   const DigitPlan q = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 2);
   EXPECT_EQ(q.read_vector, 8) << to_string(q);
   EXPECT_TRUE(q.read_cover) << to_string(q);
-  EXPECT_EQ(q.write_vector, 8) << to_string(q);
-  EXPECT_TRUE(q.write_cover) << to_string(q);
+  EXPECT_EQ(q.write_vector, 1) << to_string(q);
+  EXPECT_FALSE(q.write_cover) << to_string(q);
   expect_ok(q);
+  DigitPolicy both;
+  both.cover = 1;
+  const DigitPlan q0 = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 2, both);
+  EXPECT_TRUE(q0.read_cover && q0.write_cover) << to_string(q0);
+  EXPECT_EQ(q0.write_vector, 8) << to_string(q0);
+  expect_ok(q0);
   DigitPolicy no_cover;
   no_cover.cover = -1;
   const DigitPlan q1 = plan_digits(DigitMap::transpose({997, 1009}, {1, 0}), 2, no_cover);
@@ -134,19 +142,21 @@ TEST(DigitPlan, LanesMoveVectorsWhereRunsAllowThem) {
   // out (small shapes).
   EXPECT_FALSE(plan_digits(DigitMap::transpose({3, 1 << 20}, {1, 0}), 4).read_cover);
   EXPECT_FALSE(plan_digits(DigitMap::transpose({1000, 1024}, {1, 0}), 4).read_cover);
-  EXPECT_FALSE(plan_digits(DigitMap::transpose({1024, 1000}, {1, 0}), 4).write_cover);
+  EXPECT_FALSE(plan_digits(DigitMap::transpose({1024, 1000}, {1, 0}), 4, both).write_cover);
   for (const DigitMap& m : {DigitMap::transpose({97, 101, 67}, {2, 1, 0}),
                             DigitMap::transpose({3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}),
                             DigitMap::roll({819, 821}, {100, 814})})
     for (int eb : {1, 2, 4, 8}) {
       const DigitPlan c = plan_digits(m, eb);
       EXPECT_TRUE(c.read_cover) << to_string(c);
+      EXPECT_FALSE(c.write_cover) << to_string(c);
       EXPECT_EQ(c.read_vector * c.elem_bytes, 16) << to_string(c);
-      if (m.rolls()[1] != 0) EXPECT_FALSE(c.write_cover) << to_string(c);
-      if (m.rank() == 3) EXPECT_TRUE(c.write_cover) << to_string(c);  // the prime transpose's write rows are long
-      if (c.write_cover) EXPECT_EQ(c.write_vector * c.elem_bytes, 16) << to_string(c);
       EXPECT_EQ(c.read_skew_step, 0) << to_string(c);
       expect_ok(c);
+      const DigitPlan w = plan_digits(m, eb, both);  // covering writes too, never across the roll's wrap
+      EXPECT_EQ(w.write_cover, m.rolls()[1] == 0) << to_string(w);
+      if (w.write_cover) EXPECT_EQ(w.write_vector * w.elem_bytes, 16) << to_string(w);
+      expect_ok(w);
     }
   // Offset pointers: vectors never exceed the access the alignment allows.
   DigitPolicy aligned4;

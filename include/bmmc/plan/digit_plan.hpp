@@ -74,8 +74,9 @@ struct DigitPolicy {
   /// Blocks per multiprocessor the JIT kernel's registers must allow (its __launch_bounds__); 0 = the
   /// compiler's choice. The precompiled generic kernel ignores it.
   int min_blocks = 0;
-  /// Covering vectors (DigitPlan::read_cover, write_cover) where a run is too odd for aligned vectors: 0 = where
-  /// the rows are long enough to pay (plan/tuning.hpp), 1 = wherever the vector would be wider, −1 = never.
+  /// Covering vectors (DigitPlan::read_cover, write_cover) where a run is too odd for aligned vectors: 0 = reads
+  /// whose rows are long enough to pay (plan/tuning.hpp), writes never; 1 = both sides wherever the vector would
+  /// be wider; −1 = never.
   int cover = 0;
   /// The read skew (DigitPlan::read_skew_step): 0 = where the planner's rule takes one, −1 = never.
   int read_skew = 0;
