@@ -222,9 +222,33 @@ def t_gpu_digit_cover(R):
     """h200/any_shape.csv's --digit-tune rows: covering vectors and the read skew off, beside the defaults."""
     return policy_table(
         os.path.join(R["dir"], "h200", "any_shape.csv"),
-        "`h200/any_shape.csv` (the run of the table above, `BENCH_ARGS=\"--digit-tune cover=0 --digit-tune skew=0\"`): "
-        "the JIT kernel's % of `cudaMemcpy` with the defaults (`digit`), without covering vectors (`cover=0`) and "
-        "without the read skew (`skew=0`), each case in one process. Every row verified.")
+        "`h200/any_shape.csv` (the run of the table above, `--digit-tune cover=0 --digit-tune cover=1 --digit-tune "
+        "skew=0`): the JIT kernel's % of `cudaMemcpy` with the defaults (`digit`: covering reads where rows are four "
+        "vectors or longer), without covering vectors (`cover=0`), with covering reads and writes wherever wider "
+        "(`cover=1`) and without the read skew (`skew=0`), each case in one process. Every row verified.")
+
+
+def t_gpu_small_odd(R):
+    """h200/python_sweep_odd.csv (python/bench_transpose.py --sections sweep --odd): small tensors of odd extents,
+    bmmc.transpose against torch's permute().contiguous()."""
+    path = os.path.join(R["dir"], "h200", "python_sweep_odd.csv")
+    if not os.path.exists(path):
+        return None
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = ["`h200/python_sweep_odd.csv` (NVIDIA H200, torch 2.11, the wheel of commit 3504265; `python3 "
+           "python/bench_transpose.py --sections sweep --odd --max-mib 16 --shapes 4 --reps 20`): random shapes of "
+           "odd extents (rank 2–4, float16 / float32 / int64 / complex64 / uint8, random axes) per size; speedup = "
+           "torch's time / bmmc's; lat = one call alone, host time included (event, call, event, synchronize); "
+           "pipe = calls back to back. Every result equal to torch's.", "",
+           "| MiB | shapes | lat speedup min | lat median | pipe min | pipe median |", "|---|---|---|---|---|---|"]
+    for mib in dict.fromkeys(r["size_mib"] for r in rows):
+        lat = sorted(float(r["speedup"]) for r in rows if r["size_mib"] == mib)
+        pipe = sorted(float(r["speedup_pipe"]) for r in rows if r["size_mib"] == mib)
+        out.append(f"| {mib} | {len(lat)} | {lat[0]:.2f}× | {lat[len(lat) // 2]:.2f}× | {pipe[0]:.2f}× | "
+                   f"{pipe[len(pipe) // 2]:.2f}× |")
+    bad = [f"{r['shape']} {r['dtype']}" for r in rows if r["equal"].lower() != "true"]
+    return "\n".join(out) + (f"\n\nUNEQUAL rows: {', '.join(bad)}" if bad else "")
 
 
 def t_gpu_inplace_sweep(R):
@@ -513,6 +537,7 @@ TABLES = {
     "gpu-any-shape": t_gpu_any_shape,
     "gpu-digit-tune": t_gpu_digit_tune,
     "gpu-digit-cover": t_gpu_digit_cover,
+    "gpu-small-odd": t_gpu_small_odd,
     "gpu-inplace-sweep": t_gpu_inplace_sweep,
     "cpu-any-shape": t_cpu_any_shape,
     "cpu-inplace": t_cpu_inplace,
