@@ -243,10 +243,10 @@ def t_gpu_small_odd(R):
            "pipe = calls back to back. Every result equal to torch's.", "",
            "| MiB | shapes | lat speedup min | lat median | pipe min | pipe median |", "|---|---|---|---|---|---|"]
     for mib in dict.fromkeys(r["size_mib"] for r in rows):
-        lat = sorted(float(r["speedup"]) for r in rows if r["size_mib"] == mib)
-        pipe = sorted(float(r["speedup_pipe"]) for r in rows if r["size_mib"] == mib)
-        out.append(f"| {mib} | {len(lat)} | {lat[0]:.2f}× | {lat[len(lat) // 2]:.2f}× | {pipe[0]:.2f}× | "
-                   f"{pipe[len(pipe) // 2]:.2f}× |")
+        lat = [float(r["speedup"]) for r in rows if r["size_mib"] == mib]
+        pipe = [float(r["speedup_pipe"]) for r in rows if r["size_mib"] == mib]
+        out.append(f"| {mib} | {len(lat)} | {min(lat):.2f}× | {statistics.median(lat):.2f}× | {min(pipe):.2f}× | "
+                   f"{statistics.median(pipe):.2f}× |")
     bad = [f"{r['shape']} {r['dtype']}" for r in rows if r["equal"].lower() != "true"]
     return "\n".join(out) + (f"\n\nUNEQUAL rows: {', '.join(bad)}" if bad else "")
 

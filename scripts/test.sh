@@ -114,7 +114,8 @@ python_tests() {
   fi
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --progress-bar off "${cuda[@]}" ./python pytest numpy
+  "$venv/bin/pip" install --progress-bar off pytest numpy
+  "$venv/bin/pip" install --progress-bar off "${cuda[@]}" ./python
   "$venv/bin/pytest" -q python/tests
 }
 

@@ -12,6 +12,7 @@
 #include "bmmc/cuda/error.hpp"
 #include "bmmc/cuda/launch.hpp"
 #include "bmmc/cuda/permute.hpp"
+#include "bmmc/plan/digit_tile_view.hpp"
 
 namespace bmmc {
 
@@ -37,6 +38,9 @@ CudaDigitPermuter::CudaDigitPermuter(const DigitMap& map, int elem_bytes, const 
 
 CudaDigitPermuter::CudaDigitPermuter(DigitPlan plan, const GpuOptions& options) : plan_(std::move(plan)) {
   involution_ = plan_.map.is_involution();
+  if (plan_.write_cover && tile_view(plan_).roll_run_w)
+    throw std::invalid_argument("a digit plan with covering write vectors on a write run with a roll: the kernel's "
+                                "covering writes do not wrap (plan_digits never makes one)");
   if (!options.jit) {
     if (plan_.axes.size() > static_cast<std::size_t>(kDigitGenericMaxAxes))
       throw std::invalid_argument(fmt::format(

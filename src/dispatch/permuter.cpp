@@ -348,9 +348,9 @@ PermuterOptions resolve_for_pointers(const PermuterOptions& options, const void*
                                    what, p, device, o.gpu.device));
 #endif
   // Lane width from alignment: the default accesses are up to 16 bytes wide (plan/gpu_policy.hpp,
-  // default_gpu_geometry); an offset view may only allow narrower ones. JIT plans only — the generic kernels
-  // move one element per access anyway.
-  if (o.gpu.policy.vector_bits < 0 && o.gpu.jit) {
+  // default_gpu_geometry, and the digit plans' vectors, JIT or generic); an offset view may only allow narrower
+  // ones (the generic BMMC kernels move one element per access and ignore it).
+  if (o.gpu.policy.vector_bits < 0) {
     const auto addr = reinterpret_cast<std::uintptr_t>(in) | reinterpret_cast<std::uintptr_t>(out);
     const std::size_t align = addr == 0 ? 16 : std::min<std::size_t>(std::size_t{1} << std::countr_zero(addr), 16);
     if (align < 16 && align >= static_cast<std::size_t>(elem_bytes))

@@ -230,8 +230,8 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   const int max_vector = policy.max_vector_elems > 0 ? policy.max_vector_elems : 16;
   const int max_access = policy.max_access_bytes > 0 ? std::min(policy.max_access_bytes, 16) : 16;
   // Covering vectors where a side's run leaves aligned vectors narrower than the widest access (policy.cover): by
-  // default reads whose rows are long enough, never writes (slower than scalar writes on every suite case it
-  // changed: bench/results/h200/any_shape.csv, digit[cover=1]); writing never across a roll's wrap.
+  // default reads whose rows are long enough, never writes (never faster than scalar writes on the suite, slower
+  // on three cases: bench/results/h200/any_shape.csv, digit[cover=1]); writing never on a rolled write run.
   const int cover_vector =
       static_cast<int>(std::bit_floor(static_cast<unsigned>(std::max(1, std::min(max_vector, max_access / elem)))));
   const DigitTileView runs = tile_view(plan);

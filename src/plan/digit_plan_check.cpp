@@ -47,6 +47,14 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
                             "at least 4 bytes stored element by element ({} elements of {} bytes{})",
                             p.read_skew_shift, p.read_skew_step, p.read_vector, p.elem_bytes,
                             view.vector_slots_r != 0 ? ", stored whole" : ""));
+  for (auto [cover, v, side] : {std::tuple{p.read_cover, p.read_vector, "read"},
+                                std::tuple{p.write_cover, p.write_vector, "write"}})
+    if (cover && (v < 2 || v > 16 || !std::has_single_bit(static_cast<unsigned>(v)) || v * p.elem_bytes > 16))
+      return fail(fmt::format("covering {} vectors of {} elements of {} bytes: expected a power of two of 2 to 16 "
+                              "elements and at most 16 bytes",
+                              side, v, p.elem_bytes));
+  if (p.write_cover && view.roll_run_w)
+    return fail("covering write vectors on a write run with a roll: the kernel's covering writes do not wrap");
   const std::size_t k = p.axes.size();
   const Extent vol = p.tile_elements(), slots = p.smem_elements();
   auto slot_of = [&](Extent lin) { return p.pad_period > 0 ? lin + lin / p.pad_period * p.pad : lin; };
@@ -117,11 +125,6 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
     // Covering read vectors instead need each read row's valid elements to be its first cols, at consecutive
     // input elements (the kernel loads col c of a row at the row's first element + c).
     if (p.read_cover) {
-      if (p.read_vector < 2 || p.read_vector > 16 || !std::has_single_bit(static_cast<unsigned>(p.read_vector)) ||
-          p.read_vector * p.elem_bytes > 16)
-        return fail(fmt::format("covering read vectors of {} elements of {} bytes: expected a power of two of 2 to 16 "
-                                "elements and at most 16 bytes",
-                                p.read_vector, p.elem_bytes));
       for (Extent e = 0; e < vol; ++e) {
         const Extent c = e % view.cols_r;
         const Extent here = rx[static_cast<std::size_t>(e)];
@@ -134,11 +137,6 @@ DigitPlanReport check_digit_plan(const DigitPlan& p, std::int64_t max_elements) 
     }
     // Covering write vectors need every write row's valid elements at output element (the row's base) + col.
     if (p.write_cover) {
-      if (p.write_vector < 2 || p.write_vector > 16 || !std::has_single_bit(static_cast<unsigned>(p.write_vector)) ||
-          p.write_vector * p.elem_bytes > 16)
-        return fail(fmt::format("covering write vectors of {} elements of {} bytes: expected a power of two of 2 to "
-                                "16 elements and at most 16 bytes",
-                                p.write_vector, p.elem_bytes));
       for (Extent row = 0; row < vol / view.cols_w; ++row) {
         Extent base = -1;
         for (Extent c = 0; c < view.cols_w; ++c) {

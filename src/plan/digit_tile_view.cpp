@@ -128,17 +128,26 @@ int digit_bank_ways(const DigitPlan& p, const DigitTileView& v, bool write) {
   const Extent vol = p.tile_elements();
   const int vec = write ? p.write_vector : p.read_vector;
   const bool whole = vec > 1 && (write ? v.vector_slots_w : v.vector_slots_r != 0);
-  const Extent lanes = std::min<Extent>(32, vol / vec);
+  const bool cover = write ? p.write_cover : p.read_cover;
+  const Extent cols = write ? v.cols_w : v.cols_r, units = write ? v.units_w : v.units_r;
+  const Extent lanes = std::min<Extent>(32, cover ? (write ? v.row_count_w : v.row_count_r) * units : vol / vec);
   const int eb = p.elem_bytes;
   const bool skew = !write && p.read_skew_step > 0 && read_skew_possible(p, v);  // as the kernel skews
   std::vector<Extent> stride(p.axes.size(), 0);
   for (std::size_t j = 0; j < p.write_order.size(); ++j)
     stride[static_cast<std::size_t>(p.write_order[j])] = p.smem_stride[j];
+  // Covering vectors: lane l's unit is col (l mod units) · vec of row l / units (rows taken as starting aligned);
+  // its elements past the row's cols are not moved.
   int worst = 1;
   std::vector<Extent> starts;
   for (int q = 0; q < (whole ? 1 : vec); ++q) {
     starts.clear();
     for (Extent l = 0; l < lanes; ++l) {
+      if (cover) {
+        const Extent c = l % units * vec + q;
+        if (c < cols) starts.push_back(phase_slot(p, order, stride, l / units * cols + c, write) * eb);
+        continue;
+      }
       if (whole) {
         Extent lo = phase_slot(p, order, stride, l * vec, write);
         for (int j = 1; j < vec; ++j) lo = std::min(lo, phase_slot(p, order, stride, l * vec + j, write));

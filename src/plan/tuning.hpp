@@ -79,8 +79,8 @@ inline constexpr int kDigitMaxTileBytes = 32 * 1024;
 inline constexpr int kDigitThreadsPerBlock = 256;
 inline constexpr int kDigitMinBlocks = 0;
 // Covering read vectors (DigitPlan::read_cover) where a read row is at least this many vectors long: a row of c
-// elements then takes at most one vector more than c / vector, a quarter more lanes at worst. Covering writes are
-// off by default (DigitPolicy::cover 1 turns them on): slower than scalar writes on every case they changed.
+// elements then takes at most ⌈c / vector⌉ + 1 vectors, under 1.5× the lanes of an aligned row. Covering writes
+// are off by default (DigitPolicy::cover 1 turns them on): never faster than scalar writes, slower on three cases.
 // Reproduce: bmmc bench --backend cuda --shape S --spec X -b E --digit-tune cover=0 --digit-tune cover=1
 // (bench/results/h200/any_shape.csv)
 inline constexpr int kDigitCoverRowVectors = 4;

@@ -445,6 +445,7 @@ expect_error 2 "a tile takes at most 32768 bytes" "$bmmc" bench --shape 5x7 --sp
 expect_error 2 "a multiple of 32, at most 1024" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune threads=2048
 expect_error 2 "min-blocks 12 of 256 threads is more than the 2048" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune min-blocks=12
 expect_error 2 "'cover=2' at column 11: expected cover=0" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune tile=4096,cover=2
+expect_error 2 "'skew=1' at column 1: expected skew=0" "$bmmc" bench --shape 5x7 --spec axes:1,0 --digit-tune skew=1
 expect_error 2 "--digit-tune applies to the cuda backend" "$bmmc" bench --backend cpu --shape 5x7 --spec axes:1,0 --digit-tune tile=4096
 expect_error 2 "--variant two-pass: the cpu backend times naive and one-pass" "$bmmc" bench --backend cpu --n 10 --variant one-pass two-pass
 expect_error 2 "--output: the file name is empty" "$bmmc" gen bit-reverse --n 4 -o ''

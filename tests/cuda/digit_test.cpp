@@ -26,7 +26,9 @@ void expect_gpu_matches_cpu(const DigitMap& m, int eb, bool jit, const DigitPoli
   dout.fill_bytes(0xA5);
   GpuOptions g;
   g.jit = jit;
-  const CudaDigitPermuter p(plan_digits(m, eb, policy), g);
+  // The default policy through the map's own constructor (the door's path), any other through a plan.
+  const CudaDigitPermuter p = policy == DigitPolicy{} ? CudaDigitPermuter(m, eb, g)
+                                                      : CudaDigitPermuter(plan_digits(m, eb, policy), g);
   p(din.get(), dout.get());
   dout.download(got.data(), bytes);
   ASSERT_EQ(got, want) << m.to_string() << " on " << shape_to_string(m.shape()) << " elem " << eb
@@ -112,10 +114,15 @@ TEST(GpuDigit, FrontDoorRunsBothFaces) {
 
 TEST(GpuDigit, OffsetViewsRunWithNarrowerAccesses) {
   REQUIRE_GPU();
-  // An image transpose whose plan wants 16-byte lanes, called on pointers one element past an allocation: the
-  // one-call door narrows the element and the vectors to the pointers' alignment instead of faulting.
-  const DigitMap m = DigitMap::transpose({4, 720, 3}, {0, 2, 1});
+  // An image transpose whose plan wants 16-byte lanes, and a prime one whose covering reads do, called on pointers
+  // one element past an allocation: the one-call door narrows the element and the vectors to the pointers'
+  // alignment instead of faulting, with the JIT kernel and with the precompiled one.
+  for (const auto& [m, jit] : {std::pair{DigitMap::transpose({4, 720, 3}, {0, 2, 1}), true},
+                               std::pair{DigitMap::transpose({97, 101}, {1, 0}), true},
+                               std::pair{DigitMap::transpose({97, 101}, {1, 0}), false}})
   for (int eb : {1, 2, 4}) {
+    PermuterOptions options{Backend::Cuda};
+    options.gpu.jit = jit;
     const auto bytes = static_cast<std::size_t>(m.size() * eb);
     const auto in = test::random_bytes(bytes, 21);
     std::vector<unsigned char> want(bytes), got(bytes);
@@ -124,11 +131,11 @@ TEST(GpuDigit, OffsetViewsRunWithNarrowerAccesses) {
     auto* src = static_cast<unsigned char*>(din.get()) + eb;
     auto* dst = static_cast<unsigned char*>(dout.get()) + eb;
     ASSERT_EQ(cudaMemcpy(src, in.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
-    permute(m, src, dst, eb);
+    permute(m, src, dst, eb, options);
     ASSERT_EQ(cudaMemcpy(got.data(), dst, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    EXPECT_EQ(got, want) << "elem " << eb;
+    EXPECT_EQ(got, want) << m.to_string() << " elem " << eb << " jit " << jit;
     // A Permuter planned for aligned pointers refuses them, before anything runs.
-    const Permuter p(m, eb, PermuterOptions{Backend::Cuda});
+    const Permuter p(m, eb, options);
     if (p.alignment() > static_cast<std::size_t>(eb)) EXPECT_THROW(p(src, dst), std::invalid_argument);
   }
 }

@@ -171,6 +171,26 @@ TEST(DigitPlan, LanesMoveVectorsWhereRunsAllowThem) {
   expect_ok(r);
 }
 
+TEST(DigitPlan, TheCheckerRefusesCoveringVectorsTheKernelCannotRun) {
+  // Covering writes on a rolled write run: the kernel's covering writes do not wrap (whether or not the wrap falls
+  // inside a tile's row).
+  for (Extent shift : {5, 64}) {
+    DigitPlan rolled = plan_digits(DigitMap::roll({64, 128}, {0, shift}), 4);
+    ASSERT_TRUE(check_digit_plan(rolled).ok);
+    rolled.write_cover = true, rolled.write_vector = 4;
+    const auto r = check_digit_plan(rolled);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("on a write run with a roll"), std::string::npos) << r.error;
+  }
+  // Vectors the kernel has no access for: 3 elements, or 32 bytes.
+  DigitPlan odd = plan_digits(DigitMap::transpose({97, 101}, {1, 0}), 4);
+  ASSERT_TRUE(odd.read_cover) << to_string(odd);
+  odd.read_vector = 3;
+  EXPECT_NE(check_digit_plan(odd).error.find("covering read vectors of 3 elements"), std::string::npos);
+  odd.read_vector = 8;
+  EXPECT_NE(check_digit_plan(odd).error.find("at most 16 bytes"), std::string::npos);
+}
+
 TEST(DigitPlan, OddElementSizesBecomeBytes) {
   const DigitPlan p = plan_digits(DigitMap::transpose({5, 7}, {1, 0}), 3);
   EXPECT_EQ(p.elem_bytes, 1);

@@ -52,10 +52,11 @@ static void host_syncthreads() {
   host_cuda::lanes->pass();
   host_cuda::lanes->wait_turn(threadIdx.x);
 }
-struct uint2 {
+// Aligned as CUDA's are, so that a misaligned vector access is undefined behaviour UBSan reports (sanitizer build).
+struct alignas(8) uint2 {
   unsigned x, y;
 };
-struct uint4 {
+struct alignas(16) uint4 {
   unsigned x, y, z, w;
 };
 #define __device__

@@ -266,12 +266,12 @@ DigitPolicy parse_digit_tune(const std::string& text) {
     int value = 0;
     const auto [ptr, ec] = std::from_chars(item.data() + eq + 1, item.data() + item.size(), value);
     if (ec == std::errc::result_out_of_range) throw refuse(at, item, "the number is out of range");
-    if (key == "cover" || key == "skew") {  // cover 0: never, 1: wherever wider; skew 0: never, 1: the planner's rule
-      if (ec != std::errc{} || ptr != item.data() + item.size() || (value != 0 && value != 1))
-        throw refuse(at, item, key == "cover"
-                                   ? "expected cover=0 (no covering vectors) or cover=1 (wherever they are wider)"
-                                   : "expected skew=0 (no read skew) or skew=1 (where the planner takes one)");
-      *field = value == 0 ? -1 : key == "cover" ? 1 : 0;
+    if (key == "cover" || key == "skew") {  // cover 0: never, 1: wherever wider; skew 0: never (1 is the default)
+      const bool one_ok = key == "cover";
+      if (ec != std::errc{} || ptr != item.data() + item.size() || (value != 0 && !(one_ok && value == 1)))
+        throw refuse(at, item, one_ok ? "expected cover=0 (no covering vectors) or cover=1 (wherever they are wider)"
+                                      : "expected skew=0 (no read skew; the planner's rule is the default)");
+      *field = value == 0 ? -1 : 1;
       at = end + 1;
       continue;
     }

@@ -56,7 +56,8 @@ inline bool read_skew_possible(const DigitPlan& plan, const DigitTileView& view)
 /// The bank ways (1 = conflict-free) of the first warp's shared-memory accesses in one phase of the tile kernel
 /// (codegen/digit_tile.cuh), the worst instruction's: each lane's unit is `vector` consecutive tile elements of the
 /// phase's order; it moves them whole where the view says so (vector_slots_r/w), else element by element (reading,
-/// in the skewed order of the plan's read_skew). Lanes are served in wavefronts of 128 bytes (accesses of 8 bytes:
+/// in the skewed order of the plan's read_skew); a covering side's lane l moves col (l mod units) · vector of row
+/// l / units (rows taken as starting aligned), the cols inside the row only. Lanes are served in wavefronts of 128 bytes (accesses of 8 bytes:
 /// half-warps; 16 bytes: quarter-warps); in each, the ways are the most distinct 4-byte words on one bank.
 int digit_bank_ways(const DigitPlan& plan, const DigitTileView& view, bool write_phase);
 
