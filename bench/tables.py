@@ -208,24 +208,26 @@ def policy_table(path, intro):
     return "\n".join(out) + (f"\n\nUNVERIFIED rows: {', '.join(bad)}" if bad else "")
 
 
+DIGIT_TUNE_INTRO = (
+    "`h200/digit_tune.csv` (NVIDIA H200, measured 2026-12-02 with the build that added `--digit-tune`, before "
+    "covering vectors; `bmmc bench --backend cuda --shape S --spec X -b E --reps 10 --digit-tune ...` per case of "
+    "`bench/any_shape_suite.txt`): the JIT kernel's % of `cudaMemcpy` under other planner policies; `digit` = "
+    "the defaults of that build (plan/tuning.hpp). Every row verified.")
+DIGIT_COVER_INTRO = (
+    "`h200/any_shape.csv` (the run of the table above, `--digit-tune cover=0 --digit-tune cover=1 --digit-tune "
+    "skew=0`): the JIT kernel's % of `cudaMemcpy` with the defaults (`digit`: covering reads where rows are four "
+    "vectors or longer), without covering vectors (`cover=0`), with covering reads and writes wherever wider "
+    "(`cover=1`) and without the read skew (`skew=0`), each case in one process. Every row verified.")
+
+
 def t_gpu_digit_tune(R):
     """h200/digit_tune.csv (bmmc bench --digit-tune): the digit planner's knobs on the suite's slower cases."""
-    return policy_table(
-        os.path.join(R["dir"], "h200", "digit_tune.csv"),
-        "`h200/digit_tune.csv` (NVIDIA H200, measured 2026-12-02 with the build that added `--digit-tune`, before "
-        "covering vectors; `bmmc bench --backend cuda --shape S --spec X -b E --reps 10 --digit-tune ...` per case of "
-        "`bench/any_shape_suite.txt`): the JIT kernel's % of `cudaMemcpy` under other planner policies; `digit` = "
-        "the defaults of that build (plan/tuning.hpp). Every row verified.")
+    return policy_table(os.path.join(R["dir"], "h200", "digit_tune.csv"), DIGIT_TUNE_INTRO)
 
 
 def t_gpu_digit_cover(R):
     """h200/any_shape.csv's --digit-tune rows: covering vectors and the read skew off, beside the defaults."""
-    return policy_table(
-        os.path.join(R["dir"], "h200", "any_shape.csv"),
-        "`h200/any_shape.csv` (the run of the table above, `--digit-tune cover=0 --digit-tune cover=1 --digit-tune "
-        "skew=0`): the JIT kernel's % of `cudaMemcpy` with the defaults (`digit`: covering reads where rows are four "
-        "vectors or longer), without covering vectors (`cover=0`), with covering reads and writes wherever wider "
-        "(`cover=1`) and without the read skew (`skew=0`), each case in one process. Every row verified.")
+    return policy_table(os.path.join(R["dir"], "h200", "any_shape.csv"), DIGIT_COVER_INTRO)
 
 
 def t_gpu_small_odd(R):
