@@ -280,7 +280,7 @@ DigitPlan plan_digits(const DigitMap& map, int elem_bytes, const DigitPolicy& po
   // two ways or more to spare in all (a cost of 4 or more; 1 + 1 is conflict-free: 16-byte vectors whose elements
   // land a slot stride apart meet four ways), and taken only when it removes two or more — never to shave one
   // way (two to one on the innermost-2 transpose cost 20% on the H200). Never for covering reads, whose stores
-  // are checked one by one: a skew cost the odd-row roll 26 points there (H200: BENCHMARKS.md, "Any shape").
+  // are checked one by one: in a trial build a skew made the odd-row roll far slower there (H200).
   if (best.cost >= 4 && policy.read_skew >= 0 && !plan.read_cover) {
     const Choice unskewed = best;
     for (int pad : pads) {

@@ -72,8 +72,9 @@ DigitTileView tile_view(const DigitPlan& p) {
   };
   const int vw = p.write_vector, vr = p.read_vector;
   v.vector_slots_w = vw > 1 && !p.write_cover && strides_divisible(v.rows_w, vw, -1) && (v.col_pad_period == 0 || (v.col_pad_period % vw == 0 && v.pad % vw == 0));
-  v.units_r = p.read_cover ? (v.cols_r + 2 * vr - 2) / vr : v.cols_r / vr;
-  v.units_w = p.write_cover ? (v.cols_w + 2 * vw - 2) / vw : v.cols_w / vw;
+  const auto units = [](Extent cols, int vec, bool cover) { return cover ? (cols + 2 * vec - 2) / vec : cols / vec; };
+  v.units_r = units(v.cols_r, vr, p.read_cover);
+  v.units_w = units(v.cols_w, vw, p.write_cover);
   if (vr > 1 && !v.run_r.empty() && !p.read_cover) {
     const int a = v.run_r.back();
     if (v.slot_stride[static_cast<std::size_t>(a)] == 1 && p.axes[a].chunk % vr == 0 && strides_divisible(p.write_order, vr, a))
